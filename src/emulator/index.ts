@@ -12,6 +12,7 @@ import { adminRoutes } from './routes/admin.js';
 import { authorizeRoutes, oauthRoutes } from './routes/oauth.js';
 import { v0Routes } from './routes/v0.js';
 import { v1IntegrationRoutes } from './routes/v1-integrations.js';
+import { v1ProjectListRoutes } from './routes/v1-project-list.js';
 import { v1ProjectRoutes } from './routes/v1-projects.js';
 import { v1UserRoutes } from './routes/v1-users.js';
 import { v1VoteRoutes } from './routes/v1-votes.js';
@@ -87,7 +88,9 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   const server = createEmulatorServer(
     emu,
     {
-      v1: createRouter([...v1ProjectRoutes, ...v1VoteRoutes, ...v1WebhookRoutes, ...v1IntegrationRoutes, ...v1UserRoutes]),
+      v1: createRouter([
+        ...v1ProjectListRoutes,
+        ...v1ProjectRoutes, ...v1VoteRoutes, ...v1WebhookRoutes, ...v1IntegrationRoutes, ...v1UserRoutes]),
       v0: createRouter(v0Routes),
       oauth: createRouter(oauthRoutes),
       authorize: createRouter(authorizeRoutes),

@@ -2,15 +2,15 @@ import { afterEach } from 'vitest';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
 import type { Scope } from '../../src/contract/limits.js';
 import { SCOPES } from '../../src/contract/limits.js';
-import { call, type CallOptions } from './http.js';
+import { call, type CallOptions, type TestResponse } from './http.js';
 
 /** A running emulator with request shorthands relative to its bases. */
 export interface TestEmulator extends RunningEmulator {
-  v1(path: string, options?: CallOptions): ReturnType<typeof call>;
-  v0(path: string, options?: CallOptions): ReturnType<typeof call>;
-  adminCall(path: string, options?: CallOptions): ReturnType<typeof call>;
+  v1(path: string, options?: CallOptions): Promise<TestResponse>;
+  v0(path: string, options?: CallOptions): Promise<TestResponse>;
+  adminCall(path: string, options?: CallOptions): Promise<TestResponse>;
   /** A request to `{origin}{path}` (the authorize page, `/`). */
-  root(path: string, options?: CallOptions): ReturnType<typeof call>;
+  root(path: string, options?: CallOptions): Promise<TestResponse>;
 }
 
 const running: RunningEmulator[] = [];

@@ -20,7 +20,7 @@ export interface CallOptions {
   /** Sent as is. */
   body?: string | Buffer;
   headers?: Record<string, string>;
-  redirect?: RequestRedirect;
+  redirect?: 'manual' | 'follow' | 'error';
 }
 
 /** One HTTP request over a real socket; never throws on a status. */
