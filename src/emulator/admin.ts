@@ -206,6 +206,8 @@ export function createAdmin(emu: EmulatorContext): EmulatorAdmin {
       project(projectId);
       emu.state.projects.delete(projectId);
       emu.state.projectTokens.delete(projectId);
+      for (const [id, webhook] of emu.state.webhooks) if (webhook.project_id === projectId) emu.state.webhooks.delete(id);
+      for (const [id, connection] of emu.state.connections) if (connection.project_id === projectId) emu.state.connections.delete(id);
     },
     setProjectAdmin(projectId, userId, isAdmin) {
       const found = project(projectId);

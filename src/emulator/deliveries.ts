@@ -54,24 +54,23 @@ export function createDeliveryService(state: EmulatorState, clock: EmulatorClock
       'content-length': String(Buffer.byteLength(rawBody)),
       ...signDelivery({ secret: target.secret, rawBody, timestampSeconds: Math.floor(clock.now() / 1000), traceId }),
     };
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      return Promise.resolve({ status: null, body: undefined, error: 'invalid URL', duration_ms: 0 });
+    }
     const controller = new AbortController();
     controllers.add(controller);
     return new Promise((resolve) => {
+      const deadline = setTimeout(() => controller.abort(), settings.deliveryTimeoutMs);
+      deadline.unref();
       const finish = (result: AttemptResult) => {
         clearTimeout(deadline);
         controllers.delete(controller);
         resolve({ ...result, duration_ms: Date.now() - started });
       };
-      let url: URL;
-      try {
-        url = new URL(target.url);
-      } catch {
-        finish({ status: null, body: undefined, error: 'invalid URL' });
-        return;
-      }
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const deadline = setTimeout(() => controller.abort(), settings.deliveryTimeoutMs);
-      deadline.unref();
       const req = send(url, { method: 'POST', headers, signal: controller.signal, agent: false }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -96,6 +95,12 @@ export function createDeliveryService(state: EmulatorState, clock: EmulatorClock
       });
       req.end(rawBody);
     });
+  }
+
+  function currentTarget(target: DeliveryTarget): DeliveryTarget | undefined {
+    if (target.webhook_id === null) return target;
+    const webhook = state.webhooks.get(target.webhook_id);
+    return webhook && { ...target, url: webhook.url, secret: webhook.secret };
   }
 
   function newRecord(target: DeliveryTarget, type: string, data: unknown): DeliveryRecord {
@@ -146,7 +151,10 @@ export function createDeliveryService(state: EmulatorState, clock: EmulatorClock
         (async () => {
           for (let retry = 0; ; retry += 1) {
             if (closed) break;
-            const result = await tryOnce(record, target, rawBody);
+            // A webhook rotated or deleted between tries: sign with the current secret, or stop.
+            const current = currentTarget(target);
+            if (!current) break;
+            const result = await tryOnce(record, current, rawBody);
             if (result.status !== null && result.status >= 200 && result.status < 300) {
               record.outcome = 'delivered';
               return record;

@@ -11,6 +11,29 @@ export const seedUserSchema = z.object({
   username: z.string().min(1).max(64),
   platform_id: z.string().regex(/^\d{17,20}$/, 'must be a Snowflake').optional(),
   avatar: z.string().nullable().optional(),
+  /** v0 profile fields (bio, banner, color, social, supporter, certifiedDev, mod, webMod, admin, ...). */
+  profile: z
+    .object({
+      discriminator: z.string(),
+      defAvatar: z.string(),
+      bio: z.string(),
+      banner: z.string(),
+      color: z.string(),
+      social: z.object({
+        youtube: z.string(),
+        reddit: z.string(),
+        twitter: z.string(),
+        instagram: z.string(),
+        github: z.string(),
+      }).partial(),
+      supporter: z.boolean(),
+      certifiedDev: z.boolean(),
+      mod: z.boolean(),
+      webMod: z.boolean(),
+      admin: z.boolean(),
+    })
+    .partial()
+    .optional(),
 });
 
 /** A project in a seed fixture or `POST /_emulator/projects`. */
@@ -24,6 +47,26 @@ export const seedProjectSchema = z
     owner_user_id: z.string().optional(),
     admin_user_ids: z.array(z.string()).optional(),
     headline: z.record(z.string(), z.string()).optional(),
+    page_content: z.record(z.string(), z.string()).optional(),
+    /** v0 bot fields the emulator cannot derive (lib, prefix, website, support, invite, ...). */
+    bot: z
+      .object({
+        discriminator: z.string(),
+        avatar: z.string().nullable(),
+        defAvatar: z.string().nullable(),
+        lib: z.string(),
+        prefix: z.string(),
+        website: z.string().nullable(),
+        support: z.string().nullable(),
+        github: z.string().nullable(),
+        guilds: z.array(z.string()),
+        invite: z.string().nullable(),
+        certifiedBot: z.boolean(),
+        vanity: z.string().nullable(),
+        donationbotguildid: z.string(),
+      })
+      .partial()
+      .optional(),
     tags: z.array(z.string()).optional(),
     review_status: z.string().optional(),
   })

@@ -1,0 +1,141 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { startEmulator } from '../../emulator/index.js';
+import { DEFAULT_SEED, seedSchema, type EmulatorSeed } from '../../emulator/seed.js';
+import { parseCommandArgs, parsePort } from '../args.js';
+import { EXIT, type CliIo } from '../io.js';
+
+/** Default port of `listing-agent emulator`. */
+export const DEFAULT_EMULATOR_PORT = 4545;
+
+export const EMULATOR_HELP = `Usage: listing-agent emulator [options]
+
+Start a local emulator of the listing service (v1, v0, OAuth, signed webhooks) with in-memory state.
+
+Options:
+  --port N                 port to listen on (default ${DEFAULT_EMULATOR_PORT}; 0 picks a free one)
+  --host H                 address to listen on (default 127.0.0.1)
+  --seed FILE              JSON fixture of users, projects, votes, applications, integrations
+                           (default: one owner, one Discord bot, one OAuth application)
+  --allow-http-loopback    also accept http://127.0.0.1 and http://localhost webhook URLs
+  --json                   print the URLs and credentials as one JSON line
+  -h, --help               show this help
+
+The admin API under /_emulator drives it (see the README). Ctrl-C stops it.
+`;
+
+async function loadSeed(file: string, io: CliIo): Promise<EmulatorSeed | { problem: string }> {
+  const path = resolve(io.cwd, file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    return { problem: `cannot read the seed file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return { problem: `the seed file ${path} is not valid JSON: ${(error as Error).message}` };
+  }
+  const parsed = seedSchema.safeParse(data);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    return { problem: `the seed file ${path} is invalid:\n${lines.join('\n')}` };
+  }
+  return data as EmulatorSeed;
+}
+
+/** `listing-agent emulator`: runs until a stop is requested. */
+export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs('emulator', argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    seed: { type: 'string' },
+    'allow-http-loopback': { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    io.stdout(EMULATOR_HELP);
+    return EXIT.ok;
+  }
+  const port = parsePort('emulator', values.port as string | undefined, DEFAULT_EMULATOR_PORT);
+  const host = (values.host as string | undefined) ?? '127.0.0.1';
+  let seed: EmulatorSeed = DEFAULT_SEED;
+  if (typeof values.seed === 'string') {
+    const loaded = await loadSeed(values.seed, io);
+    if ('problem' in loaded) {
+      io.stderr(`listing-agent emulator: ${loaded.problem}\n`);
+      return EXIT.config;
+    }
+    seed = loaded;
+  }
+
+  let emulator;
+  try {
+    emulator = await startEmulator({
+      port,
+      host,
+      seed,
+      settings: { allowHttpLoopback: values['allow-http-loopback'] === true },
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint =
+      code === 'EADDRINUSE' ? `port ${port} is in use: pick another with --port (0 picks a free one)`
+      : code === 'EADDRNOTAVAIL' ? `${host} is not an address of this machine: use --host 127.0.0.1`
+      : code === 'EACCES' ? `not allowed to listen on port ${port}: use a port above 1023`
+      : (error as Error).message;
+    io.stderr(`listing-agent emulator: cannot listen on ${host}:${port}: ${hint}\n`);
+    return EXIT.failure;
+  }
+
+  const { urls, context } = emulator;
+  const projects = [...context.state.projects.values()].map((project) => ({
+    id: project.id,
+    name: project.name,
+    platform: project.platform,
+    type: project.type,
+    platform_id: project.platform_id,
+    project_token: context.state.projectTokens.get(project.id) ?? '',
+  }));
+  const applications = [...context.state.applications.values()].map((a) => ({
+    client_id: a.client_id,
+    client_secret: a.client_secret,
+    redirect_uris: a.redirect_uris,
+  }));
+  const users = [...context.state.users.values()].map((u) => ({ id: u.id, username: u.username, platform_id: u.platform_id }));
+  const summary = {
+    v1: urls.v1,
+    v0: urls.v0,
+    auth: `${urls.auth}/oauth2/authorize`,
+    admin: urls.admin,
+    users,
+    projects,
+    applications,
+  };
+  if (values.json) {
+    io.stdout(`${JSON.stringify(summary)}\n`);
+  } else {
+    const lines = [
+      'listing-service emulator is running (in-memory; every credential below is made up for this emulator)',
+      `  v1 base URL   ${summary.v1}`,
+      `  v0 base URL   ${summary.v0}`,
+      `  auth URL      ${summary.auth}`,
+      `  admin API     ${summary.admin}`,
+      '',
+      'Seeded credentials:',
+      ...users.map((u) => `  user ${u.username}: id ${u.id}, Discord ID ${u.platform_id}`),
+      ...projects.map((p) => `  project ${p.name} (${p.platform} ${p.type}): id ${p.id}, platform_id ${p.platform_id}\n    project token ${p.project_token}`),
+      ...applications.map((a) => `  application ${a.client_id}: client secret ${a.client_secret}, redirect URIs ${a.redirect_uris.join(' ')}`),
+      '',
+      'Ctrl-C stops it.',
+    ];
+    io.stdout(`${lines.join('\n')}\n`);
+  }
+
+  const signal = await io.stopRequested;
+  await emulator.close();
+  if (!values.json) io.stdout(`emulator stopped (${signal})\n`);
+  return EXIT.ok;
+}

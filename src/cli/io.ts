@@ -1,0 +1,28 @@
+/** What a command may touch of the outside world; `main.ts` fills it from `process`. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Resolves when the user asks the program to stop (SIGINT, SIGTERM). */
+  stopRequested: Promise<string>;
+}
+
+/** Exit codes (documented in the README). */
+export const EXIT = {
+  ok: 0,
+  /** A runtime failure (port in use, unreadable file). */
+  failure: 1,
+  /** A usage error: unknown command or flag, bad value. */
+  usage: 2,
+  /** An invalid configuration or seed file. */
+  config: 78,
+} as const;
+
+/** A usage error: printed with a hint to `--help`, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

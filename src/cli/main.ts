@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+import { runCli } from './run-cli.js';
+
+// The only module that touches `process`: argv, environment, signals and the exit code.
+const stopRequested = new Promise<string>((resolve) => {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    resolve(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+});
+
+runCli(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+  stopRequested,
+}).then(
+  (code) => {
+    process.exitCode = code;
+    // Signal handlers keep nothing alive, but a command that finished should not wait for one.
+    process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(`listing-agent: unexpected failure: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

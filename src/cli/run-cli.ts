@@ -1,0 +1,75 @@
+import { createRequire } from 'node:module';
+import { EMULATOR_HELP, runEmulatorCommand } from './commands/emulator.js';
+import { EXIT, UsageError, type CliIo } from './io.js';
+
+const require = createRequire(import.meta.url);
+const { version } = require('../../package.json') as { version: string };
+
+interface Command {
+  summary: string;
+  help: string;
+  run(argv: string[], io: CliIo): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  emulator: { summary: 'start a local emulator of the listing service', help: EMULATOR_HELP, run: runEmulatorCommand },
+};
+
+/** The top-level help. */
+export function mainHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}   ${c.summary}`);
+  return `Usage: listing-agent <command> [options]
+
+Keeps a bot's listing true and pays its voters.
+
+Commands:
+${rows.join('\n')}
+  ${'help'.padEnd(width)}   show help for a command
+
+Options:
+  -h, --help      show this help
+  -v, --version   print the version
+
+Run 'listing-agent <command> --help' for a command's options.
+`;
+}
+
+/** Runs the CLI with `argv` (without node and the script); resolves with the exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [first, ...rest] = argv;
+  try {
+    if (first === undefined || first === '-h' || first === '--help') {
+      io.stdout(mainHelp());
+      return first === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (first === '-v' || first === '--version') {
+      io.stdout(`${version}\n`);
+      return EXIT.ok;
+    }
+    if (first === 'help') {
+      const topic = rest[0];
+      if (topic === undefined) {
+        io.stdout(mainHelp());
+        return EXIT.ok;
+      }
+      const command = COMMANDS[topic];
+      if (!command) throw new UsageError(`unknown command '${topic}'`);
+      io.stdout(command.help);
+      return EXIT.ok;
+    }
+    if (first.startsWith('-')) throw new UsageError(`unknown option '${first}' (options go after the command)`);
+    const command = COMMANDS[first];
+    if (!command) {
+      throw new UsageError(`unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(', ')}`);
+    }
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const hint = error.command ? `listing-agent ${error.command} --help` : 'listing-agent --help';
+      io.stderr(`listing-agent: ${error.message}\nSee '${hint}'.\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}
