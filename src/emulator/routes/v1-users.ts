@@ -1,4 +1,5 @@
-import { CONTRACT_LIMITS, PLATFORM_TYPES, SNOWFLAKE_PATTERN, type Platform, type ProjectType } from '../../contract/limits.js';
+import { PLATFORM_TYPES, SNOWFLAKE_PATTERN, type Platform, type ProjectType } from '../../contract/limits.js';
+import { headlineProblem, pageContentProblem } from '../../contract/project-edit.js';
 import { authorizeUser } from '../auth.js';
 import type { Reply, RequestContext } from '../http.js';
 import { fail, json, readJsonObject } from '../http.js';
@@ -46,12 +47,13 @@ function samePlatformId(platform: Platform, a: string, b: string): boolean {
   return platform === 'minecraft' ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
-function optionalText(body: Record<string, unknown>, name: string, min: number, max: number): string | undefined {
+/** An optional text field checked by the same rule as the listing edit; 422 naming the field. */
+function optionalText(body: Record<string, unknown>, name: string, problem: (value: unknown) => string | null): string | undefined {
   const value = body[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') fail(422, `${name} must be a string`);
-  if (value.length < min || value.length > max) fail(422, `${name} must be ${min} to ${max} characters (got ${value.length})`);
-  return value;
+  const found = problem(value);
+  if (found !== null) fail(422, `${name}: ${found}`);
+  return value as string;
 }
 
 /** `POST /users/@me/projects`: validation (422), already listed (409), not on the platform (422), then a `draft`. */
@@ -67,10 +69,8 @@ function createProject(ctx: RequestContext): Reply {
     fail(422, `type must be ${types.join(' or ')} for the ${platform} platform`);
   }
   if (typeof platformId !== 'string' || platformId === '') fail(422, 'platform_id is required (a string)');
-  const headline = optionalText(body, 'headline', CONTRACT_LIMITS.headlineMinLength, CONTRACT_LIMITS.headlineMaxLength);
-  const pageContent = optionalText(
-    body, 'page_content', CONTRACT_LIMITS.pageContentMinLength, CONTRACT_LIMITS.pageContentMaxLength,
-  );
+  const headline = optionalText(body, 'headline', headlineProblem);
+  const pageContent = optionalText(body, 'page_content', pageContentProblem);
   const known = platform as Platform;
   for (const existing of ctx.emu.state.projects.values()) {
     if (existing.platform === known && samePlatformId(known, existing.platform_id, platformId)) {

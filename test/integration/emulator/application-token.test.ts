@@ -91,9 +91,10 @@ describe('application token', () => {
     // user.* never works with an application token, even when a user granted it.
     expectProblem(await emu.v1('/users/@me', { bearer: token }), 403);
 
-    // Over HTTP too, once GET /projects/:id exists (built elsewhere at the same time).
-    const detail = await emu.v1(`/projects/${project.id}`, { bearer: token });
-    if (!String(detail.body?.detail ?? '').startsWith('no route')) expect(detail.status).toBe(200);
+    // Over HTTP too: each scope comes from a different user's authorization.
+    expect((await emu.v1(`/projects/${project.id}`, { bearer: token })).status).toBe(200);
+    expect((await emu.v1(`/projects/${project.id}/votes?startDate=${new Date().toISOString()}`, { bearer: token })).status).toBe(200);
+    expectProblem(await emu.v1(`/projects/${project.id}/commands`, { method: 'PUT', bearer: token, json: [] }), 403);
   });
 
   it('loses a project when its user revokes the application', async () => {
