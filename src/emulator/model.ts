@@ -240,7 +240,7 @@ export function projectDetail(emu: EmulatorContext, project: ProjectRecord) {
     name: project.name,
     platform: project.platform,
     type: project.type,
-    headline: project.headline.en ?? Object.values(project.headline)[0] ?? '',
+    headline: englishHeadline(project),
     tags: project.tags,
     votes: totals.month,
     votes_total: totals.total,
@@ -261,13 +261,10 @@ export function userJson(user: UserRecord) {
 
 /** A project as the user endpoints list it. */
 export function userProjectJson(project: ProjectRecord) {
-  return {
-    id: project.id,
-    platform_id: project.platform_id,
-    name: project.name,
-    platform: project.platform,
-    type: project.type,
-    headline: project.headline.en ?? Object.values(project.headline)[0] ?? '',
-    review_status: project.review_status,
-  };
+  return { ...projectListItem(project), headline: englishHeadline(project), review_status: project.review_status };
+}
+
+/** The headline the single-string views show (v1 detail, user projects, v0 shortdesc): English, else the first locale's. */
+export function englishHeadline(project: ProjectRecord): string {
+  return project.headline.en ?? Object.values(project.headline)[0] ?? '';
 }

@@ -3,7 +3,7 @@ import { authenticateV0 } from '../auth.js';
 import type { EmulatorContext } from '../context.js';
 import type { Reply, RequestContext } from '../http.js';
 import { empty, fail, iso, json, readJson } from '../http.js';
-import { voteTotals } from '../model.js';
+import { englishHeadline, voteTotals } from '../model.js';
 import type { Route } from '../router.js';
 import type { EmulatorState, ProjectRecord, UserProfileFields } from '../state.js';
 import { findUserByPlatformId } from '../state.js';
@@ -97,7 +97,7 @@ function botJson(emu: EmulatorContext, project: ProjectRecord): V0Bot {
     defAvatar: extras.defAvatar,
     lib: extras.lib,
     prefix: extras.prefix,
-    shortdesc: project.headline.en ?? Object.values(project.headline)[0] ?? '',
+    shortdesc: englishHeadline(project),
     longdesc: project.page_content.en ?? null,
     tags: [...project.tags],
     website: extras.website,

@@ -1,10 +1,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { call } from '../../helpers/http.js';
 import { startReceiver } from '../../helpers/receiver.js';
+import { verifySignature } from '../../helpers/verify-signature.js';
 import { runCliInProcess, spawnCli } from '../../helpers/cli.js';
 
 describe('listing-agent CLI: usage', () => {
@@ -51,6 +51,20 @@ describe('listing-agent CLI: usage', () => {
     expect(missing.stderr).toContain('ENOENT');
   });
 
+  it('loads the example seed file shipped in examples/', async () => {
+    const cli = spawnCli(['emulator', '--port', '0', '--json', '--seed', 'examples/emulator-seed.json']);
+    const summary = JSON.parse(await cli.firstLine());
+    expect(summary.projects.map((p: { name: string }) => p.name)).toEqual(['Example Bot', 'Example Server']);
+    expect(summary.users).toHaveLength(2);
+    const votes = await call(`${summary.v1}/projects/@me/votes?startDate=2026-01-01T00:00:00Z`, {
+      bearer: summary.projects[0].project_token,
+    });
+    expect(votes.status).toBe(200);
+    expect(votes.body.data).toEqual([expect.objectContaining({ user_id: '1000000000000000002', platform_id: '200000000000000002' })]);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('says which port is in use instead of crashing', async () => {
     const first = spawnCli(['emulator', '--port', '0', '--json']);
     const { v1 } = JSON.parse(await first.firstLine()) as { v1: string };
@@ -62,13 +76,6 @@ describe('listing-agent CLI: usage', () => {
     expect(await first.exit()).toBe(0);
   });
 });
-
-function verify(secret: string, header: string, rawBody: Buffer): boolean {
-  const parts = Object.fromEntries(header.split(',').map((kv) => kv.split('=') as [string, string]));
-  const expected = createHmac('sha256', secret).update(`${parts.t}.`).update(rawBody).digest();
-  const given = Buffer.from(parts.v1 ?? '', 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
 
 describe('listing-agent emulator: the README walkthrough', () => {
   it('starts, prints URLs and seeded credentials, serves a project, signs a vote delivery, stops on SIGTERM', async () => {
@@ -108,7 +115,7 @@ describe('listing-agent emulator: the README walkthrough', () => {
     const [delivery] = await receiver.waitFor(1);
     expect(delivery!.json.type).toBe('vote.create');
     expect(delivery!.json.data.id).toBe(vote.body.id);
-    expect(verify(webhook.body.secret, String(delivery!.headers['x-topgg-signature']), delivery!.rawBody)).toBe(true);
+    expect(verifySignature(delivery!, webhook.body.secret).valid).toBe(true);
 
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);

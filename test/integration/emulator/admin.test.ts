@@ -55,6 +55,24 @@ describe('admin API: faults', () => {
   });
 });
 
+describe('admin API: applications', () => {
+  it('takes 1 to 10 redirect URIs, absolute https or http on loopback, without fragments', async () => {
+    const emu = await startTestEmulator();
+    const uris = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/cb/${i}`);
+    expect((await emu.adminCall('/applications', { json: { redirect_uris: uris(10) } })).status).toBe(201);
+    const eleven = await emu.adminCall('/applications', { json: { redirect_uris: uris(11) } });
+    expect(eleven.status).toBe(400);
+    expect(eleven.body.error).toContain('redirect_uris');
+    expect((await emu.adminCall('/applications', { json: { redirect_uris: [] } })).status).toBe(400);
+    expect((await emu.adminCall('/applications', { json: { redirect_uris: ['http://127.0.0.1:9/cb'] } })).status).toBe(201);
+    for (const bad of ['http://example.com/cb', 'https://example.com/cb#frag', '/relative']) {
+      const res = await emu.adminCall('/applications', { json: { redirect_uris: [bad] } });
+      expect(res.status, bad).toBe(400);
+      expect(res.body.error).toContain('redirect_uris.0');
+    }
+  });
+});
+
 describe('admin API: clock, reset, request log', () => {
   it('advances the emulator clock without sleeping', async () => {
     const emu = await startTestEmulator({ now: () => Date.parse('2026-01-01T00:00:00Z') });

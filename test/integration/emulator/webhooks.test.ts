@@ -1,31 +1,11 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../src/contract/limits.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
+import { verifySignature } from '../../helpers/verify-signature.js';
 import { startReceiver, type ReceivedRequest } from '../../helpers/receiver.js';
 
 const SETTINGS = { allowHttpLoopback: true, deliveryRetryDelaysMs: [20, 40, 80], deliveryTimeoutMs: 300 };
 
-/**
- * Independent check of decisions.md's signature (not src/webhooks/signature.ts): `t=<s>,v1=<hex>`,
- * hex HMAC-SHA256 of `<t>.<raw body>` keyed with the secret, compared in constant time.
- */
-function verifySignature(request: ReceivedRequest, secret: string): { valid: boolean; t: number | null } {
-  const header = request.headers['x-topgg-signature'];
-  if (typeof header !== 'string') return { valid: false, t: null };
-  const fields = new Map<string, string>();
-  for (const part of header.split(',')) {
-    const eq = part.indexOf('=');
-    const key = part.slice(0, eq);
-    if (eq <= 0 || fields.has(key)) return { valid: false, t: null };
-    fields.set(key, part.slice(eq + 1));
-  }
-  const t = fields.get('t');
-  const v1 = fields.get('v1');
-  if (t === undefined || !/^\d+$/.test(t) || v1 === undefined || !/^[0-9a-f]{64}$/.test(v1)) return { valid: false, t: null };
-  const expected = createHmac('sha256', secret).update(`${t}.`).update(request.rawBody).digest();
-  return { valid: timingSafeEqual(expected, Buffer.from(v1, 'hex')), t: Number(t) };
-}
 
 async function setup(settings: Partial<typeof SETTINGS> = SETTINGS): Promise<{ emu: TestEmulator; fx: BotFixture }> {
   const emu = await startTestEmulator({ settings });
