@@ -26,6 +26,24 @@ export interface ProjectAccess {
   actingUserId: string | null;
 }
 
+/** How error details name each credential kind. */
+const CREDENTIAL_NAMES: Record<V1Token['kind'], string> = {
+  project: 'a project token',
+  oauth: 'an OAuth access token',
+  application: 'an application token',
+};
+
+/** Options of {@link authorizeProject}. */
+export interface AuthorizeProjectOptions {
+  /** The credential kinds the route takes; others get 403 naming these. Default: all three. */
+  accept?: readonly V1Token['kind'][];
+}
+
+function refuseKind(kind: V1Token['kind'], accept: readonly V1Token['kind'][]): never {
+  const needed = accept.map((k) => CREDENTIAL_NAMES[k]).join(' or ');
+  return fail(403, `${CREDENTIAL_NAMES[kind].replace(/^an? /, '')}s cannot call this route: it needs ${needed}`);
+}
+
 const PROJECT_TOKEN_HINT = 'a project token works only on `@me` paths (for example /projects/@me/votes)';
 
 function bearerToken(ctx: RequestContext): string {
@@ -106,10 +124,17 @@ export function liveAuthorizations(state: EmulatorState, clientId: string, proje
  * Authenticates a v1 project-scoped request (`/projects/:project_id/...`) and checks `scope`.
  * `@me` takes a project token; explicit IDs take an OAuth access token or an application token.
  */
-export function authorizeProject(ctx: RequestContext, projectIdParam: string, scope: Scope): ProjectAccess {
+export function authorizeProject(
+  ctx: RequestContext,
+  projectIdParam: string,
+  scope: Scope,
+  options: AuthorizeProjectOptions = {},
+): ProjectAccess {
+  const accept = options.accept ?? (['project', 'oauth', 'application'] as const);
   const token = bearerToken(ctx);
   const { state } = ctx.emu;
   const identified = identifyOAuthOrApplication(ctx, token);
+  if (identified && !accept.includes(identified.kind)) refuseKind(identified.kind, accept);
   if (identified && projectIdParam === '@me') {
     fail(400, '`@me` works only with a project token; with an OAuth access or application token use the explicit project ID');
   }
@@ -132,6 +157,7 @@ export function authorizeProject(ctx: RequestContext, projectIdParam: string, sc
     return { project, token: identified, actingUserId: granting.user_id };
   }
   const resolved = resolveProjectToken(ctx, token);
+  if (resolved.ok && !accept.includes('project')) refuseKind('project', accept);
   if (projectIdParam !== '@me') {
     if (resolved.ok) fail(403, PROJECT_TOKEN_HINT);
     fail(401, 'invalid token');

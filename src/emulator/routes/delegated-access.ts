@@ -1,7 +1,7 @@
 import type { Scope } from '../../contract/limits.js';
 import { authorizeProject } from '../auth.js';
 import type { RequestContext } from '../http.js';
-import { HttpError, fail } from '../http.js';
+import { fail } from '../http.js';
 import type { ProjectRecord, UserRecord } from '../state.js';
 
 /** A request's access to a project through an application (OAuth access token or application token). */
@@ -25,26 +25,11 @@ export interface DelegatedAccessOptions {
  * with a detail saying which credential is needed.
  */
 export function authorizeDelegated(ctx: RequestContext, scope: Scope, options: DelegatedAccessOptions = {}): DelegatedAccess {
-  const needed = options.allowApplicationToken
-    ? 'an OAuth access token or an application token is required'
-    : 'an OAuth access token is required';
-  let access: ReturnType<typeof authorizeProject>;
-  try {
-    access = authorizeProject(ctx, ctx.params.project_id!, scope);
-  } catch (error) {
-    // authorizeProject refuses a project token on an explicit ID with a hint about `@me`, and sets
-    // `ctx.credential` only for OAuth and application tokens: a 403 without it is a project token,
-    // and here `@me` would not help either, so say what would.
-    if (error instanceof HttpError && error.status === 403 && ctx.credential === null) {
-      fail(403, `project tokens cannot call this route: ${needed}`);
-    }
-    throw error;
-  }
+  const accept = options.allowApplicationToken ? (['oauth', 'application'] as const) : (['oauth'] as const);
+  const access = authorizeProject(ctx, ctx.params.project_id!, scope, { accept });
   const { token } = access;
-  if (token.kind === 'project') fail(403, `project tokens cannot call this route: ${needed}`);
-  if (token.kind === 'application' && !options.allowApplicationToken) {
-    fail(403, `application tokens cannot call this route: ${needed}`);
-  }
+  // `accept` leaves only delegated credentials; the check narrows the type.
+  if (token.kind === 'project') return fail(403, 'project tokens cannot call this route');
   const clientId = token.kind === 'oauth' ? token.authorization.client_id : token.application.client_id;
   const actingUser = access.actingUserId === null ? undefined : ctx.emu.state.users.get(access.actingUserId);
   // Application tokens only reach projects through existing users; an OAuth token can outlive its user.
