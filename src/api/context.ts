@@ -1,0 +1,171 @@
+import type { z } from 'zod';
+import { ValidationError, type FieldIssue } from '../errors.js';
+import type { Credential } from './credentials.js';
+import { botIdFromToken } from './credentials.js';
+import { CredentialError } from './errors.js';
+import { createCooldownTracker, createSlidingWindow, type CooldownTracker, type SlidingWindow } from './limits.js';
+import type { Transport, TransportClock, TransportRequest } from './transport.js';
+import { CONTRACT_LIMITS } from '../contract/limits.js';
+
+/** Per-call options every method takes last. */
+export interface CallOptions {
+  /** Aborts the call, retries and waits included. */
+  signal?: AbortSignal;
+  /** Per-attempt timeout; default the client's (15 000 ms). */
+  timeoutMs?: number;
+}
+
+/** One v1 or v0 call, as an API module describes it. */
+export interface ApiCall<T> {
+  /** `projects.get`, for messages. */
+  operation: string;
+  method: TransportRequest['method'];
+  /** Path below the base URL, segments already encoded (`/projects/@me/votes`). */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  /** May it be sent again after it may have reached the service? */
+  idempotent: boolean;
+  /** Validates (and types) the answer's body. Absent: the body is ignored. */
+  response?: z.ZodType<T>;
+  options?: CallOptions | undefined;
+}
+
+/** What every API module is built on: the credential, the bases, the transport, the limits. */
+export interface ApiContext {
+  credential: Credential;
+  v1BaseUrl: string;
+  v0BaseUrl: string;
+  clock: TransportClock;
+  transport: Transport;
+  /** Answers are checked against the contract's schemas unless false. Default true. */
+  validateResponses: boolean;
+  /** The announcement cooldown learnt per project segment. */
+  announcementCooldown: CooldownTracker;
+  /** Sends a v1 call with the client's credential (`Authorization: Bearer`). */
+  v1<T>(call: ApiCall<T>): Promise<T>;
+  /** Sends a v0 call with the raw project token, through the 60/min bucket. */
+  v0<T>(call: ApiCall<T>): Promise<T>;
+  /** The bot ID of the v0 token (v0's default `:bot_id`). */
+  v0BotId(operation: string): string;
+  /** Secrets to keep out of messages. */
+  secrets(): string[];
+}
+
+/** Throws a request `ValidationError` when `issues` is not empty. */
+export function checkRequest(operation: string, issues: readonly FieldIssue[]): void {
+  if (issues.length > 0) throw new ValidationError('request', `the request of ${operation}`, [...issues]);
+}
+
+/** Zod issues as field issues (`data[0].metrics.server_count`). */
+export function zodIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.reduce<string>(
+      (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)),
+      '',
+    ),
+    message: issue.message,
+  }));
+}
+
+function buildUrl(base: string, path: string, query: ApiCall<unknown>['query']): string {
+  const url = new URL(base.replace(/\/+$/, '') + path);
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  return url.toString();
+}
+
+/** Options of {@link createApiContext}. */
+export interface ApiContextOptions {
+  credential: Credential;
+  v1BaseUrl: string;
+  v0BaseUrl: string;
+  /** The raw token for v0; default the project token of `credential`. */
+  v0Token?: string | undefined;
+  transport: Transport;
+  clock: TransportClock;
+  validateResponses: boolean;
+}
+
+/** Builds the context the API modules share. */
+export function createApiContext(options: ApiContextOptions): ApiContext {
+  const { credential, transport, clock } = options;
+  const v0Token = options.v0Token ?? (credential.kind === 'project' ? credential.token : undefined);
+  const v0Bucket: SlidingWindow = createSlidingWindow(CONTRACT_LIMITS.v0BotRequestsPerMinute, 60_000);
+
+  const secrets = (): string[] => {
+    const list: string[] = [];
+    if (credential.kind === 'oauth') {
+      if (typeof credential.accessToken === 'string') list.push(credential.accessToken);
+      else list.push(...(credential.accessToken.secrets?.() ?? []));
+    } else {
+      list.push(credential.token);
+    }
+    if (v0Token) list.push(v0Token);
+    return list;
+  };
+
+  async function bearer(signal: AbortSignal | undefined): Promise<string> {
+    if (credential.kind !== 'oauth') return credential.token;
+    return typeof credential.accessToken === 'string' ? credential.accessToken : credential.accessToken.getAccessToken(signal);
+  }
+
+  function parse<T>(call: ApiCall<T>, body: unknown): T {
+    if (!call.response) return undefined as T;
+    if (!options.validateResponses) return body as T;
+    const result = call.response.safeParse(body);
+    if (!result.success) throw new ValidationError('response', `the answer to ${call.operation}`, zodIssues(result.error));
+    return result.data;
+  }
+
+  const context: ApiContext = {
+    credential,
+    v1BaseUrl: options.v1BaseUrl,
+    v0BaseUrl: options.v0BaseUrl,
+    clock,
+    transport,
+    validateResponses: options.validateResponses,
+    announcementCooldown: createCooldownTracker(),
+    async v1(call) {
+      const token = await bearer(call.options?.signal);
+      const res = await transport.send({
+        family: 'v1',
+        method: call.method,
+        url: buildUrl(options.v1BaseUrl, call.path, call.query),
+        headers: { authorization: `Bearer ${token}` },
+        json: call.json,
+        idempotent: call.idempotent,
+        secrets: [...secrets(), token],
+        signal: call.options?.signal,
+        timeoutMs: call.options?.timeoutMs,
+      });
+      return parse(call, res.body);
+    },
+    async v0(call) {
+      if (!v0Token) {
+        throw new CredentialError(`${call.operation} is a v0 call: it needs a project token (pass projectToken or v0Token)`);
+      }
+      const wait = v0Bucket.reserve(clock.now());
+      if (wait > 0) await clock.sleep(wait, call.options?.signal);
+      const res = await transport.send({
+        family: 'v0',
+        method: call.method,
+        url: buildUrl(options.v0BaseUrl, call.path, call.query),
+        headers: { authorization: v0Token },
+        json: call.json,
+        idempotent: call.idempotent,
+        secrets: secrets(),
+        signal: call.options?.signal,
+        timeoutMs: call.options?.timeoutMs,
+      });
+      return parse(call, res.body);
+    },
+    v0BotId(operation) {
+      if (!v0Token) throw new CredentialError(`${operation} needs the bot ID: pass botId, or a project token to read it from`);
+      return botIdFromToken(v0Token);
+    },
+    secrets,
+  };
+  return context;
+}

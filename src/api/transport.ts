@@ -1,0 +1,238 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { CLIENT_VERSION } from './version.js';
+import type { ApiFamily, ProblemDetails } from './errors.js';
+import { createApiError, NetworkError, TimeoutError } from './errors.js';
+import { redact, redactUrl } from './redact.js';
+import {
+  type AttemptOutcome,
+  DEFAULT_RETRY_POLICY,
+  decideRetry,
+  parseRetryAfter,
+  retryAfterFromV0Body,
+  type RetryPolicy,
+} from './retry.js';
+
+/** Time as the transport sees it; injected in tests so waits need no real sleeping. */
+export interface TransportClock {
+  now(): number;
+  /** Waits `ms`; rejects with the signal's reason when it aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The real clock. */
+export const systemClock: TransportClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}),
+};
+
+/** A retry about to happen, for logs and metrics. */
+export interface RetryEvent {
+  method: string;
+  /** Redacted. */
+  url: string;
+  /** The attempt that failed, from 1. */
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
+
+/** Options of {@link createTransport}. */
+export interface TransportOptions {
+  /** The undici dispatcher. Default: a keep-alive `Agent` owned (and closed) by the transport. */
+  dispatcher?: Dispatcher;
+  /** Per-attempt timeout for the answer's headers and body. Default 15 000 ms. */
+  timeoutMs?: number;
+  /** Retry policy; see {@link RetryPolicy} for defaults. */
+  retry?: Partial<RetryPolicy>;
+  /** `User-Agent`. Default `listing-agent/<version> (+https://www.npmjs.com/package/listing-agent)`. */
+  userAgent?: string;
+  /** Default: the system clock. */
+  clock?: TransportClock;
+  /** Randomness for jitter, [0, 1). Default `Math.random`. */
+  random?: () => number;
+  /** Called before each retry wait. */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+/** One call as the API modules describe it. */
+export interface TransportRequest {
+  family: ApiFamily;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  headers?: Record<string, string>;
+  /** Sent as JSON. */
+  json?: unknown;
+  /** Sent as `application/x-www-form-urlencoded`. */
+  form?: Record<string, string>;
+  /** May the call be sent again after it may have reached the service (GET, PUT, PATCH, DELETE, batch)? */
+  idempotent: boolean;
+  /** Values removed from every error message and URL (tokens, secrets). */
+  secrets: readonly string[];
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+}
+
+/** A 2xx answer. */
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON, or undefined for an empty body. */
+  body: unknown;
+}
+
+/** Sends calls with timeouts, retries and the error family. */
+export interface Transport {
+  send(request: TransportRequest): Promise<TransportResponse>;
+  /** Closes the dispatcher when the transport created it. */
+  close(): Promise<void>;
+}
+
+/** The default `User-Agent`. */
+export const DEFAULT_USER_AGENT = `listing-agent/${CLIENT_VERSION} (+https://www.npmjs.com/package/listing-agent)`;
+
+/** Error codes meaning the request never left this machine, so any call may be sent again. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code && code !== 'UND_ERR_SOCKET') return code;
+    current = (current as Error).cause;
+  }
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function parseBody(text: string, contentType: string | undefined): unknown {
+  if (text === '') return undefined;
+  if (contentType?.includes('json') || /^[[{]/.test(text.trimStart())) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function errorFields(family: ApiFamily, body: unknown, secrets: readonly string[]) {
+  if (typeof body !== 'object' || body === null) {
+    return typeof body === 'string' && body.length > 0 && body.length < 300 ? { error: redact(body, secrets) } : {};
+  }
+  const record = body as Record<string, unknown>;
+  const text = (key: string) => (typeof record[key] === 'string' ? redact(record[key] as string, secrets) : undefined);
+  if (family === 'v1' && typeof record.status === 'number') {
+    const problem: ProblemDetails = {
+      type: text('type') ?? 'about:blank',
+      title: text('title') ?? '',
+      status: record.status,
+      detail: text('detail') ?? '',
+    };
+    return { problem };
+  }
+  const error = text('error');
+  const errorDescription = text('error_description');
+  return { ...(error !== undefined ? { error } : {}), ...(errorDescription !== undefined ? { errorDescription } : {}) };
+}
+
+/** Creates a transport. */
+export function createTransport(options: TransportOptions = {}): Transport {
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const defaultTimeoutMs = options.timeoutMs ?? 15_000;
+
+  type AttemptResult =
+    | TransportResponse
+    | { timedOut: true; error: unknown }
+    | { networkError: unknown; sent: boolean };
+
+  async function attempt(req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
+    const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json', ...req.headers };
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    } else if (req.form !== undefined) {
+      body = new URLSearchParams(req.form).toString();
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+    }
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
+    try {
+      const res = await request(req.url, {
+        dispatcher,
+        method: req.method,
+        headers,
+        body,
+        signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, headers: res.headers, body: parseBody(text, header(res.headers, 'content-type')) };
+    } catch (error) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      const code = errorCode(error);
+      if (timeout.signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        return { timedOut: true, error };
+      }
+      return { networkError: error, sent: !NOT_SENT_CODES.has(code ?? '') };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async send(req) {
+      const timeoutMs = req.timeoutMs ?? defaultTimeoutMs;
+      const shownUrl = redactUrl(req.url, req.secrets);
+      for (let attemptNo = 1; ; attemptNo += 1) {
+        req.signal?.throwIfAborted();
+        const result = await attempt(req, timeoutMs);
+        let outcome: AttemptOutcome;
+        if ('timedOut' in result) {
+          outcome = { kind: 'timeout' };
+        } else if ('networkError' in result) {
+          outcome = { kind: 'network', sent: result.sent };
+        } else if (result.status >= 200 && result.status < 300) {
+          return result;
+        } else {
+          const retryAfterMs =
+            parseRetryAfter(header(result.headers, 'retry-after'), clock.now()) ??
+            (req.family === 'v0' ? retryAfterFromV0Body(result.body) : undefined);
+          outcome = { kind: 'response', status: result.status, retryAfterMs };
+        }
+        const decision = decideRetry(outcome, { attempt: attemptNo, idempotent: req.idempotent, policy, random });
+        if (!decision.retry) {
+          if ('timedOut' in result) throw new TimeoutError(req.method, shownUrl, timeoutMs, attemptNo, result.error);
+          if ('networkError' in result) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError);
+          throw createApiError({
+            status: result.status,
+            method: req.method,
+            url: shownUrl,
+            family: req.family,
+            attempts: attemptNo,
+            ...(outcome.kind === 'response' && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+            ...errorFields(req.family, result.body, req.secrets),
+          });
+        }
+        options.onRetry?.({ method: req.method, url: shownUrl, attempt: attemptNo, delayMs: decision.delayMs, reason: decision.reason });
+        await clock.sleep(decision.delayMs, req.signal);
+      }
+    },
+    async close() {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
