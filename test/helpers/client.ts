@@ -1,0 +1,46 @@
+import { afterEach } from 'vitest';
+import { createListingClient, type ListingClient, type ListingClientOptions } from '../../src/api/client.js';
+import type { TransportClock } from '../../src/api/transport.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+
+/** A clock whose sleeps return at once and are recorded; `now` moves by each sleep. */
+export interface FakeClock extends TransportClock {
+  /** Every wait asked for, in order. */
+  sleeps: number[];
+  advance(ms: number): void;
+}
+
+/** A fake clock starting at `start` (default 2026-03-04T10:00:00Z). */
+export function createFakeClock(start = Date.parse('2026-03-04T10:00:00Z')): FakeClock {
+  let now = start;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => now,
+    advance(ms) {
+      now += ms;
+    },
+    async sleep(ms, signal) {
+      signal?.throwIfAborted();
+      sleeps.push(ms);
+      now += ms;
+    },
+  };
+}
+
+const clients: ListingClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+
+/** A client against the emulator's v1 and v0 bases, closed after the test. Retries wait on a fake clock by default. */
+export function clientFor(emulator: RunningEmulator, options: ListingClientOptions): ListingClient {
+  const client = createListingClient({
+    v1BaseUrl: emulator.urls.v1,
+    v0BaseUrl: emulator.urls.v0,
+    clock: createFakeClock(),
+    ...options,
+  });
+  clients.push(client);
+  return client;
+}
