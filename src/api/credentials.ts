@@ -42,7 +42,9 @@ export function requireCredential(credential: Credential, operation: string, all
  * The project segment of a v1 path: `@me` for a project token (which works only there), else the
  * explicit ID from the call, the credential or its provider.
  */
-export function projectSegment(credential: Credential, operation: string, projectId: string | undefined): string {
+export function projectSegment(credential: Credential, operation: string, given: string | undefined): string {
+  // An empty ID would build `/projects/`, which is another route (the list) and not an error.
+  const projectId = given === '' ? undefined : given;
   if (credential.kind === 'project') {
     if (projectId !== undefined && projectId !== '@me') {
       throw new CredentialError(
@@ -59,7 +61,7 @@ export function projectSegment(credential: Credential, operation: string, projec
       ? credential.projectId ?? (typeof credential.accessToken === 'string' ? undefined : credential.accessToken.projectId)
       : undefined;
   const id = projectId ?? fallback;
-  if (id === undefined) {
+  if (id === undefined || id === '') {
     throw new CredentialError(`${operation}: pass projectId (${NAMES[credential.kind]} uses explicit project IDs)`);
   }
   return encodeURIComponent(id);

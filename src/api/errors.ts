@@ -29,6 +29,31 @@ export interface ApiErrorInit {
   retryAfterMs?: number;
   /** What the client tried before giving up. */
   attempts: number;
+  /**
+   * Values to keep out of the error (tokens, secrets). The transport removes them already; they are
+   * removed again here so that an error built anywhere else cannot show one either.
+   */
+  secrets?: readonly string[];
+}
+
+/** `init` with `secrets` removed from everything the error shows. */
+function scrub(init: ApiErrorInit): ApiErrorInit {
+  const secrets = init.secrets ?? [];
+  const scrubbed: ApiErrorInit = {
+    status: init.status,
+    method: init.method,
+    url: redactUrl(init.url, secrets),
+    family: init.family,
+    attempts: init.attempts,
+  };
+  if (init.problem) {
+    const { type, title, status, detail } = init.problem;
+    scrubbed.problem = { type: redact(type, secrets), title: redact(title, secrets), status, detail: redact(detail, secrets) };
+  }
+  if (init.error !== undefined) scrubbed.error = redact(init.error, secrets);
+  if (init.errorDescription !== undefined) scrubbed.errorDescription = redact(init.errorDescription, secrets);
+  if (init.retryAfterMs !== undefined) scrubbed.retryAfterMs = init.retryAfterMs;
+  return scrubbed;
 }
 
 /** The service answered with an error status. Subclasses per status; see {@link createApiError}. */
@@ -42,8 +67,10 @@ export class ApiError extends ListingAgentError {
   readonly errorDescription: string | undefined;
   readonly attempts: number;
 
-  constructor(code: string, init: ApiErrorInit, hint: string) {
-    const said = init.problem?.detail ?? init.errorDescription ?? init.error;
+  constructor(code: string, given: ApiErrorInit, hint: string) {
+    const init = scrub(given);
+    // An empty `detail` says nothing; fall through to the other fields.
+    const said = init.problem?.detail || init.errorDescription || init.error;
     const tries = init.attempts > 1 ? ` after ${init.attempts} attempts` : '';
     super(code, `${init.method} ${init.url} failed with ${init.status}${tries}${said ? `: ${said}` : ''}. ${hint}`.trim());
     this.status = init.status;
@@ -81,7 +108,10 @@ export class UnauthorizedError extends ApiError {
 /** 403: the credential cannot do this (scope not granted, wrong credential kind for the route). */
 export class ForbiddenError extends ApiError {
   constructor(init: ApiErrorInit) {
-    super('api_forbidden', init, 'Authorize the application with the scope this call needs, or use the credential the route takes.');
+    super('api_forbidden', init,
+      init.family === 'v1'
+        ? 'Authorize the application with the scope this call needs, or use the credential the route takes (a project token works only on `@me` paths).'
+        : 'Authorize the application with the scope this call needs, or use the credential the route takes.');
   }
 }
 
@@ -151,12 +181,18 @@ export class NetworkError extends ListingAgentError {
   readonly url: string;
   readonly attempts: number;
 
-  constructor(method: string, url: string, attempts: number, cause: unknown) {
-    const reason = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause);
+  /** `secrets` are removed from the URL and from the reason taken from `cause`. */
+  constructor(method: string, url: string, attempts: number, cause: unknown, secrets: readonly string[] = []) {
+    const shownUrl = redactUrl(url, secrets);
+    const reason = redact(cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause), secrets);
     const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
-    super('network', `${method} ${url} got no answer${tries} (${reason}). Check the base URL and the network.`, { cause });
+    // A closed dispatcher is the caller's doing, not the network's: say so.
+    const fix = /^UND_ERR_(CLOSED|DESTROYED)$/.test(reason)
+      ? 'The client (its dispatcher) was closed; create a new one.'
+      : 'Check the base URL and the network.';
+    super('network', `${method} ${shownUrl} got no answer${tries} (${reason}). ${fix}`, { cause });
     this.method = method;
-    this.url = url;
+    this.url = shownUrl;
     this.attempts = attempts;
   }
 }
@@ -168,11 +204,13 @@ export class TimeoutError extends ListingAgentError {
   readonly timeoutMs: number;
   readonly attempts: number;
 
-  constructor(method: string, url: string, timeoutMs: number, attempts: number, cause?: unknown) {
+  /** `secrets` are removed from the URL. */
+  constructor(method: string, url: string, timeoutMs: number, attempts: number, cause?: unknown, secrets: readonly string[] = []) {
+    const shownUrl = redactUrl(url, secrets);
     const tries = attempts > 1 ? ` (${attempts} attempts)` : '';
-    super('timeout', `${method} ${url} got no answer within ${timeoutMs} ms${tries}. Raise timeoutMs or check the service.`, { cause });
+    super('timeout', `${method} ${shownUrl} got no answer within ${timeoutMs} ms${tries}. Raise timeoutMs or check the service.`, { cause });
     this.method = method;
-    this.url = url;
+    this.url = shownUrl;
     this.timeoutMs = timeoutMs;
     this.attempts = attempts;
   }

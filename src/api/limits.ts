@@ -11,6 +11,9 @@ export interface SlidingWindow {
 
 /** Creates a sliding window of `limit` per `windowMs`. */
 export function createSlidingWindow(limit: number, windowMs: number): SlidingWindow {
+  // A limit below 1 would index before the queue and hand out NaN waits.
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a sliding window needs a whole limit of at least 1, not ${limit}`);
+  if (!(windowMs > 0)) throw new RangeError(`a sliding window needs a positive windowMs, not ${windowMs}`);
   const taken: number[] = [];
   return {
     reserve(now) {

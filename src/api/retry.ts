@@ -46,24 +46,45 @@ export function backoffDelay(retry: number, policy: Pick<RetryPolicy, 'baseDelay
   return Math.floor(random() * cap);
 }
 
+/** Whole milliseconds, rounded up, without binary noise (`1.1 * 1000` is 1100.0000000000002). */
+function secondsToMs(seconds: number): number {
+  return Math.ceil(Math.round(seconds * 1e6) / 1e3);
+}
+
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const LONG_DAY = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** The three HTTP-date forms of RFC 9110 section 5.6.7; the last (asctime) has no zone and means GMT. */
+const IMF_FIXDATE = new RegExp(`^${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC850_DATE = new RegExp(`^${LONG_DAY}, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
 /**
- * Milliseconds from a `Retry-After` header: delta seconds (`120`) or an HTTP date. Undefined when
- * absent or unreadable; never negative.
+ * Milliseconds from a `Retry-After` header: delta seconds (`120`, also `1.5`) or an HTTP date.
+ * Undefined when absent or unreadable; never negative (a date in the past is 0).
  */
 export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
   if (header === undefined) return undefined;
   const value = header.trim();
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const date = Date.parse(value);
-  if (Number.isNaN(date) || !/[a-z]/i.test(value)) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return secondsToMs(Number(value));
+  // Only the HTTP-date forms: `Date.parse` alone reads garbage such as "soon 5" or "-5" as dates.
+  let date: number;
+  if (IMF_FIXDATE.test(value) || RFC850_DATE.test(value)) date = Date.parse(value);
+  // asctime carries no zone, and `Date.parse` would read it in the local one.
+  else if (ASCTIME_DATE.test(value)) date = Date.parse(`${value} GMT`);
+  else return undefined;
+  if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - nowMs);
 }
 
 /** Milliseconds from v0's 429 body `{"retry-after": <seconds>}`; undefined when absent. */
 export function retryAfterFromV0Body(body: unknown): number | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
-  const value = (body as Record<string, unknown>)['retry-after'];
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.ceil(value * 1000) : undefined;
+  const raw = (body as Record<string, unknown>)['retry-after'];
+  // A proxy may hand the number over as a string; read both.
+  const value = typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw;
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? secondsToMs(value) : undefined;
 }
 
 const RETRYABLE_SERVER_STATUSES = new Set([502, 503, 504]);

@@ -23,8 +23,35 @@ export interface TransportClock {
 /** The real clock. */
 export const systemClock: TransportClock = {
   now: () => Date.now(),
-  sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}),
+  // `timers/promises` rejects with its own AbortError; callers are promised the signal's reason.
+  sleep: (ms, signal) =>
+    delay(ms, undefined, signal ? { signal } : {}).catch((error: unknown) => {
+      throw signal?.aborted ? signal.reason : error;
+    }),
 };
+
+/**
+ * Waits on `clock`, but stops the moment `signal` aborts, with its reason: an injected clock may
+ * ignore the signal, and an abort must never wait out a retry delay.
+ */
+function sleepUnlessAborted(clock: TransportClock, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return clock.sleep(ms);
+  signal.throwIfAborted();
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    clock.sleep(ms, signal).then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(signal.aborted ? signal.reason : error);
+      },
+    );
+  });
+}
 
 /** A retry about to happen, for logs and metrics. */
 export interface RetryEvent {
@@ -94,12 +121,20 @@ export const DEFAULT_USER_AGENT = `listing-agent/${CLIENT_VERSION} (+https://www
 /** Error codes meaning the request never left this machine, so any call may be sent again. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/**
+ * Error codes no retry can mend: the dispatcher is closed or destroyed (after `close()`), or undici
+ * refused the request's own arguments. Retrying them would only add backoff waits before the error.
+ */
+const FINAL_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
+
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
     const code = (current as NodeJS.ErrnoException).code;
     if (code && code !== 'UND_ERR_SOCKET') return code;
-    current = (current as Error).cause;
+    // Happy-eyeballs connects may fail with an AggregateError of the per-address errors.
+    const first: unknown = current instanceof AggregateError ? (current.errors as unknown[])[0] : undefined;
+    current = current.cause ?? first;
   }
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
@@ -150,14 +185,17 @@ export function createTransport(options: TransportOptions = {}): Transport {
   const random = options.random ?? Math.random;
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   const defaultTimeoutMs = options.timeoutMs ?? 15_000;
+  let closing: Promise<void> | undefined;
 
   type AttemptResult =
     | TransportResponse
     | { timedOut: true; error: unknown }
-    | { networkError: unknown; sent: boolean };
+    | { networkError: unknown; sent: boolean; final: boolean };
 
   async function attempt(req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
-    const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json', ...req.headers };
+    const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json' };
+    // Lower-cased, so a caller's `User-Agent` replaces ours instead of being sent beside it.
+    for (const [name, value] of Object.entries(req.headers ?? {})) headers[name.toLowerCase()] = value;
     let body: string | undefined;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
@@ -187,7 +225,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
       if (timeout.signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
         return { timedOut: true, error };
       }
-      return { networkError: error, sent: !NOT_SENT_CODES.has(code ?? '') };
+      return { networkError: error, sent: !NOT_SENT_CODES.has(code ?? ''), final: FINAL_CODES.has(code ?? '') };
     } finally {
       clearTimeout(timer);
     }
@@ -204,6 +242,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
         if ('timedOut' in result) {
           outcome = { kind: 'timeout' };
         } else if ('networkError' in result) {
+          if (result.final) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError, req.secrets);
           outcome = { kind: 'network', sent: result.sent };
         } else if (result.status >= 200 && result.status < 300) {
           return result;
@@ -215,8 +254,8 @@ export function createTransport(options: TransportOptions = {}): Transport {
         }
         const decision = decideRetry(outcome, { attempt: attemptNo, idempotent: req.idempotent, policy, random });
         if (!decision.retry) {
-          if ('timedOut' in result) throw new TimeoutError(req.method, shownUrl, timeoutMs, attemptNo, result.error);
-          if ('networkError' in result) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError);
+          if ('timedOut' in result) throw new TimeoutError(req.method, shownUrl, timeoutMs, attemptNo, result.error, req.secrets);
+          if ('networkError' in result) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError, req.secrets);
           throw createApiError({
             status: result.status,
             method: req.method,
@@ -225,14 +264,17 @@ export function createTransport(options: TransportOptions = {}): Transport {
             attempts: attemptNo,
             ...(outcome.kind === 'response' && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
             ...errorFields(req.family, result.body, req.secrets),
+            secrets: req.secrets,
           });
         }
         options.onRetry?.({ method: req.method, url: shownUrl, attempt: attemptNo, delayMs: decision.delayMs, reason: decision.reason });
-        await clock.sleep(decision.delayMs, req.signal);
+        await sleepUnlessAborted(clock, decision.delayMs, req.signal);
       }
     },
     async close() {
-      if (ownsDispatcher) await dispatcher.close();
+      // Once only: undici rejects a second close() of the same Agent (ClientDestroyedError), and a
+      // client may well be closed twice (an explicit close() and `await using`).
+      if (ownsDispatcher) await (closing ??= dispatcher.close());
     },
   };
 }

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { redact, redactUrl } from '../../../src/api/redact.js';
+
+const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJpZCI6IjEyMyJ9.c2lnbmF0dXJl';
+
+describe('redact', () => {
+  it('replaces every occurrence of every secret', () => {
+    expect(redact(`a ${TOKEN} b ${TOKEN}`, [TOKEN])).toBe('a [redacted] b [redacted]');
+    expect(redact('whs_one and whs_two', ['whs_one', 'whs_two'])).toBe('[redacted] and [redacted]');
+  });
+
+  it('leaves text without secrets, and secrets shorter than 4 characters, alone', () => {
+    expect(redact('nothing to see', [TOKEN])).toBe('nothing to see');
+    expect(redact('a bad cab', ['a', 'ab', 'cab', ''])).toBe('a bad cab');
+  });
+
+  it('removes a longer secret whole even when a shorter one is inside it', () => {
+    const inner = 'abcd1234';
+    const outer = `xx${inner}yy-refresh`;
+    const shown = redact(`token ${outer}`, [inner, outer]);
+    expect(shown).toBe('token [redacted]');
+  });
+
+  it('removes the URL-encoded form of a secret', () => {
+    const secret = 'sec ret/+=value';
+    const shown = redact(`https://x.test/cb?v=${encodeURIComponent(secret)}`, [secret]);
+    expect(shown).not.toContain(encodeURIComponent(secret));
+    expect(shown).toContain('[redacted]');
+  });
+});
+
+describe('redactUrl', () => {
+  it('replaces secret-looking query values, in any case', () => {
+    const shown = redactUrl('https://top.gg/oauth?code=abc&client_secret=s3cr3t&Access_Token=t0k3n&state=keep', []);
+    const url = new URL(shown);
+    expect(url.searchParams.get('code')).toBe('redacted');
+    expect(url.searchParams.get('client_secret')).toBe('redacted');
+    expect(url.searchParams.get('Access_Token')).toBe('redacted');
+    expect(url.searchParams.get('state')).toBe('keep');
+    expect(shown).not.toMatch(/abc|s3cr3t|t0k3n/);
+  });
+
+  it('keeps the other pairs as they were, so a second pass changes nothing', () => {
+    const once = redactUrl(`https://top.gg/cb?q=a%20b+c&tok%65n=x1y2&v=${TOKEN}`, [TOKEN]);
+    expect(once).toBe('https://top.gg/cb?q=a%20b+c&tok%65n=redacted&v=[redacted]');
+    expect(redactUrl(once, [TOKEN])).toBe(once);
+  });
+
+  it('replaces known secrets anywhere in the URL', () => {
+    expect(redactUrl(`https://top.gg/api/bots/${TOKEN}/stats?x=${TOKEN}`, [TOKEN])).toBe('https://top.gg/api/bots/[redacted]/stats?x=[redacted]');
+  });
+
+  it('replaces the password of user info', () => {
+    const shown = redactUrl('https://user:hunter22@top.gg/api', []);
+    expect(shown).not.toContain('hunter22');
+    expect(shown).toBe('https://user:redacted@top.gg/api');
+  });
+
+  it('keeps an ordinary URL as it is', () => {
+    expect(redactUrl('https://top.gg/api/v1/projects/@me/votes?startDate=2026-01-01', [TOKEN])).toBe(
+      'https://top.gg/api/v1/projects/@me/votes?startDate=2026-01-01',
+    );
+  });
+
+  it('redacts a string that is not a URL as text', () => {
+    expect(redactUrl(`/relative?token=${TOKEN}`, [TOKEN])).toBe('/relative?token=[redacted]');
+  });
+});
