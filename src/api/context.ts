@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ValidationError, type FieldIssue } from '../errors.js';
+import { type Validated, invalid } from '../contract/field-problems.js';
 import type { Credential } from './credentials.js';
 import { botIdFromToken } from './credentials.js';
 import { CredentialError } from './errors.js';
@@ -29,6 +30,8 @@ export interface ApiCall<T> {
   /** Validates (and types) the answer's body. Absent: the body is ignored. */
   response?: z.ZodType<T>;
   options?: CallOptions | undefined;
+  /** v0 only: counts against the 60/min bot-endpoint bucket. Default true (false for `/users/:id`). */
+  botRoute?: boolean;
 }
 
 /** What every API module is built on: the credential, the bases, the transport, the limits. */
@@ -55,6 +58,22 @@ export interface ApiContext {
 /** Throws a request `ValidationError` when `issues` is not empty. */
 export function checkRequest(operation: string, issues: readonly FieldIssue[]): void {
   if (issues.length > 0) throw new ValidationError('request', `the request of ${operation}`, [...issues]);
+}
+
+/**
+ * The value of a contract validator's result, or the request `ValidationError` naming every
+ * problem (thrown before anything is sent). A typed companion of `checkRequest`.
+ */
+export function requireValid<T>(operation: string, result: Validated<T>): T {
+  if (result.ok) return result.value;
+  checkRequest(operation, result.problems);
+  // A failed Validated always names a problem, so checkRequest has thrown; this keeps the types honest.
+  throw new TypeError(`${operation}: a validator failed without naming a problem`);
+}
+
+/** Throws the request `ValidationError` for one problem at `path` (nothing is sent). */
+export function refuseRequest(operation: string, path: string, message: string): never {
+  return requireValid<never>(operation, invalid(path, message));
 }
 
 /** Zod issues as field issues (`data[0].metrics.server_count`). */
@@ -146,8 +165,10 @@ export function createApiContext(options: ApiContextOptions): ApiContext {
       if (!v0Token) {
         throw new CredentialError(`${call.operation} is a v0 call: it needs a project token (pass projectToken or v0Token)`);
       }
-      const wait = v0Bucket.reserve(clock.now());
-      if (wait > 0) await clock.sleep(wait, call.options?.signal);
+      if (call.botRoute !== false) {
+        const wait = v0Bucket.reserve(clock.now());
+        if (wait > 0) await clock.sleep(wait, call.options?.signal);
+      }
       const res = await transport.send({
         family: 'v0',
         method: call.method,

@@ -2,6 +2,8 @@ import { afterEach } from 'vitest';
 import { createListingClient, type ListingClient, type ListingClientOptions } from '../../src/api/client.js';
 import type { TransportClock } from '../../src/api/transport.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
+import type { Scope } from '../../src/contract/limits.js';
+import { setupBot, startTestEmulator } from './emulator.js';
 
 /** A clock whose sleeps return at once and are recorded; `now` moves by each sleep. */
 export interface FakeClock extends TransportClock {
@@ -43,4 +45,28 @@ export function clientFor(emulator: RunningEmulator, options: ListingClientOptio
   });
   clients.push(client);
   return client;
+}
+
+/**
+ * An emulator on a fake clock, a bot fixture (every scope unless `scopes`), and a client factory
+ * sharing that clock, so retries, cooldowns and rate-limit windows move together without sleeping.
+ */
+export async function setupClientTest(scopes?: Scope[]) {
+  const clock = createFakeClock();
+  const emu = await startTestEmulator({ now: () => clock.now() });
+  const fx = setupBot(emu, scopes ? { scopes } : {});
+  const client = (options: ListingClientOptions) => clientFor(emu, { clock, ...options });
+  return { clock, emu, fx, client };
+}
+
+/** The v1 requests the emulator answered (to assert what was, or was not, sent). */
+export function v1Requests(emu: RunningEmulator) {
+  return emu.admin.requests().filter((r) => r.path.startsWith('/api/v1/'));
+}
+
+/** Every item of an async iterable. */
+export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
 }

@@ -1,3 +1,4 @@
+import { formatBasicAuth } from '../../contract/basic-auth.js';
 import { ValidationError, type FieldIssue } from '../../errors.js';
 import { codeVerifierProblem } from '../../contract/pkce.js';
 import { DEFAULT_BASE_URLS } from '../client.js';
@@ -62,12 +63,6 @@ export interface OAuthClient {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** RFC 6749 2.3.1: each part form-urlencoded, joined by `:`, then base64. */
-export function basicAuthHeader(clientId: string, clientSecret: string): string {
-  const encode = (value: string) => new URLSearchParams({ v: value }).toString().slice(2);
-  return `Basic ${Buffer.from(`${encode(clientId)}:${encode(clientSecret)}`, 'utf8').toString('base64')}`;
-}
-
 function requireNonEmpty(operation: string, fields: Record<string, string | undefined>): void {
   const issues: FieldIssue[] = Object.entries(fields)
     .filter(([, value]) => typeof value !== 'string' || value === '')
@@ -90,7 +85,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const v1BaseUrl = (options.v1BaseUrl ?? DEFAULT_BASE_URLS.v1).replace(/\/+$/, '');
   const authBaseUrl = options.authBaseUrl ?? DEFAULT_BASE_URLS.auth;
   const clientAuth: ClientAuthMethod = options.clientAuth ?? 'basic';
-  const basic = basicAuthHeader(clientId, clientSecret);
+  const basic = formatBasicAuth(clientId, clientSecret);
 
   /** Adds the client credentials the chosen way; with Basic, `client_id` is not repeated in the form. */
   function withClient(form: Record<string, string>): { form: Record<string, string>; headers: Record<string, string> } {

@@ -28,8 +28,8 @@ export {
   type AuthorizeUrlParams,
   type PkcePair,
 } from './authorize.js';
+export { formatBasicAuth } from '../../contract/basic-auth.js';
 export {
-  basicAuthHeader,
   createOAuthClient,
   type ClientAuthMethod,
   type ExchangeCodeParams,

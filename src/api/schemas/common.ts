@@ -1,10 +1,7 @@
 import { z } from 'zod';
-import { type Validated, invalid } from '../../contract/field-problems.js';
-import { checkRequest } from '../context.js';
 
 /**
- * Building blocks shared by the v1 modules: pieces of the response schemas, and the check that
- * turns a contract validator's result into a request `ValidationError`. Response schemas are plain
+ * Building blocks shared by the v1 modules: pieces of the response schemas,. Response schemas are plain
  * `z.object`s, which drop keys they do not know: a field the service adds later must not break a
  * client already deployed.
  */
@@ -26,19 +23,3 @@ export function openEnum<const T extends string>(known: readonly T[]) {
 export const timestampSchema = z.string().refine((value) => !Number.isNaN(Date.parse(value)), {
   message: 'must be an ISO 8601 timestamp',
 });
-
-/**
- * The value of a contract validator's result, or the request `ValidationError` naming every
- * problem (thrown before anything is sent). A typed companion of `checkRequest`.
- */
-export function requireValid<T>(operation: string, result: Validated<T>): T {
-  if (result.ok) return result.value;
-  checkRequest(operation, result.problems);
-  // A failed Validated always names a problem, so checkRequest has thrown; this keeps the types honest.
-  throw new TypeError(`${operation}: a validator failed without naming a problem`);
-}
-
-/** Throws the request `ValidationError` for one problem at `path` (nothing is sent). */
-export function refuseRequest(operation: string, path: string, message: string): never {
-  return requireValid<never>(operation, invalid(path, message));
-}

@@ -205,7 +205,7 @@ export function createV0Api(ctx: ApiContext) {
       const operation = 'v0.user';
       const path = `/users/${snowflake(operation, 'userId', userId)}`;
       try {
-        return await ctx.v0({ operation, method: 'GET', path, idempotent: true, response: v0UserProfileSchema, options });
+        return await ctx.v0({ operation, method: 'GET', path, idempotent: true, botRoute: false, response: v0UserProfileSchema, options });
       } catch (error) {
         if (error instanceof NotFoundError) return null;
         throw error;

@@ -1,10 +1,10 @@
+import { requireValid } from '../context.js';
 import { CONTRACT_LIMITS, type AnnouncementCategory } from '../../contract/limits.js';
 import { validateAnnouncement } from '../../contract/project-edit.js';
 import type { ApiContext, CallOptions } from '../context.js';
 import { projectSegment } from '../credentials.js';
 import { RateLimitError } from '../errors.js';
 import { redactUrl } from '../redact.js';
-import { requireValid } from '../schemas/common.js';
 import { type Announcement, announcementSchema } from '../schemas/projects.js';
 
 /** The body of {@link AnnouncementsApi.create}. */

@@ -1,7 +1,7 @@
+import { requireValid } from '../context.js';
 import { type ApplicationCommand, validateCommands } from '../../contract/commands.js';
 import type { ApiContext, CallOptions } from '../context.js';
 import { projectSegment } from '../credentials.js';
-import { requireValid } from '../schemas/common.js';
 
 /**
  * A chat-platform application command as `PUT /projects/:project_id/commands` takes it: `name`,

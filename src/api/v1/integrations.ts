@@ -1,7 +1,7 @@
 import { type ApiContext, type CallOptions } from '../context.js';
 import { projectSegment, requireCredential } from '../credentials.js';
 import { type Integration, integrationListSchema } from '../schemas/webhooks.js';
-import { idSegment, settleAfterRetry } from './webhooks.js';
+import { idSegment, settleAfterRetry } from './shared.js';
 
 /**
  * The v1 integrations operations. They take an OAuth access token or an application token (a

@@ -1,3 +1,4 @@
+import { requireValid } from '../context.js';
 import {
   type FieldProblem,
   type Validated,
@@ -19,7 +20,6 @@ import {
 } from '../../contract/metrics.js';
 import type { ApiContext, CallOptions } from '../context.js';
 import { projectSegment } from '../credentials.js';
-import { requireValid } from '../schemas/common.js';
 
 export type { MetricsKind, MetricsPayload } from '../../contract/metrics.js';
 

@@ -1,7 +1,7 @@
+import { requireValid } from '../context.js';
 import { type ProjectEdit, validateProjectEdit } from '../../contract/project-edit.js';
 import type { ApiContext, CallOptions } from '../context.js';
 import { projectSegment, requireCredential } from '../credentials.js';
-import { requireValid } from '../schemas/common.js';
 import {
   type Project,
   type ProjectListItem,

@@ -1,8 +1,8 @@
+import { refuseRequest } from '../context.js';
 import { CONTRACT_LIMITS, SERVICE_SOURCE, VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
 import type { ApiContext, CallOptions } from '../context.js';
 import { projectSegment } from '../credentials.js';
 import { NotFoundError } from '../errors.js';
-import { refuseRequest } from '../schemas/common.js';
 import { type VoteRecord, type VoteStatus, type VotesPage, votesPageSchema, voteStatusSchema } from '../schemas/votes.js';
 
 /** Where {@link VotesApi.pages} starts: a stored `cursor`, else `startDate`. One of the two is required. */

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ListingClientOptions } from '../../../src/api/client.js';
 import {
   CredentialError,
   ForbiddenError,
@@ -8,22 +7,12 @@ import {
   ServerError,
   UnauthorizedError,
 } from '../../../src/api/errors.js';
-import type { Scope } from '../../../src/contract/limits.js';
 import { ValidationError } from '../../../src/errors.js';
-import { clientFor, createFakeClock } from '../../helpers/client.js';
-import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { setupClientTest, v1Requests } from '../../helpers/client.js';
+import { setupBot } from '../../helpers/emulator.js';
 
-async function setup(scopes?: Scope[]) {
-  const clock = createFakeClock();
-  const emu = await startTestEmulator({ now: () => clock.now() });
-  const fx = setupBot(emu, scopes ? { scopes } : {});
-  const client = (options: ListingClientOptions) => clientFor(emu, { clock, ...options });
-  return { clock, emu, fx, client };
-}
+const setup = setupClientTest;
 
-function v1Requests(emu: TestEmulator) {
-  return emu.admin.requests().filter((r) => r.path.startsWith('/api/v1/'));
-}
 
 const HOUR = 3600_000;
 const NEWS = { title: 'Version 2', content: 'Slash commands are here.' };

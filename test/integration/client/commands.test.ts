@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ListingClientOptions } from '../../../src/api/client.js';
 import {
   CredentialError,
   ForbiddenError,
@@ -8,22 +7,12 @@ import {
   UnprocessableEntityError,
 } from '../../../src/api/errors.js';
 import type { ApplicationCommand } from '../../../src/api/v1/commands.js';
-import type { Scope } from '../../../src/contract/limits.js';
 import { ValidationError } from '../../../src/errors.js';
-import { clientFor, createFakeClock } from '../../helpers/client.js';
-import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { setupClientTest, v1Requests } from '../../helpers/client.js';
+import { setupBot } from '../../helpers/emulator.js';
 
-async function setup(scopes?: Scope[]) {
-  const clock = createFakeClock();
-  const emu = await startTestEmulator({ now: () => clock.now() });
-  const fx = setupBot(emu, scopes ? { scopes } : {});
-  const client = (options: ListingClientOptions) => clientFor(emu, { clock, ...options });
-  return { clock, emu, fx, client };
-}
+const setup = setupClientTest;
 
-function v1Requests(emu: TestEmulator) {
-  return emu.admin.requests().filter((r) => r.path.startsWith('/api/v1/'));
-}
 
 const PING: ApplicationCommand = { name: 'ping', description: 'Replies with pong', type: 1, contexts: [0, 1] };
 const VOTE: ApplicationCommand = {

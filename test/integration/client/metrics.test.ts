@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ListingClientOptions } from '../../../src/api/client.js';
 import {
   CredentialError,
   ForbiddenError,
@@ -7,22 +6,12 @@ import {
   UnauthorizedError,
   UnprocessableEntityError,
 } from '../../../src/api/errors.js';
-import type { Scope } from '../../../src/contract/limits.js';
 import { ValidationError } from '../../../src/errors.js';
-import { clientFor, createFakeClock } from '../../helpers/client.js';
-import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { setupClientTest, v1Requests } from '../../helpers/client.js';
+import { setupBot } from '../../helpers/emulator.js';
 
-async function setup(scopes?: Scope[]) {
-  const clock = createFakeClock();
-  const emu = await startTestEmulator({ now: () => clock.now() });
-  const fx = setupBot(emu, scopes ? { scopes } : {});
-  const client = (options: ListingClientOptions) => clientFor(emu, { clock, ...options });
-  return { clock, emu, fx, client };
-}
+const setup = setupClientTest;
 
-function v1Requests(emu: TestEmulator) {
-  return emu.admin.requests().filter((r) => r.path.startsWith('/api/v1/'));
-}
 
 async function requestError(promise: Promise<unknown>): Promise<ValidationError> {
   const error = await promise.catch((e: unknown) => e);

@@ -1,31 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { ListingClientOptions } from '../../../src/api/client.js';
 import { CredentialError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../../src/api/errors.js';
-import type { Scope } from '../../../src/contract/limits.js';
 import { SCOPES } from '../../../src/contract/limits.js';
 import { ValidationError } from '../../../src/errors.js';
-import { clientFor, createFakeClock } from '../../helpers/client.js';
-import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { collect, setupClientTest, v1Requests } from '../../helpers/client.js';
+import { setupBot } from '../../helpers/emulator.js';
 
 /** An emulator whose clock is the client's fake clock, a bot fixture, and a client maker. */
-async function setup(scopes?: Scope[]) {
-  const clock = createFakeClock();
-  const emu = await startTestEmulator({ now: () => clock.now() });
-  const fx = setupBot(emu, scopes ? { scopes } : {});
-  const client = (options: ListingClientOptions) => clientFor(emu, { clock, ...options });
-  return { clock, emu, fx, client };
-}
+const setup = setupClientTest;
 
 /** v1 requests the emulator saw (admin calls are not HTTP, so not logged). */
-function v1Requests(emu: TestEmulator) {
-  return emu.admin.requests().filter((r) => r.path.startsWith('/api/v1/'));
-}
 
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of iterable) items.push(item);
-  return items;
-}
 
 const DETAIL_KEYS = ['headline', 'id', 'name', 'platform', 'review_count', 'review_score', 'tags', 'type', 'votes', 'votes_total'];
 

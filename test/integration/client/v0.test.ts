@@ -227,4 +227,14 @@ describe('client.v0 credentials and limits', () => {
     expect(log).toHaveLength(61);
     expect(log.filter((r) => r.status !== 200)).toEqual([]);
   });
+
+  it('does not spend the bot bucket on profile lookups (the contract limits only bot endpoints)', async () => {
+    const clock = createFakeClock();
+    const emu = await startTestEmulator({ now: () => clock.now() });
+    const fx = setupBot(emu);
+    const client = clientFor(emu, { projectToken: fx.projectToken, clock });
+    for (let i = 0; i < 70; i += 1) await client.v0.user(fx.ownerPlatformId);
+    for (let i = 0; i < 60; i += 1) await client.v0.getStats();
+    expect(clock.sleeps).toEqual([]);
+  });
 });

@@ -1,30 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ListingClientOptions } from '../../../src/api/client.js';
 import { BadRequestError, CredentialError, ForbiddenError, UnauthorizedError } from '../../../src/api/errors.js';
 import type { VotesPage } from '../../../src/api/schemas/votes.js';
-import type { Scope } from '../../../src/contract/limits.js';
 import { ValidationError } from '../../../src/errors.js';
-import { clientFor, createFakeClock } from '../../helpers/client.js';
-import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { collect, setupClientTest, v1Requests } from '../../helpers/client.js';
+import { setupBot } from '../../helpers/emulator.js';
 
-async function setup(scopes?: Scope[]) {
-  // The fake clock starts on a Wednesday, so every vote weighs 1.
-  const clock = createFakeClock();
-  const emu = await startTestEmulator({ now: () => clock.now() });
-  const fx = setupBot(emu, scopes ? { scopes } : {});
-  const client = (options: ListingClientOptions) => clientFor(emu, { clock, ...options });
-  return { clock, emu, fx, client };
-}
+const setup = setupClientTest;
 
-function v1Requests(emu: TestEmulator) {
-  return emu.admin.requests().filter((r) => r.path.startsWith('/api/v1/'));
-}
 
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of iterable) items.push(item);
-  return items;
-}
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;

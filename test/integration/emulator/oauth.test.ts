@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCodeVerifier, s256Challenge } from '../../../src/contract/pkce.js';
-import { formatBasicAuth } from '../../../src/emulator/oauth-client.js';
+import { formatBasicAuth } from '../../../src/contract/basic-auth.js';
 import { startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import type { TestResponse } from '../../helpers/http.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../src/contract/limits.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
 import { verifySignature } from '../../helpers/verify-signature.js';
-import { startReceiver, type ReceivedRequest } from '../../helpers/receiver.js';
+import { startReceiver } from '../../helpers/receiver.js';
 
 const SETTINGS = { allowHttpLoopback: true, deliveryRetryDelaysMs: [20, 40, 80], deliveryTimeoutMs: 300 };
 

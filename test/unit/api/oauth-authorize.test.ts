@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/errors.js';
 import { SCOPES } from '../../../src/contract/limits.js';
-import { parseBasicAuth } from '../../../src/emulator/oauth-client.js';
+import { parseBasicAuth } from '../../../src/contract/basic-auth.js';
 import {
-  basicAuthHeader,
+  formatBasicAuth,
   createOAuthClient,
   createPkce,
   OAuthCallbackError,
@@ -167,11 +167,11 @@ describe('parseCallback', () => {
   });
 });
 
-describe('basicAuthHeader', () => {
+describe('formatBasicAuth', () => {
   it('matches RFC 6749 2.3.1 and urlencodes each part first', () => {
     // The example credentials of RFC 6749 section 2.3.1 / 4.1.3.
-    expect(basicAuthHeader('s6BhdRkqt3', '7Fjfp0ZBr1KtDRbnfVdmIw')).toBe('Basic czZCaGRSa3F0Mzo3RmpmcDBaQnIxS3REUmJuZlZkbUl3');
-    const header = basicAuthHeader('id:with space', 'se:cr/et+%');
+    expect(formatBasicAuth('s6BhdRkqt3', '7Fjfp0ZBr1KtDRbnfVdmIw')).toBe('Basic czZCaGRSa3F0Mzo3RmpmcDBaQnIxS3REUmJuZlZkbUl3');
+    const header = formatBasicAuth('id:with space', 'se:cr/et+%');
     expect(Buffer.from(header.slice(6), 'base64').toString()).toBe('id%3Awith+space:se%3Acr%2Fet%2B%25');
     expect(parseBasicAuth(header)).toEqual({ clientId: 'id:with space', clientSecret: 'se:cr/et+%' });
   });

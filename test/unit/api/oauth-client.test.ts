@@ -2,7 +2,7 @@ import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/errors.js';
 import { BadRequestError, ServerError, UnauthorizedError } from '../../../src/api/errors.js';
-import { basicAuthHeader, createOAuthClient, type ClientAuthMethod } from '../../../src/api/oauth/index.js';
+import { formatBasicAuth, createOAuthClient, type ClientAuthMethod } from '../../../src/api/oauth/index.js';
 import { createFakeClock } from '../../helpers/client.js';
 
 const ORIGIN = 'https://svc.example';
@@ -91,7 +91,7 @@ describe('createOAuthClient token calls', () => {
     const tokens = await oauth.exchangeCode({ code: CODE, codeVerifier: VERIFIER });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.path).toBe('/api/v1/oauth2/token');
-    expect(seen[0]!.headers.authorization).toBe(basicAuthHeader('client-1', CLIENT_SECRET));
+    expect(seen[0]!.headers.authorization).toBe(formatBasicAuth('client-1', CLIENT_SECRET));
     expect(seen[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(seen[0]!.form).toEqual({
       grant_type: 'authorization_code',

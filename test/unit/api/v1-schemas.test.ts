@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refuseRequest, requireValid } from '../../../src/api/schemas/common.js';
+import { refuseRequest, requireValid } from '../../../src/api/context.js';
 import { announcementSchema, projectListPageSchema, projectSchema } from '../../../src/api/schemas/projects.js';
 import { votesPageSchema, voteStatusSchema } from '../../../src/api/schemas/votes.js';
 import { ValidationError } from '../../../src/errors.js';

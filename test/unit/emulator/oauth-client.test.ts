@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatBasicAuth, parseBasicAuth, secretsEqual } from '../../../src/emulator/oauth-client.js';
+import { formatBasicAuth, parseBasicAuth } from '../../../src/contract/basic-auth.js';
+import { secretsEqual } from '../../../src/emulator/oauth-client.js';
 
 describe('HTTP Basic client credentials (RFC 6749 2.3.1)', () => {
   it('formats the RFC 6749 example', () => {
