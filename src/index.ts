@@ -2,6 +2,13 @@
  * listing-agent's public surface. Every export is named here; nothing else is public.
  */
 
+// The listing-service client (v1, v0, OAuth 2.1).
+export * from './api/index.js';
+
+// The error family's root.
+export { ListingAgentError, ValidationError } from './errors.js';
+export type { FieldIssue } from './errors.js';
+
 // The local emulator of the listing service.
 export { startEmulator, DEFAULT_SETTINGS, DEFAULT_SEED, seedSchema } from './emulator/index.js';
 export type {
