@@ -1,3 +1,4 @@
+import { MockAgent } from 'undici';
 import { afterEach } from 'vitest';
 import { createListingClient, type ListingClient, type ListingClientOptions } from '../../src/api/client.js';
 import type { TransportClock } from '../../src/api/transport.js';
@@ -69,4 +70,27 @@ export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const items: T[] = [];
   for await (const item of iterable) items.push(item);
   return items;
+}
+
+/** The emulator's log of requests to `method path` (path below `/api/v1`). */
+export function loggedV1(emu: RunningEmulator, method: string, path: string) {
+  return emu.admin.requests().filter((r) => r.method === method && r.path === `/api/v1${path}`);
+}
+
+const agents: MockAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
+});
+
+/**
+ * A dispatcher that answers the first `method path` (below `/api/v1`) with 502 without reaching
+ * the emulator and passes everything else through: with the call then carried out out of band,
+ * this is an answer lost after the service acted.
+ */
+export function losingFirstAnswer(emu: RunningEmulator, method: string, path: string): MockAgent {
+  const agent = new MockAgent();
+  agent.enableNetConnect(new URL(emu.urls.origin).host);
+  agent.get(emu.urls.origin).intercept({ method, path: `/api/v1${path}` }).reply(502, 'bad gateway').times(1);
+  agents.push(agent);
+  return agent;
 }

@@ -1,8 +1,7 @@
-import { MockAgent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../src/contract/limits.js';
 import { ConflictError, CredentialError, ForbiddenError, NotFoundError } from '../../../src/api/errors.js';
-import { clientFor } from '../../helpers/client.js';
+import { clientFor, loggedV1, losingFirstAnswer } from '../../helpers/client.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
 import { startReceiver, type ReceivedRequest, type ReceiverAnswer, type TestReceiver } from '../../helpers/receiver.js';
 import { verifySignature } from '../../helpers/verify-signature.js';
@@ -36,22 +35,8 @@ async function setup(handshake?: (request: ReceivedRequest) => ReceiverAnswer): 
   return { emu, fx, endpoint, integrationId: integration.id, path: `/projects/${fx.projectId}/integrations/${integration.id}` };
 }
 
-const logged = (emu: TestEmulator, method: string, path: string) =>
-  emu.admin.requests().filter((r) => r.method === method && r.path === `/api/v1${path}`);
+const logged = loggedV1;
 
-const agents: MockAgent[] = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.close()));
-});
-
-/** Answers the first `method path` with 502 without reaching the emulator; passes the rest through. */
-function losingFirstAnswer(emu: TestEmulator, method: string, path: string): MockAgent {
-  const agent = new MockAgent();
-  agent.enableNetConnect(new URL(emu.urls.origin).host);
-  agent.get(emu.urls.origin).intercept({ method, path: `/api/v1${path}` }).reply(502, 'bad gateway').times(1);
-  agents.push(agent);
-  return agent;
-}
 
 describe('client.integrations', () => {
   it('lists, connects through the handshake, and disconnects with a signed integration.delete', async () => {

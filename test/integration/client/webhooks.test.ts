@@ -1,9 +1,8 @@
-import { MockAgent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../src/contract/limits.js';
 import { ConflictError, CredentialError, ForbiddenError, NotFoundError, ServerError, UnprocessableEntityError } from '../../../src/api/errors.js';
 import { ValidationError } from '../../../src/errors.js';
-import { clientFor } from '../../helpers/client.js';
+import { clientFor, loggedV1, losingFirstAnswer } from '../../helpers/client.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { verifySignature } from '../../helpers/verify-signature.js';
@@ -22,27 +21,8 @@ function secondApp(emu: TestEmulator, fx: BotFixture): string {
     .access_token;
 }
 
-/** The emulator's log of requests to `path` (below `/api/v1`). */
-const logged = (emu: TestEmulator, method: string, path: string) =>
-  emu.admin.requests().filter((r) => r.method === method && r.path === `/api/v1${path}`);
+const logged = loggedV1;
 
-const agents: MockAgent[] = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.close()));
-});
-
-/**
- * A dispatcher that answers the first `method path` with 502 without reaching the emulator, and
- * passes everything else through: with the request already carried out out of band, this is an
- * answer lost after the service acted.
- */
-function losingFirstAnswer(emu: TestEmulator, method: string, path: string): MockAgent {
-  const agent = new MockAgent();
-  agent.enableNetConnect(new URL(emu.urls.origin).host);
-  agent.get(emu.urls.origin).intercept({ method, path: `/api/v1${path}` }).reply(502, 'bad gateway').times(1);
-  agents.push(agent);
-  return agent;
-}
 
 describe('client.webhooks', () => {
   it('creates, lists, rotates and deletes; the secret only comes with create and rotate', async () => {
