@@ -1,0 +1,240 @@
+import { EventEmitter } from 'node:events';
+import { Registry } from 'prom-client';
+import { createListingClient, type ListingClient } from '../api/client.js';
+import { ApiError } from '../api/errors.js';
+import type { TransportOptions } from '../api/transport.js';
+import { ValidationError } from '../errors.js';
+import { zodIssues } from '../api/context.js';
+import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from '../config/schema.js';
+import { createHealthServer, type HealthServer } from '../health/server.js';
+import { createAgentMetrics, type AgentMetrics } from '../health/metrics.js';
+import { createFileStore } from '../store/file.js';
+import type { StateStore } from '../store/types.js';
+import type { Capability, CapabilityContext } from './capability.js';
+import type { AgentEvents } from './events.js';
+import { silentLogger, type AgentLogger } from './logger.js';
+import { createReadiness, type Readiness } from './readiness.js';
+import { CLIENT_VERSION } from '../api/version.js';
+
+/** Options of {@link createListingAgent}. */
+export interface ListingAgentOptions {
+  /** The configuration, as written (validated here; defaults filled in). */
+  config: ListingAgentConfigInput;
+  /** A pino-compatible logger. Default: silent. */
+  logger?: AgentLogger;
+  /** The state store. Default: the file store in `config.state.directory`. */
+  store?: StateStore;
+  /** The service client. Default: one made from `config.service`. */
+  client?: ListingClient;
+  /** Transport options for the default client (dispatcher, retry, clock). */
+  transport?: TransportOptions;
+  /** The Prometheus registry `/metrics` serves. Default: a new one for this agent. */
+  registry?: Registry;
+  /** The capabilities to run. Default: those the config enables (none yet in this release). */
+  capabilities?: Capability[];
+  /** Current time in epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** Waits before retrying the service check after a failure. Default 5 s, doubling to 5 min. */
+  reconnectDelaysMs?: readonly number[];
+}
+
+/** Where a stopped or failing agent stands. */
+export type AgentPhase = 'idle' | 'starting' | 'connecting' | 'running' | 'stopping' | 'stopped';
+
+const STATE_KEY = 'agent:lastRun';
+const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
+
+/** Validates a configuration as the agent would, or throws `ValidationError` listing every problem. */
+export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
+  const result = configSchema.safeParse(input);
+  if (!result.success) throw new ValidationError('config', 'the configuration', zodIssues(result.error));
+  return result.data;
+}
+
+/**
+ * The listing agent: the same object whether embedded in a bot's code or run by
+ * `listing-agent run`. It never touches `process`, registers no signal handler, and never throws
+ * from a timer: failures are logged, emitted as `error`, and retried.
+ */
+export class ListingAgent extends EventEmitter<AgentEvents> {
+  readonly config: ListingAgentConfig;
+  readonly readiness: Readiness;
+  readonly registry: Registry;
+  readonly metrics: AgentMetrics;
+  readonly store: StateStore;
+  readonly client: ListingClient;
+  private readonly logger: AgentLogger;
+  private readonly now: () => number;
+  private readonly capabilities: Capability[];
+  private readonly reconnectDelaysMs: readonly number[];
+  private readonly ownsClient: boolean;
+  private health: HealthServer | undefined;
+  private healthUrl: string | undefined;
+  private phaseValue: AgentPhase = 'idle';
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly aborter = new AbortController();
+  private started: Capability[] = [];
+  private stopping: Promise<void> | undefined;
+
+  constructor(options: ListingAgentOptions) {
+    super();
+    this.config = parseConfig(options.config);
+    this.logger = options.logger ?? silentLogger;
+    this.now = options.now ?? Date.now;
+    this.readiness = createReadiness(this.now);
+    this.registry = options.registry ?? new Registry();
+    this.metrics = createAgentMetrics(this.registry);
+    this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
+    this.ownsClient = options.client === undefined;
+    this.client =
+      options.client ??
+      createListingClient({
+        projectToken: this.config.service.token,
+        v1BaseUrl: this.config.service.v1,
+        v0BaseUrl: this.config.service.v0,
+        ...options.transport,
+      });
+    this.capabilities = options.capabilities ?? [];
+    this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
+  }
+
+  /** Where the agent stands. */
+  get phase(): AgentPhase {
+    return this.phaseValue;
+  }
+
+  /** The health server's base URL once listening (`http://127.0.0.1:9464`). */
+  get healthServerUrl(): string | undefined {
+    return this.healthUrl;
+  }
+
+  /**
+   * Opens the state store, starts the health server, and tries the service once. Resolves when
+   * that first try is over, reached or not: a service that cannot be reached is retried in the
+   * background (`/readyz` says why). Rejects only when the agent cannot run at all (the store
+   * cannot be opened, the health port is taken), with an error that says what to fix.
+   */
+  async start(): Promise<void> {
+    if (this.phaseValue !== 'idle') throw new Error(`start() was already called (the agent is ${this.phaseValue})`);
+    this.phaseValue = 'starting';
+    this.mark('store', false, 'opening');
+    this.mark('service', false, 'not reached yet');
+    try {
+      await this.store.open();
+      this.mark('store', true, this.store.describe());
+      if (this.config.health.enabled) {
+        this.health = createHealthServer({
+          listen: this.config.health.listen,
+          readiness: this.readiness,
+          registry: this.registry,
+          logger: this.logger.child({ component: 'health' }),
+        });
+        this.healthUrl = await this.health.start();
+        this.logger.info({ url: this.healthUrl }, 'health server listening');
+      }
+      await this.store.set(STATE_KEY, { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() }, { durable: true });
+    } catch (error) {
+      this.phaseValue = 'stopped';
+      await this.health?.stop().catch(() => undefined);
+      await this.store.close().catch(() => undefined);
+      throw error;
+    }
+    this.phaseValue = 'connecting';
+    await this.connect(0);
+  }
+
+  /** Tries the service; on success starts the capabilities, else schedules another try. */
+  private async connect(attempt: number): Promise<void> {
+    if (this.phaseValue !== 'connecting') return;
+    try {
+      const project = await this.client.projects.get(undefined, { signal: this.aborter.signal });
+      this.mark('service', true, `project ${project.name} (${project.id})`);
+      await this.startCapabilities();
+      this.phaseValue = 'running';
+      this.logger.info({ project: project.name, projectId: project.id }, 'agent ready');
+      this.emit('ready', { projectId: project.id, projectName: project.name });
+    } catch (error) {
+      if (this.aborter.signal.aborted) return;
+      const delay = this.reconnectDelaysMs[Math.min(attempt, this.reconnectDelaysMs.length - 1)] ?? 60_000;
+      const detail = error instanceof Error ? error.message : String(error);
+      this.mark('service', false, detail);
+      const fatal = error instanceof ApiError && (error.status === 400 || error.status === 401 || error.status === 403);
+      this.logger[fatal ? 'error' : 'warn']({ err: detail, retryInMs: delay }, fatal ? 'the service refused the project token' : 'service not reachable');
+      this.reportError(error);
+      this.reconnectTimer = setTimeout(() => void this.connect(attempt + 1), delay);
+      this.reconnectTimer.unref();
+    }
+  }
+
+  private async startCapabilities(): Promise<void> {
+    const context: CapabilityContext = {
+      config: this.config,
+      client: this.client,
+      store: this.store,
+      logger: this.logger,
+      metrics: this.metrics,
+      readiness: this.readiness,
+      now: this.now,
+      reportError: (error) => this.reportError(error),
+    };
+    for (const capability of this.capabilities) {
+      this.mark(capability.name, false, 'starting');
+      await capability.start({ ...context, logger: this.logger.child({ capability: capability.name }) });
+      this.started.push(capability);
+    }
+  }
+
+  /**
+   * Stops gracefully: capabilities finish or checkpoint their work (until `deadlineMs`, default
+   * 10 s), the state is flushed, servers close. Safe to call more than once.
+   */
+  stop(options: { deadlineMs?: number } = {}): Promise<void> {
+    this.stopping ??= this.doStop(options.deadlineMs ?? 10_000);
+    return this.stopping;
+  }
+
+  private async doStop(deadlineMs: number): Promise<void> {
+    const deadline = this.now() + deadlineMs;
+    this.phaseValue = 'stopping';
+    this.aborter.abort(new Error('the agent is stopping'));
+    clearTimeout(this.reconnectTimer);
+    for (const capability of this.started.reverse()) {
+      await capability.stop(deadline).catch((error: unknown) => this.reportError(error));
+      this.readiness.remove(capability.name);
+    }
+    try {
+      const last = (await this.store.get<Record<string, unknown>>(STATE_KEY)) ?? {};
+      await this.store.set(STATE_KEY, { ...last, stoppedAt: new Date(this.now()).toISOString() });
+      await this.store.close();
+    } catch (error) {
+      this.reportError(error);
+    }
+    await this.health?.stop().catch((error: unknown) => this.reportError(error));
+    if (this.ownsClient) await this.client.close().catch(() => undefined);
+    this.phaseValue = 'stopped';
+    this.logger.info('agent stopped');
+    this.emit('stopped');
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  private mark(component: string, ready: boolean, detail: string): void {
+    if (this.readiness.set(component, ready, detail)) {
+      this.emit('readiness', component, this.readiness.snapshot().components[component]!);
+    }
+  }
+
+  /** Emits `error` when someone listens (an EventEmitter would throw otherwise); always logs at debug. */
+  private reportError(error: unknown): void {
+    const err = error instanceof Error ? error : new Error(String(error));
+    this.logger.debug({ err: err.message }, 'agent error');
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+}
+
+/** Creates the agent (not started). Throws `ValidationError` (subject `config`) for a bad config. */
+export function createListingAgent(options: ListingAgentOptions): ListingAgent {
+  return new ListingAgent(options);
+}

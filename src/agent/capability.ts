@@ -1,0 +1,32 @@
+import type { ListingClient } from '../api/client.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import type { AgentMetrics } from '../health/metrics.js';
+import type { StateStore } from '../store/types.js';
+import type { AgentLogger } from './logger.js';
+import type { Readiness } from './readiness.js';
+
+/** What a capability gets from the agent when it starts. */
+export interface CapabilityContext {
+  config: ListingAgentConfig;
+  client: ListingClient;
+  store: StateStore;
+  logger: AgentLogger;
+  metrics: AgentMetrics;
+  readiness: Readiness;
+  /** Current time in epoch ms (injected in tests). */
+  now(): number;
+  /** Reports an error without stopping the agent (logged, and emitted as `error`). */
+  reportError(error: unknown): void;
+}
+
+/**
+ * One thing the agent does (stats, commands, votes, webhooks): started after the agent reached
+ * the service, stopped before the store is flushed.
+ */
+export interface Capability {
+  /** Short name: the readiness component and the log binding. */
+  readonly name: string;
+  start(context: CapabilityContext): Promise<void>;
+  /** Finishes or checkpoints in-flight work; must resolve before `deadline` (epoch ms). */
+  stop(deadline: number): Promise<void>;
+}

@@ -1,0 +1,16 @@
+import type { ComponentState } from './readiness.js';
+
+/**
+ * The agent's events, as named tuples. Later capabilities add theirs here (`posted`, `vote`, ...).
+ * `error` never stops the agent; with no listener it is only logged.
+ */
+export interface AgentEvents {
+  /** The agent reached the service and started every enabled capability. */
+  ready: [info: { projectId: string; projectName: string }];
+  /** Something failed; the agent logs, retries or refuses, and keeps running. */
+  error: [error: Error];
+  /** A component became ready or not ready. */
+  readiness: [component: string, state: ComponentState];
+  /** `stop()` finished: state flushed, servers closed. */
+  stopped: [];
+}

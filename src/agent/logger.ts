@@ -1,0 +1,20 @@
+/**
+ * The logger the agent writes to: pino's method shape (`logger.info(obj, msg)` or
+ * `logger.info(msg)`), so a pino logger, a pino child, or anything shaped like one fits.
+ */
+export interface AgentLogger {
+  error(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  debug(obj: object | string, msg?: string): void;
+  child(bindings: Record<string, unknown>): AgentLogger;
+}
+
+/** A logger that drops everything (the embedded default). */
+export const silentLogger: AgentLogger = {
+  error() {},
+  warn() {},
+  info() {},
+  debug() {},
+  child: () => silentLogger,
+};

@@ -1,0 +1,38 @@
+/** One component's state, as `/readyz` reports it. */
+export interface ComponentState {
+  ready: boolean;
+  /** Why it is not ready (or a short note when it is). */
+  detail: string;
+  /** Epoch ms of the last change. */
+  since: number;
+}
+
+/** The readiness of every component (`service`, `store`, and one per enabled capability). */
+export interface Readiness {
+  /** Marks a component; returns true when its readiness changed. */
+  set(component: string, ready: boolean, detail: string): boolean;
+  /** Forgets a component (a capability that stopped on purpose). */
+  remove(component: string): void;
+  /** Ready when every component is. */
+  snapshot(): { ready: boolean; components: Record<string, ComponentState> };
+}
+
+/** Creates an empty readiness registry reading time from `now`. */
+export function createReadiness(now: () => number): Readiness {
+  const components = new Map<string, ComponentState>();
+  return {
+    set(component, ready, detail) {
+      const previous = components.get(component);
+      const changed = previous?.ready !== ready || previous.detail !== detail;
+      if (changed) components.set(component, { ready, detail, since: previous?.ready === ready ? previous.since : now() });
+      return changed;
+    },
+    remove(component) {
+      components.delete(component);
+    },
+    snapshot() {
+      const all = Object.fromEntries([...components].map(([name, state]) => [name, { ...state }]));
+      return { ready: components.size > 0 && [...components.values()].every((c) => c.ready), components: all };
+    },
+  };
+}

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
+import { parseDuration } from './duration.js';
+
+/**
+ * The agent's configuration: the one source of truth. `z.input` is what people write (with
+ * defaults), `z.output` what the code reads. `config.schema.json` is generated from it
+ * (`npm run config:schema`), and the README's tables list the same fields.
+ *
+ * Secrets are marked with `secret()` so that every printout masks them.
+ */
+
+/** Field paths whose values are secrets (masked in `config check`, redacted from logs). */
+export const SECRET_PATHS = new Set<string>();
+
+function secret(path: string) {
+  SECRET_PATHS.add(path);
+  return z.string().min(1).meta({ description: 'secret: masked in every printout', writeOnly: true });
+}
+
+/** A duration: `500ms`, `30s`, `5m`, `12h`, `1d`, `1h30m`. Read as milliseconds. */
+function duration(min: string, max: string) {
+  const minMs = parseDuration(min)!;
+  const maxMs = parseDuration(max)!;
+  return z
+    .string()
+    .regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, 'must be a duration such as 30s, 5m, 12h or 1h30m')
+    .transform((text) => parseDuration(text)!)
+    .refine((ms) => ms >= minMs && ms <= maxMs, `must be from ${min} to ${max}`)
+    .meta({ description: `a duration from ${min} to ${max} (units ms, s, m, h, d)` });
+}
+
+const absoluteUrl = (protocols: readonly string[] = ['http:', 'https:']) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be an absolute URL (${protocols.map((p) => p.slice(0, -1)).join(' or ')})`);
+
+/** `host:port`, `[v6]:port` or a bare port; read as `{host, port}`. */
+function listenAddress(defaultHost: string) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      const match = /^(?:(\[[^\]]+\]|[^:\s]+):)?(\d{1,5})$/.exec(text.trim());
+      const port = match ? Number(match[2]) : NaN;
+      if (!match || port > 65_535) {
+        ctx.addIssue({ code: 'custom', message: 'must be host:port (for example 127.0.0.1:9464) or a port' });
+        return z.NEVER;
+      }
+      return { host: (match[1] ?? defaultHost).replace(/^\[|\]$/g, ''), port };
+    })
+    .meta({ description: 'host:port, [v6]:port, or a port (host 127.0.0.1)' });
+}
+
+const serviceSchema = z
+  .strictObject({
+    v1: absoluteUrl().default('https://top.gg/api/v1').describe('v1 base URL.'),
+    v0: absoluteUrl().default('https://top.gg/api').describe('v0 base URL.'),
+    token: secret('service.token').refine((t) => t.split('.').length === 3, 'must be a project token (three parts separated by dots)').describe("The project token from the project's Integrations and API settings."),
+  })
+  .meta({ description: 'The listing service and the project token' });
+
+const discordSchema = z
+  .strictObject({
+    token: secret('discord.token').optional().describe('The bot token, for the Discord REST count and command sources.'),
+    applicationId: z.string().regex(SNOWFLAKE_PATTERN, 'must be a Snowflake (17 to 20 digits)').optional().describe("The bot's application ID; default: read from the project token."),
+  })
+  .prefault({})
+  .meta({ description: 'Discord credentials, for sources that read from Discord' });
+
+const statsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    interval: duration('1m', '1d').prefault('30m').describe('How often the counts are posted.'),
+  })
+  .prefault({})
+  .meta({ description: 'Stats posting (server and shard counts)' });
+
+const commandsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+  })
+  .prefault({})
+  .meta({ description: 'Slash command sync' });
+
+const hookSchema = z
+  .strictObject({
+    url: absoluteUrl().describe('Where the vote is POSTed as JSON.'),
+    authorization: secret('votes.hooks[].authorization').optional().describe('Sent as `Authorization` to the hook.'),
+    timeout: duration('100ms', '5m').prefault('10s').describe('Per-call timeout.'),
+  })
+  .meta({ description: 'A reward hook' });
+
+const votesSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
+    lookback: duration('0s', '365d').prefault('12h').describe("How far back the first poll starts (at most the contract's one year)."),
+    hooks: z.array(hookSchema).default([]),
+  })
+  .prefault({})
+  .meta({ description: 'Votes: cursor polling and reward hooks' });
+
+const webhooksSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9465'),
+    path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing'),
+    secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
+    legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
+  })
+  .prefault({})
+  .meta({ description: 'The signed webhook receiver' });
+
+const stateSchema = z
+  .strictObject({
+    directory: z.string().min(1).default('./state').describe("The file store's directory (created if missing)."),
+  })
+  .prefault({})
+  .meta({ description: 'Where the agent keeps its state' });
+
+const healthSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9464'),
+  })
+  .prefault({})
+  .meta({ description: 'The health and metrics server (/healthz, /readyz, /metrics)' });
+
+const logSchema = z
+  .strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    format: z.enum(['auto', 'json', 'pretty']).default('auto').describe('`json` lines, `pretty` lines, or `auto` (pretty on a terminal).'),
+  })
+  .prefault({})
+  .meta({ description: 'Logging' });
+
+/** The whole configuration. Unknown keys are refused, so a typo is an error, not a silent default. */
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    service: serviceSchema,
+    discord: discordSchema,
+    stats: statsSchema,
+    commands: commandsSchema,
+    votes: votesSchema,
+    webhooks: webhooksSchema,
+    state: stateSchema,
+    health: healthSchema,
+    log: logSchema,
+  })
+  .superRefine((config, ctx) => {
+    if (config.webhooks.enabled && config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhooks', 'secrets'],
+        message: 'the receiver is enabled but has no secret: add a webhook secret (whs_...) or legacyAuthorization',
+      });
+    }
+  });
+
+/** A configuration as written (JSON file, environment). */
+export type ListingAgentConfigInput = z.input<typeof configSchema>;
+/** A validated configuration with every default filled in. */
+export type ListingAgentConfig = z.output<typeof configSchema>;

@@ -1,0 +1,29 @@
+/** Options of a write. */
+export interface WriteOptions {
+  /**
+   * Resolve only once the change is on disk (or in Redis). Default false: the write is batched and
+   * reaches disk within the store's flush delay, and at `flush()`/`close()`.
+   */
+  durable?: boolean;
+}
+
+/**
+ * Where the agent keeps what must survive a restart: the votes cursor, pending and done vote keys,
+ * the command hash, the metrics buffer. Values are JSON. Keys are strings such as `votes:cursor`.
+ * The file store is the default; a Redis store shares the state between machines.
+ */
+export interface StateStore {
+  /** Loads the state (and creates its home); throws a `StoreError` saying what to fix. */
+  open(): Promise<void>;
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown, options?: WriteOptions): Promise<void>;
+  delete(key: string, options?: WriteOptions): Promise<void>;
+  /** Keys starting with `prefix`, in no particular order. */
+  keys(prefix: string): Promise<string[]>;
+  /** Writes every pending change. */
+  flush(): Promise<void>;
+  /** Flushes and releases the store. */
+  close(): Promise<void>;
+  /** What the store is, for logs and `/readyz` (`file /var/lib/listing-agent/state.json`). */
+  describe(): string;
+}
