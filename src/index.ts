@@ -2,6 +2,42 @@
  * listing-agent's public surface. Every export is named here; nothing else is public.
  */
 
+// The agent: embedded in a bot, or run by `listing-agent run`.
+export { createListingAgent, ListingAgent, parseConfig } from './agent/agent.js';
+export type { ListingAgentOptions, AgentPhase } from './agent/agent.js';
+export type { AgentEvents } from './agent/events.js';
+export type { AgentLogger } from './agent/logger.js';
+export type { Capability, CapabilityContext } from './agent/capability.js';
+export type { Readiness, ComponentState } from './agent/readiness.js';
+
+// Configuration: the schema, the loader, the environment variables.
+export { configSchema, SECRET_PATHS } from './config/schema.js';
+export type { ListingAgentConfig, ListingAgentConfigInput } from './config/schema.js';
+export { loadConfig, buildConfig } from './config/loader.js';
+export type { LoadConfigOptions, LoadedConfig, ConfigSources } from './config/loader.js';
+export { ConfigError } from './config/errors.js';
+export { maskConfig, secretValues } from './config/mask.js';
+export { configEnvironmentVariables } from './config/fields.js';
+export type { ConfigEnvironmentVariable } from './config/fields.js';
+export { buildConfigJsonSchema } from './config/json-schema.js';
+
+// State stores.
+export { createFileStore } from './store/file.js';
+export type { FileStore, FileStoreOptions } from './store/file.js';
+export { createMemoryStore } from './store/memory.js';
+export { StoreError } from './store/errors.js';
+export type { StateStore, WriteOptions } from './store/types.js';
+
+// Health, metrics and logs.
+export { createHealthServer } from './health/server.js';
+export type { HealthServer, HealthServerOptions } from './health/server.js';
+export { ListenError } from './health/listen-error.js';
+export type { ListenAddress, ListenProblem } from './health/listen-error.js';
+export { createAgentMetrics, collectProcessMetrics } from './health/metrics.js';
+export type { AgentMetrics } from './health/metrics.js';
+export { createLogger } from './log/logger.js';
+export type { LoggerOptions } from './log/logger.js';
+
 // The listing-service client (v1, v0, OAuth 2.1).
 export * from './api/index.js';
 

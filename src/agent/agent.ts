@@ -83,7 +83,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.now = options.now ?? Date.now;
     this.readiness = createReadiness(this.now);
     this.registry = options.registry ?? new Registry();
-    this.metrics = createAgentMetrics(this.registry);
+    this.metrics = createAgentMetrics(this.registry, this.readiness);
     this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
     this.ownsClient = options.client === undefined;
     this.client =
@@ -121,6 +121,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.mark('service', false, 'not reached yet');
     try {
       await this.store.open();
+      // A corrupt file set aside, a stale lock taken over: the store goes on, a person should know.
+      for (const warning of this.store.warnings?.() ?? []) this.logger.warn({ store: this.store.describe() }, warning);
       this.mark('store', true, this.store.describe());
       if (this.config.health.enabled) {
         this.health = createHealthServer({
@@ -158,7 +160,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       const delay = this.reconnectDelaysMs[Math.min(attempt, this.reconnectDelaysMs.length - 1)] ?? 60_000;
       const detail = error instanceof Error ? error.message : String(error);
       this.mark('service', false, detail);
-      const fatal = error instanceof ApiError && (error.status === 400 || error.status === 401 || error.status === 403);
+      // 404 on @me: the token's project no longer exists; retrying will not help either.
+      const fatal = error instanceof ApiError && [400, 401, 403, 404].includes(error.status);
       this.logger[fatal ? 'error' : 'warn']({ err: detail, retryInMs: delay }, fatal ? 'the service refused the project token' : 'service not reachable');
       this.reportError(error);
       this.reconnectTimer = setTimeout(() => void this.connect(attempt + 1), delay);

@@ -1,3 +1,5 @@
+import type { Writable } from 'node:stream';
+
 /** What a command may touch of the outside world; `main.ts` fills it from `process`. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -6,6 +8,14 @@ export interface CliIo {
   cwd: string;
   /** Resolves when the user asks the program to stop (SIGINT, SIGTERM). */
   stopRequested: Promise<string>;
+  /** Where log lines go (stdout). */
+  logStream: Writable;
+  /** Whether stdout is a terminal (pretty logs under `log.format: auto`). */
+  isTTY: boolean;
+  /** This process, as the state directory's lock records it. */
+  owner: { pid: number; host: string };
+  /** Whether a process of this host still runs (to take over a stale state lock). */
+  isProcessAlive(pid: number): boolean;
 }
 
 /** Exit codes (documented in the README). */

@@ -1,7 +1,13 @@
 #!/usr/bin/env node
+import { hostname } from 'node:os';
 import { runCli } from './run-cli.js';
 
 // The only module that touches `process`: argv, environment, signals and the exit code.
+
+// The agent handles its own failures; anything that still escapes is reported, never fatal.
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`listing-agent: unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}\n`);
+});
 const stopRequested = new Promise<string>((resolve) => {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -19,6 +25,18 @@ runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   stopRequested,
+  logStream: process.stdout,
+  isTTY: process.stdout.isTTY === true,
+  owner: { pid: process.pid, host: hostname() },
+  isProcessAlive(pid) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      // EPERM: it exists but belongs to someone else.
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  },
 }).then(
   (code) => {
     process.exitCode = code;

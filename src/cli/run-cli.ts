@@ -1,4 +1,7 @@
 import { createRequire } from 'node:module';
+import { CONFIG_HELP, runConfigCommand } from './commands/config-check.js';
+import { DEMO_HELP, runDemoCommand } from './commands/demo.js';
+import { RUN_HELP, runRunCommand } from './commands/run.js';
 import { EMULATOR_HELP, runEmulatorCommand } from './commands/emulator.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
@@ -12,7 +15,10 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  demo: { summary: 'run the agent against the embedded emulator and a simulated bot', help: DEMO_HELP, run: runDemoCommand },
+  run: { summary: 'run the agent as a daemon (sidecar, systemd service)', help: RUN_HELP, run: runRunCommand },
   emulator: { summary: 'start a local emulator of the listing service', help: EMULATOR_HELP, run: runEmulatorCommand },
+  config: { summary: 'check the configuration: every problem, or the effective config masked', help: CONFIG_HELP, run: runConfigCommand },
 };
 
 /** The top-level help. */

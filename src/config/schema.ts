@@ -73,7 +73,7 @@ const discordSchema = z
 
 const statsSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: z.boolean().default(false).describe('Post the server and shard counts on a schedule.'),
     interval: duration('1m', '1d').prefault('30m').describe('How often the counts are posted.'),
   })
   .prefault({})
@@ -81,7 +81,7 @@ const statsSchema = z
 
 const commandsSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: z.boolean().default(false).describe("Sync the bot's slash commands to the listing when they change."),
   })
   .prefault({})
   .meta({ description: 'Slash command sync' });
@@ -96,19 +96,19 @@ const hookSchema = z
 
 const votesSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: z.boolean().default(false).describe('Poll the votes cursor and run the reward hooks once per new vote.'),
     pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
     lookback: duration('0s', '365d').prefault('12h').describe("How far back the first poll starts (at most the contract's one year)."),
-    hooks: z.array(hookSchema).default([]),
+    hooks: z.array(hookSchema).default([]).describe('Reward hooks, each called once per new vote.'),
   })
   .prefault({})
   .meta({ description: 'Votes: cursor polling and reward hooks' });
 
 const webhooksSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
-    listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9465'),
-    path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing'),
+    enabled: z.boolean().default(false).describe('Receive signed vote deliveries.'),
+    listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9465').describe('Where the webhook receiver listens.'),
+    path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing').describe('The path the webhook receiver answers on.'),
     secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
     legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
   })
@@ -124,15 +124,15 @@ const stateSchema = z
 
 const healthSchema = z
   .strictObject({
-    enabled: z.boolean().default(true),
-    listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9464'),
+    enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics.'),
+    listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9464').describe('Where the health server listens.'),
   })
   .prefault({})
   .meta({ description: 'The health and metrics server (/healthz, /readyz, /metrics)' });
 
 const logSchema = z
   .strictObject({
-    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('The lowest level logged.'),
     format: z.enum(['auto', 'json', 'pretty']).default('auto').describe('`json` lines, `pretty` lines, or `auto` (pretty on a terminal).'),
   })
   .prefault({})
@@ -141,7 +141,7 @@ const logSchema = z
 /** The whole configuration. Unknown keys are refused, so a typo is an error, not a silent default. */
 export const configSchema = z
   .strictObject({
-    $schema: z.string().optional(),
+    $schema: z.string().optional().describe('The JSON Schema of this file, for editors (./config.schema.json).'),
     service: serviceSchema,
     discord: discordSchema,
     stats: statsSchema,

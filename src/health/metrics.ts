@@ -1,10 +1,146 @@
-import type { Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
+import type { Readiness } from '../agent/readiness.js';
+import { CLIENT_VERSION } from '../api/version.js';
+import { labeledCounter, labeledGauge, type LabeledCounter, type LabeledGauge } from './labeled.js';
 
-/** The agent's Prometheus metrics. */
-export function createAgentMetrics(registry: Registry) {
-  void registry;
-  return {};
+const POST_TARGETS = ['v1', 'v1_batch', 'v0'] as const;
+const POST_RESULTS = ['ok', 'error', 'skipped'] as const;
+const VOTE_ROADS = ['poll', 'webhook'] as const;
+const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
+const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'rejected', 'error'] as const;
+const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
+
+/** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
+export type PostsLabels = {
+  target: (typeof POST_TARGETS)[number];
+  result: (typeof POST_RESULTS)[number];
+};
+/** Labels of `listing_agent_votes_received_total`: the road a vote came by. */
+export type VotesReceivedLabels = {
+  road: (typeof VOTE_ROADS)[number];
+};
+/** Labels of `listing_agent_hook_runs_total`. */
+export type HookRunsLabels = {
+  /** A short, stable hook name (its index or host): never its URL, which may carry a secret. */
+  hook: string;
+  result: (typeof HOOK_RESULTS)[number];
+};
+/** Labels of `listing_agent_webhook_deliveries_total`. */
+export type WebhookDeliveriesLabels = {
+  outcome: (typeof DELIVERY_OUTCOMES)[number];
+};
+/** Labels of `listing_agent_command_syncs_total`. */
+export type CommandSyncsLabels = {
+  result: (typeof SYNC_RESULTS)[number];
+};
+
+/** The agent's Prometheus metrics, all named `listing_agent_*`. */
+export interface AgentMetrics {
+  /** `listing_agent_posts_total{target, result}`: stats posts. */
+  posts: LabeledCounter<PostsLabels>;
+  /** `listing_agent_votes_received_total{road}`: votes seen, before dedupe. */
+  votesReceived: LabeledCounter<VotesReceivedLabels>;
+  /** `listing_agent_hook_runs_total{hook, result}`: reward hook calls. */
+  hookRuns: LabeledCounter<HookRunsLabels>;
+  /** `listing_agent_webhook_deliveries_total{outcome}`: signed deliveries received. */
+  webhookDeliveries: LabeledCounter<WebhookDeliveriesLabels>;
+  /** `listing_agent_command_syncs_total{result}`: command sync runs. */
+  commandSyncs: LabeledCounter<CommandSyncsLabels>;
+  /** `listing_agent_last_success_timestamp_seconds{capability}`: set by {@link AgentMetrics.markSuccess}. */
+  lastSuccess: LabeledGauge<{ capability: string }>;
+  /** Records that `capability` last succeeded at `nowMs` (epoch ms). */
+  markSuccess(capability: string, nowMs: number): void;
+  /**
+   * Sets `listing_agent_ready`. Only for metrics made without a readiness: with one, the gauge is
+   * read from it at every scrape and this value is overwritten.
+   */
+  setReady(ready: boolean): void;
 }
 
-/** The metrics made by {@link createAgentMetrics}. */
-export type AgentMetrics = ReturnType<typeof createAgentMetrics>;
+/**
+ * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
+ * several agents can live in one process.
+ *
+ * @param registry Where the metrics are registered. Creating them twice on one registry throws.
+ * @param readiness When given, `listing_agent_ready` (1/0) and
+ *   `listing_agent_component_ready{component}` are read from it at each scrape. Default: none
+ *   (`listing_agent_ready` then follows {@link AgentMetrics.setReady}, and stays 0 until called).
+ */
+export function createAgentMetrics(registry: Registry, readiness?: Readiness): AgentMetrics {
+  const ready = new Gauge({
+    name: 'listing_agent_ready',
+    help: '1 when the agent reached the service and every enabled capability is running, else 0 (see /readyz for why).',
+    registers: [registry],
+    collect() {
+      if (readiness) this.set(readiness.snapshot().ready ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'listing_agent_component_ready',
+    help: 'Readiness of each component (service, store, and each capability): 1 ready, 0 not.',
+    labelNames: ['component'],
+    registers: [registry],
+    collect() {
+      if (!readiness) return;
+      // Reset first: a component that was removed must not linger with its last value.
+      this.reset();
+      for (const [component, state] of Object.entries(readiness.snapshot().components)) this.set({ component }, state.ready ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'listing_agent_info',
+    help: 'Always 1; the version label says which listing-agent runs.',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: CLIENT_VERSION }, 1);
+
+  const lastSuccess = labeledGauge<{ capability: string }>(registry, {
+    name: 'listing_agent_last_success_timestamp_seconds',
+    help: 'Unix time of the last success of each capability (alert when it grows old).',
+    known: { capability: [] },
+  });
+
+  return {
+    posts: labeledCounter<PostsLabels>(registry, {
+      name: 'listing_agent_posts_total',
+      help: 'Stats posts by target endpoint (v1, v1_batch, v0) and result (ok, error, skipped).',
+      known: { target: POST_TARGETS, result: POST_RESULTS },
+    }),
+    votesReceived: labeledCounter<VotesReceivedLabels>(registry, {
+      name: 'listing_agent_votes_received_total',
+      help: 'Votes received by road (poll: the votes cursor; webhook: signed deliveries), before dedupe.',
+      known: { road: VOTE_ROADS },
+    }),
+    hookRuns: labeledCounter<HookRunsLabels>(registry, {
+      name: 'listing_agent_hook_runs_total',
+      help: 'Reward hook calls by hook and result (ok, error, dead_letter: given up after the last retry).',
+      known: { hook: [], result: HOOK_RESULTS },
+    }),
+    webhookDeliveries: labeledCounter<WebhookDeliveriesLabels>(registry, {
+      name: 'listing_agent_webhook_deliveries_total',
+      help: 'Webhook deliveries by outcome (accepted, duplicate, rejected: bad signature or body, error).',
+      known: { outcome: DELIVERY_OUTCOMES },
+    }),
+    commandSyncs: labeledCounter<CommandSyncsLabels>(registry, {
+      name: 'listing_agent_command_syncs_total',
+      help: 'Command sync runs by result (synced, unchanged: skipped because the hash matched, error).',
+      known: { result: SYNC_RESULTS },
+    }),
+    lastSuccess,
+    markSuccess: (capability, nowMs) => lastSuccess.set({ capability }, nowMs / 1000),
+    setReady: (value) => ready.set(value ? 1 : 0),
+  };
+}
+
+const collecting = new WeakSet<Registry>();
+
+/**
+ * Adds prom-client's process metrics (`process_*`, `nodejs_*`: CPU, memory, event loop lag, GC)
+ * to `registry`. The daemon does; embedded agents do not by default, since the bot may export its
+ * own. Calling it twice for one registry does nothing the second time.
+ */
+export function collectProcessMetrics(registry: Registry): void {
+  if (collecting.has(registry)) return;
+  collectDefaultMetrics({ register: registry });
+  collecting.add(registry);
+}

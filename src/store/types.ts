@@ -26,4 +26,10 @@ export interface StateStore {
   close(): Promise<void>;
   /** What the store is, for logs and `/readyz` (`file /var/lib/listing-agent/state.json`). */
   describe(): string;
+  /**
+   * What the last `open()` found wrong and fixed by itself (a corrupt state file set aside, a stale
+   * lock taken over), one sentence each, for the agent to log at `warn`. Optional: stores that never
+   * repair anything leave it out.
+   */
+  warnings?(): readonly string[];
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
@@ -7,17 +8,30 @@ import { runCli } from '../../src/cli/run-cli.js';
 export const CLI_PATH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /** Runs the CLI in-process; `stop` resolves the stop request (like Ctrl-C). */
-export async function runCliInProcess(argv: string[], options: { cwd?: string; stopAfter?: Promise<unknown> } = {}) {
+export async function runCliInProcess(
+  argv: string[],
+  options: { cwd?: string; stopAfter?: Promise<unknown>; env?: Record<string, string | undefined> } = {},
+) {
   let stdout = '';
   let stderr = '';
+  let logs = '';
   const code = await runCli(argv, {
     stdout: (text) => (stdout += text),
     stderr: (text) => (stderr += text),
-    env: {},
+    env: options.env ?? {},
     cwd: options.cwd ?? process.cwd(),
     stopRequested: (options.stopAfter ?? new Promise<never>(() => undefined)).then(() => 'SIGTERM'),
+    logStream: new Writable({
+      write(chunk, _encoding, done) {
+        logs += chunk.toString();
+        done();
+      },
+    }),
+    isTTY: false,
+    owner: { pid: process.pid, host: 'test-host' },
+    isProcessAlive: () => true,
   });
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, logs };
 }
 
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -32,12 +46,19 @@ export interface CliChild {
   stderr(): string;
   /** Resolves with the first stdout line. */
   firstLine(): Promise<string>;
+  /** Resolves with the first stdout line that contains `text` (rejects if the process exits first). */
+  lineContaining(text: string, timeoutMs?: number): Promise<string>;
   exit(): Promise<number | null>;
 }
 
 /** Spawns `node dist/cli/main.js ...args`. */
-export function spawnCli(args: string[]): CliChild {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { stdio: 'pipe' });
+export function spawnCli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): CliChild {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], {
+    stdio: 'pipe',
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    // A clean environment: nothing of the developer's LISTING_AGENT_* leaks into a test.
+    ...(options.env ? { env: { PATH: process.env.PATH ?? '', ...options.env } } : {}),
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -56,6 +77,23 @@ export function spawnCli(args: string[]): CliChild {
         };
         child.stdout.on('data', check);
         child.on('exit', () => reject(new Error(`exited before a line: ${err}`)));
+        check();
+      }),
+    lineContaining: (text, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no line with '${text}' within ${timeoutMs} ms; stdout: ${out}; stderr: ${err}`)), timeoutMs);
+        const check = () => {
+          const line = out.split('\n').find((l) => l.includes(text));
+          if (line !== undefined) {
+            clearTimeout(timer);
+            resolve(line);
+          }
+        };
+        child.stdout.on('data', check);
+        child.on('exit', () => {
+          clearTimeout(timer);
+          reject(new Error(`exited before a line with '${text}'; stdout: ${out}; stderr: ${err}`));
+        });
         check();
       }),
     exit: () => exited,

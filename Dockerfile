@@ -1,0 +1,55 @@
+# listing-agent as a container (a sidecar next to a bot, or on its own).
+#
+#   docker build -t listing-agent .
+#   docker run -d --name listing-agent \
+#     -e LISTING_AGENT_SERVICE_TOKEN=... \
+#     -v listing-agent-state:/var/lib/listing-agent \
+#     -p 127.0.0.1:9464:9464 listing-agent
+#
+# Config: environment variables (LISTING_AGENT_<PATH>), or a mounted file:
+#   -v ./config.json:/etc/listing-agent/config.json:ro -e LISTING_AGENT_CONFIG=/etc/listing-agent/config.json
+
+# ---- build: all dependencies, compile TypeScript to dist/ ----
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# Dependencies first, so this layer is reused while only the sources change. `--ignore-scripts`
+# skips `prepare` (the build), which needs the sources copied below.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- runtime: production dependencies and dist/ only, as the non-root `node` user ----
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# `--ignore-scripts`: no `prepare` build here (TypeScript is a devDependency); dist/ comes from
+# the build stage. No production dependency needs an install script.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+
+# State lives in a volume owned by `node` (created before VOLUME so a new named volume inherits
+# the ownership). /etc/listing-agent is where a config file is mounted.
+RUN mkdir -p /var/lib/listing-agent /etc/listing-agent \
+ && chown node:node /var/lib/listing-agent \
+ && chmod 0700 /var/lib/listing-agent
+VOLUME /var/lib/listing-agent
+
+ENV LISTING_AGENT_STATE_DIRECTORY=/var/lib/listing-agent \
+    LISTING_AGENT_HEALTH_LISTEN=0.0.0.0:9464 \
+    LISTING_AGENT_LOG_FORMAT=json
+
+USER node
+EXPOSE 9464
+
+# /healthz answers 200 while the process is alive. Slim images have no curl: node's fetch does it.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+# node is PID 1 and handles SIGTERM itself: a graceful stop within 10 s (give it 15 s:
+# `docker stop -t 15`, compose's stop_grace_period).
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+CMD ["run"]

@@ -1,0 +1,101 @@
+import { Registry } from 'prom-client';
+import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
+import { ConfigError } from '../../config/errors.js';
+import { loadConfig } from '../../config/loader.js';
+import { secretValues } from '../../config/mask.js';
+import { ListingAgentError } from '../../errors.js';
+import { collectProcessMetrics } from '../../health/metrics.js';
+import { createLogger } from '../../log/logger.js';
+import { createFileStore } from '../../store/file.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+
+/** How long a graceful stop may take before `run` gives up and exits 1. */
+export const STOP_DEADLINE_MS = 10_000;
+
+export const RUN_HELP = `Usage: listing-agent run [options]
+
+Run the agent as a daemon (a sidecar container, a systemd service): read the configuration,
+start the health server and every enabled capability, and stop gracefully on SIGTERM or SIGINT.
+
+Options:
+  -c, --config FILE   the JSON config (default: LISTING_AGENT_CONFIG; without it, only
+                      LISTING_AGENT_* environment variables and .env)
+  -h, --help          show this help
+
+Exit codes: 0 clean stop, 1 runtime failure (port in use, unwritable state directory, stop
+deadline of ${STOP_DEADLINE_MS / 1000} s passed), 2 usage error, 78 invalid configuration.
+A second signal during the stop exits at once with 130.
+`;
+
+/** `listing-agent run`: the daemon. */
+export async function runRunCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs('run', argv, { config: { type: 'string', short: 'c' } });
+  if (values.help) {
+    io.stdout(RUN_HELP);
+    return EXIT.ok;
+  }
+  const file = values.config as string | undefined;
+  if (file === '') throw new UsageError('--config needs a file path', 'run');
+
+  let loaded;
+  try {
+    loaded = await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
+    io.stderr(`listing-agent run: refusing to start: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
+    io.stderr(`Check it with 'listing-agent config check'.\n`);
+    return EXIT.config;
+  }
+
+  const { config } = loaded;
+  const logger = createLogger({
+    level: config.log.level,
+    format: config.log.format,
+    destination: io.logStream,
+    isTTY: io.isTTY,
+    secrets: secretValues(config),
+  });
+  const registry = new Registry();
+  collectProcessMetrics(registry);
+
+  let agent: ListingAgent;
+  try {
+    agent = createListingAgent({
+      config: loaded.input as never,
+      logger,
+      registry,
+      store: createFileStore({ directory: config.state.directory, owner: io.owner, isProcessAlive: io.isProcessAlive }),
+    });
+  } catch (error) {
+    io.stderr(`listing-agent run: ${(error as Error).message}\n`);
+    return EXIT.config;
+  }
+  agent.on('error', (error) => logger.debug({ err: error.message }, 'agent reported an error'));
+  logger.info({ sources: loaded.sources }, 'starting listing-agent');
+  try {
+    await agent.start();
+  } catch (error) {
+    // The store or a port: one line that says what to fix, never a stack trace.
+    const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
+    logger.error({ err: message }, 'could not start');
+    io.stderr(`listing-agent run: ${message}\n`);
+    return EXIT.failure;
+  }
+
+  const signal = await io.stopRequested;
+  logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    deadlineTimer = setTimeout(() => resolve('timeout'), STOP_DEADLINE_MS);
+  });
+  const outcome = await Promise.race([agent.stop({ deadlineMs: STOP_DEADLINE_MS - 500 }).then(() => 'stopped' as const), timedOut]);
+  clearTimeout(deadlineTimer);
+  if (outcome === 'timeout') {
+    logger.error({ deadlineMs: STOP_DEADLINE_MS }, 'the agent did not stop within the deadline');
+    io.stderr(`listing-agent run: the agent did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting anyway\n`);
+    return EXIT.failure;
+  }
+  return EXIT.ok;
+}

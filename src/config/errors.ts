@@ -1,0 +1,35 @@
+import { ListingAgentError, type FieldIssue } from '../errors.js';
+
+/**
+ * What went wrong: the config file (missing, unreadable, not JSON), the `.env` file (unreadable,
+ * malformed), or the configuration itself (one or more field problems).
+ */
+export type ConfigErrorReason = 'file' | 'dotenv' | 'invalid';
+
+/**
+ * The configuration cannot be used. `summary` is one line for the CLI that names the problem and
+ * the fix; `problems` lists every problem with its path (`votes.hooks[1].url`), for
+ * `listing-agent config check`. No message quotes a secret's value.
+ */
+export class ConfigError extends ListingAgentError {
+  readonly problems: FieldIssue[];
+  /** One line: the problem and the fix. */
+  readonly summary: string;
+  readonly reason: ConfigErrorReason;
+
+  constructor(reason: ConfigErrorReason, summary: string, problems: FieldIssue[]) {
+    super('config', summary);
+    this.reason = reason;
+    this.summary = summary;
+    this.problems = problems;
+  }
+}
+
+/** The summary line of a configuration with field problems. */
+export function invalidConfigSummary(problems: readonly FieldIssue[]): string {
+  const lines = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
+  if (lines.length === 1) return `invalid configuration: ${lines[0]}`;
+  const shown = lines.slice(0, 3).join('; ');
+  const more = lines.length > 3 ? `; and ${lines.length - 3} more` : '';
+  return `invalid configuration, ${lines.length} problems: ${shown}${more} (listing-agent config check lists them all)`;
+}

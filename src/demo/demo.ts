@@ -1,0 +1,85 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createListingAgent, type ListingAgent } from '../agent/agent.js';
+import { startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { DEFAULT_SEED } from '../emulator/seed.js';
+import { createSimulatedBot, type SimulatedBot } from './simulated-bot.js';
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** Where the account goes, one line per call. */
+  print: (line: string) => void;
+  /** Resolves when the demo should end (Ctrl-C, or `--duration`). */
+  until: Promise<unknown>;
+  /** How often the simulated bot's counts drift. Default 5000 ms. */
+  driftEveryMs?: number;
+  /** Keep the state directory afterwards (it is printed). Default false. */
+  keepState?: boolean;
+  /** Port of the health server. Default 0 (any free port). */
+  healthPort?: number;
+}
+
+const format = (n: number) => n.toLocaleString('en-US');
+
+function describeBot(bot: SimulatedBot): string {
+  return `${format(bot.total())} servers (${bot.shards().map(format).join(' + ')})`;
+}
+
+/**
+ * The main job on an embedded default: the emulator in-process, a simulated bot whose server
+ * count drifts, and the agent against both with a state directory in a temporary folder. Prints
+ * a readable account until `until` resolves, then stops everything.
+ */
+export async function runDemo(options: DemoOptions): Promise<void> {
+  const { print } = options;
+  print('listing-agent demo: the emulator, a simulated bot and the agent, all on this machine; nothing reaches the real service.');
+
+  let emulator: RunningEmulator | undefined;
+  let agent: ListingAgent | undefined;
+  let drift: NodeJS.Timeout | undefined;
+  const stateDir = await mkdtemp(join(tmpdir(), 'listing-agent-demo-'));
+  try {
+    emulator = await startEmulator({ seed: DEFAULT_SEED });
+    const project = [...emulator.context.state.projects.values()][0]!;
+    const token = emulator.context.state.projectTokens.get(project.id)!;
+    print(`[emulator] listening at ${emulator.urls.origin} (v1 ${emulator.urls.v1}, admin ${emulator.urls.admin})`);
+
+    const bot = createSimulatedBot({ name: project.name });
+    print(`[bot]      "${bot.name}" runs ${bot.shards().length} shards: ${describeBot(bot)}`);
+
+    agent = createListingAgent({
+      config: {
+        service: { token, v1: emulator.urls.v1, v0: emulator.urls.v0 },
+        state: { directory: stateDir },
+        health: { listen: `127.0.0.1:${options.healthPort ?? 0}` },
+      },
+    });
+    agent.on('readiness', (component, state) => {
+      print(`[agent]    ${component}: ${state.ready ? 'ready' : 'not ready'} (${state.detail})`);
+    });
+    agent.on('ready', ({ projectName, projectId }) => {
+      print(`[agent]    reached the service as project "${projectName}" (${projectId})`);
+    });
+    print(`[agent]    state in ${stateDir}`);
+    await agent.start();
+    print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
+    print('[agent]    stats, commands, votes and webhooks are not in this release yet: the agent only keeps its connection and health.');
+
+    drift = setInterval(() => {
+      bot.drift();
+      print(`[bot]      now ${describeBot(bot)}`);
+    }, options.driftEveryMs ?? 5_000);
+    print('Ctrl-C stops the demo.');
+    await options.until;
+  } finally {
+    clearInterval(drift);
+    if (agent) {
+      await agent.stop();
+      print(`[agent]    stopped; state flushed to ${join(stateDir, 'state.json')}`);
+    }
+    await emulator?.close();
+    if (!options.keepState) await rm(stateDir, { recursive: true, force: true });
+    print('demo over.');
+  }
+}

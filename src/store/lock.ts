@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from './errors.js';
+import type { FileStoreFs } from './fs.js';
+
+/** Who holds a state directory. Only `src/cli` knows these; embedded agents usually pass none. */
+export interface LockOwner {
+  pid: number;
+  host: string;
+}
+
+/** The content of `state.lock`. */
+export interface LockRecord {
+  pid?: number;
+  host?: string;
+  startedAt?: string;
+}
+
+/** What {@link judgeLock} concludes about an existing lock. */
+export type LockVerdict =
+  | { kind: 'stale'; reason: string }
+  | { kind: 'live'; reason: string }
+  /** Nothing says whether the owner lives: watch whether its heartbeat moves. */
+  | { kind: 'unknown' };
+
+/** What {@link judgeLock} needs to know about this process. */
+export interface LockJudgeContext {
+  owner?: LockOwner;
+  isProcessAlive?: (pid: number) => boolean;
+  staleMs: number;
+}
+
+/**
+ * Decides whether an existing lock may be taken over (pure). A lock on this host whose pid is
+ * ours is left from an earlier life of this process (a container restarted as pid 1); one whose
+ * pid no longer runs is stale; otherwise only an untouched heartbeat (`ageMs` since the owner last
+ * refreshed the file) says the owner is gone.
+ */
+export function judgeLock(record: LockRecord | undefined, ageMs: number, context: LockJudgeContext): LockVerdict {
+  const { owner, isProcessAlive, staleMs } = context;
+  if (record !== undefined && owner !== undefined && record.host === owner.host && record.pid !== undefined) {
+    if (record.pid === owner.pid) {
+      return { kind: 'stale', reason: `it names this process (pid ${record.pid}), so it is left from an earlier run` };
+    }
+    if (isProcessAlive !== undefined) {
+      return isProcessAlive(record.pid)
+        ? { kind: 'live', reason: `pid ${record.pid} still runs on ${record.host}` }
+        : { kind: 'stale', reason: `pid ${record.pid} no longer runs on ${record.host}` };
+    }
+  }
+  if (ageMs > staleMs) return { kind: 'stale', reason: `it was not refreshed for ${Math.round(ageMs / 1000)} s` };
+  return { kind: 'unknown' };
+}
+
+/** `pid 1234 on host x since 2024-05-01T12:00:00.000Z`, with what is known. */
+export function describeLockOwner(record: LockRecord | undefined): string {
+  if (record === undefined) return 'an agent that left no readable lock';
+  const who = record.pid === undefined ? 'an agent (pid unknown)' : `pid ${record.pid}`;
+  const where = record.host === undefined ? '' : ` on host ${record.host}`;
+  const since = record.startedAt === undefined ? '' : ` since ${record.startedAt}`;
+  return `${who}${where}${since}`;
+}
+
+function parseRecord(text: string): LockRecord | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    const { pid, host, startedAt } = value as Record<string, unknown>;
+    return {
+      ...(typeof pid === 'number' ? { pid } : {}),
+      ...(typeof host === 'string' ? { host } : {}),
+      ...(typeof startedAt === 'string' ? { startedAt } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Options of {@link acquireStateLock}. */
+export interface StateLockOptions extends LockJudgeContext {
+  fs: FileStoreFs;
+  directory: string;
+  now: () => number;
+}
+
+/** A held `state.lock`: refreshed while held, removed by `release()`. */
+export interface StateLock {
+  readonly path: string;
+  /** Locks that were taken over, in words, for the agent to log. */
+  readonly warnings: string[];
+  release(): Promise<void>;
+}
+
+/** Directories locked by this process: a second store on one of them fails at once. */
+const heldHere = new Set<string>();
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/**
+ * Takes `<directory>/state.lock` (created with `wx`, holding `{ pid, host, startedAt }`), taking
+ * over a stale lock, or throws a `StoreError` naming the owner and the fix. While held, the file's
+ * mtime is refreshed every `staleMs / 3`: the heartbeat that lets an agent elsewhere (another host,
+ * a recreated container, an embedded agent that cannot check pids) tell a dead owner from a live one.
+ */
+export async function acquireStateLock(options: StateLockOptions): Promise<StateLock> {
+  const { fs, directory, now, staleMs } = options;
+  const path = join(directory, 'state.lock');
+  const key = resolve(directory);
+  const warnings: string[] = [];
+
+  const busy = (record: LockRecord | undefined, why: string) =>
+    new StoreError(
+      `the state directory ${directory} is already used by ${describeLockOwner(record)} (${why}); stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
+      path,
+    );
+
+  const inspect = async () => {
+    try {
+      const [text, stat] = await Promise.all([fs.readFile(path, 'utf8'), fs.stat(path)]);
+      return { record: parseRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined; // released meanwhile: try again
+      throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${directory}`, path, { cause: error });
+    }
+  };
+
+  const create = async (): Promise<number | undefined> => {
+    const record: LockRecord = { ...options.owner, startedAt: new Date(now()).toISOString() };
+    let handle;
+    try {
+      handle = await fs.open(path, 'wx', 0o600);
+    } catch (error) {
+      if (errnoCode(error) === 'EEXIST') return undefined;
+      throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+    }
+    try {
+      await handle.writeFile(`${JSON.stringify(record)}\n`);
+      await handle.close();
+      return (await fs.stat(path)).ino;
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await fs.unlink(path).catch(() => undefined);
+      throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+    }
+  };
+
+  const takeOver = async (seen: { record: LockRecord | undefined; ino: number }, reason: string) => {
+    // Rename, then check it was the lock we judged: two agents taking over at once must not both win.
+    const aside = `${path}.stale-${randomBytes(4).toString('hex')}`;
+    try {
+      await fs.rename(path, aside);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return;
+      throw new StoreError(`cannot take over ${path}: ${fsReason(error)}`, path, { cause: error });
+    }
+    const moved = await fs.stat(aside).catch(() => undefined);
+    if (moved !== undefined && moved.ino !== seen.ino) {
+      await fs.link(aside, path).catch(() => undefined);
+      await fs.unlink(aside).catch(() => undefined);
+      throw busy(undefined, 'another agent took the lock at the same moment');
+    }
+    await fs.unlink(aside).catch(() => undefined);
+    warnings.push(`took over ${path} from ${describeLockOwner(seen.record)}: ${reason}`);
+  };
+
+  const takeLock = async (): Promise<number> => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const ino = await create();
+      if (ino !== undefined) return ino;
+      const seen = await inspect();
+      if (seen === undefined) continue;
+      let verdict = judgeLock(seen.record, now() - seen.mtimeMs, options);
+      if (verdict.kind === 'unknown') {
+        // Wait until the owner's heartbeat is due; a live owner refreshes the file before then.
+        const waitMs = Math.min(staleMs, Math.max(0, staleMs - (now() - seen.mtimeMs))) + 25;
+        await sleep(waitMs);
+        const again = await inspect();
+        if (again === undefined) continue;
+        if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(again.record, 'its owner keeps the lock fresh');
+        verdict = { kind: 'stale', reason: `it was not refreshed for ${Math.round((now() - seen.mtimeMs) / 1000)} s` };
+      }
+      if (verdict.kind === 'live') throw busy(seen.record, verdict.reason);
+      await takeOver(seen, verdict.reason);
+    }
+    throw busy(undefined, 'the lock kept changing hands');
+  };
+
+  if (heldHere.has(key)) {
+    const seen = await inspect().catch(() => undefined);
+    throw busy(seen?.record, 'by this process');
+  }
+  // Reserved before the first await below, so that two opens racing in this process cannot both win.
+  heldHere.add(key);
+  let ino: number;
+  try {
+    ino = await takeLock();
+  } catch (error) {
+    heldHere.delete(key);
+    throw error;
+  }
+  const heartbeat = setInterval(() => {
+    const time = new Date(now());
+    fs.utimes(path, time, time).catch(() => undefined);
+  }, Math.max(10, Math.floor(staleMs / 3)));
+  heartbeat.unref();
+
+  let released = false;
+  return {
+    path,
+    warnings,
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(heartbeat);
+      heldHere.delete(key);
+      // Remove the lock only if it is still ours: an agent that judged us dead may hold it now.
+      const current = await fs.stat(path).catch(() => undefined);
+      if (current?.ino === ino) await fs.unlink(path).catch(() => undefined);
+    },
+  };
+}

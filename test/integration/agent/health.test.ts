@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { call } from '../../helpers/http.js';
+
+const agents: ListingAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.stop()));
+});
+
+/** An agent against the emulator with its health server on 127.0.0.1:0, stopped after the test. */
+function agentFor(emu: TestEmulator, token: string): ListingAgent {
+  const agent = createListingAgent({
+    config: { service: { token, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: '127.0.0.1:0' } },
+    store: createMemoryStore(),
+    // Retry far later than the test runs: the first try's outcome is what /readyz shows.
+    reconnectDelaysMs: [60_000],
+  });
+  agents.push(agent);
+  return agent;
+}
+
+describe('agent: health server', () => {
+  it('serves /readyz 200 with the service ready once the project is reached, and closes the port on stop()', async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const agent = agentFor(emu, fx.projectToken);
+    await agent.start();
+    const url = agent.healthServerUrl!;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const ready = await call(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(ready.body.ready).toBe(true);
+    expect(ready.body.components.service).toMatchObject({ ready: true, detail: expect.stringContaining(fx.projectId) });
+    expect(ready.body.components.store).toMatchObject({ ready: true });
+    expect((await call(`${url}/healthz`)).body).toEqual({ status: 'ok' });
+    const metrics = await call(`${url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('listing_agent_posts_total');
+
+    await agent.stop();
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it('serves /readyz 503 naming the service problem when the token is refused', async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    emu.admin.deleteProject(fx.projectId);
+    const agent = agentFor(emu, fx.projectToken);
+    agent.on('error', () => undefined);
+    await agent.start();
+    const url = agent.healthServerUrl!;
+
+    const res = await call(`${url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(res.body.ready).toBe(false);
+    expect(res.body.components.store.ready).toBe(true);
+    expect(res.body.components.service.ready).toBe(false);
+    expect(res.body.components.service.detail).toContain('failed with 404: the project of this token no longer exists');
+    // The token never shows, not even in the reason.
+    expect(res.text).not.toContain(fx.projectToken);
+    // Alive all the same: the orchestrator should wait, not restart it.
+    expect((await call(`${url}/healthz`)).status).toBe(200);
+
+    await agent.stop();
+    await expect(fetch(`${url}/readyz`)).rejects.toThrow();
+  });
+
+  it('refuses to start when the health port is taken, with the ListenError, and releases the store', async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const first = agentFor(emu, fx.projectToken);
+    await first.start();
+    const port = new URL(first.healthServerUrl!).port;
+    const second = createListingAgent({
+      config: { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: `127.0.0.1:${port}` } },
+      store: createMemoryStore(),
+    });
+    agents.push(second);
+    await expect(second.start()).rejects.toMatchObject({
+      code: 'listen',
+      message: `health server: 127.0.0.1:${port} is in use: set health.listen to a free port (LISTING_AGENT_HEALTH_LISTEN) or stop the other process`,
+    });
+    expect(second.phase).toBe('stopped');
+    expect((await call(`${first.healthServerUrl!}/readyz`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,56 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runDemo } from '../../../src/demo/demo.js';
+import { createSimulatedBot } from '../../../src/demo/simulated-bot.js';
+import { runCliInProcess } from '../../helpers/cli.js';
+
+describe('the simulated bot', () => {
+  it('drifts by small steps and never below zero', () => {
+    let i = 0;
+    const sequence = [0, 0.99, 0.5];
+    const bot = createSimulatedBot({ shardCount: 2, serversPerShard: 1, random: () => sequence[i++ % 3]! });
+    const before = bot.shards();
+    bot.drift();
+    const after = bot.shards();
+    after.forEach((count, shard) => {
+      expect(count).toBeGreaterThanOrEqual(0);
+      expect(Math.abs(count - before[shard]!)).toBeLessThanOrEqual(3);
+    });
+    expect(bot.total()).toBe(after.reduce((a, b) => a + b, 0));
+  });
+});
+
+describe('listing-agent demo', () => {
+  it('starts the emulator, a drifting bot and the agent, reports each, and cleans up', async () => {
+    const lines: string[] = [];
+    let release!: () => void;
+    const until = new Promise<void>((resolve) => (release = resolve));
+    const running = runDemo({
+      print: (line) => {
+        lines.push(line);
+        if (line.startsWith('[bot]      now')) release();
+      },
+      until,
+      driftEveryMs: 20,
+    });
+    await running;
+    const text = lines.join('\n');
+    expect(text).toMatch(/\[emulator\] listening at http:\/\/127\.0\.0\.1:\d+/);
+    expect(text).toMatch(/\[bot\] +"Demo Bot" runs 3 shards/);
+    expect(text).toContain('reached the service as project "Demo Bot"');
+    expect(text).toMatch(/health at http:\/\/127\.0\.0\.1:\d+\/healthz/);
+    expect(text).toMatch(/\[bot\] +now [\d,]+ servers/);
+    const stateLine = lines.find((line) => line.includes('state flushed to'))!;
+    expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
+    expect(lines.at(-1)).toBe('demo over.');
+  });
+
+  it('stops after --duration and refuses a bad one', async () => {
+    const res = await runCliInProcess(['demo', '--duration', '200ms']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('demo over.');
+    const bad = await runCliInProcess(['demo', '--duration', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--duration');
+  });
+});

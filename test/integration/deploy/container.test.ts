@@ -1,0 +1,134 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dockerStages, readRepoFile, REPO_ROOT, type DockerInstruction } from './deploy-files.js';
+
+/**
+ * The Dockerfile and deploy/compose.yaml, read as text. No Docker engine runs where these tests
+ * run (CI included), so nothing is built or started: these checks pin the directives the
+ * deployment relies on, and that the runtime stage needs no devDependency.
+ */
+
+const DOCKERFILE = readRepoFile('Dockerfile');
+const COMPOSE = readRepoFile('deploy/compose.yaml');
+const DOCKERIGNORE = readRepoFile('.dockerignore')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line !== '' && !line.startsWith('#'));
+const HEALTHCHECK_SCRIPT = "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
+
+const stages = dockerStages(DOCKERFILE);
+const runtime = stages.at(-1)!;
+const args = (stage: DockerInstruction[], keyword: string) => stage.filter((i) => i.keyword === keyword).map((i) => i.args);
+
+describe('Dockerfile', () => {
+  it('builds in one node:20-bookworm-slim stage and runs in another', () => {
+    expect(stages).toHaveLength(2);
+    expect(stages[0]![0]!.args).toBe('node:20-bookworm-slim AS build');
+    expect(runtime[0]!.args).toMatch(/^node:20-bookworm-slim( AS \w+)?$/);
+    const buildRuns = args(stages[0]!, 'RUN').join('\n');
+    expect(buildRuns).toMatch(/npm ci\b/);
+    expect(buildRuns).toContain('npm run build');
+  });
+
+  it('installs production dependencies only, without scripts, and takes dist/ from the build', () => {
+    const runs = args(runtime, 'RUN').join('\n');
+    expect(runs).toMatch(/npm ci\b[^\n]*--omit=dev/);
+    expect(runs).toMatch(/npm ci\b[^\n]*--ignore-scripts/);
+    expect(args(runtime, 'COPY')).toContain('--from=build /app/dist ./dist');
+    // dist/api/version.js reads ../../package.json at run time.
+    expect(args(runtime, 'COPY')).toContain('package.json package-lock.json ./');
+    expect(args(runtime, 'WORKDIR')).toEqual(['/app']);
+  });
+
+  it('runs as node, with the state volume, health on 0.0.0.0:9464, a HEALTHCHECK and SIGTERM', () => {
+    const keywords = runtime.map((i) => i.keyword);
+    expect(args(runtime, 'USER')).toEqual(['node']);
+    expect(keywords.indexOf('USER')).toBeLessThan(keywords.indexOf('ENTRYPOINT'));
+    expect(args(runtime, 'VOLUME')).toEqual(['/var/lib/listing-agent']);
+    const env = args(runtime, 'ENV').join(' ');
+    expect(env).toContain('LISTING_AGENT_STATE_DIRECTORY=/var/lib/listing-agent');
+    expect(env).toContain('LISTING_AGENT_HEALTH_LISTEN=0.0.0.0:9464');
+    expect(env).toContain('LISTING_AGENT_LOG_FORMAT=json');
+    expect(args(runtime, 'EXPOSE')).toEqual(['9464']);
+    const [healthcheck] = args(runtime, 'HEALTHCHECK');
+    expect(healthcheck).toContain(`CMD ["node", "-e", "${HEALTHCHECK_SCRIPT}"]`);
+    expect(args(runtime, 'STOPSIGNAL')).toEqual(['SIGTERM']);
+    expect(args(runtime, 'ENTRYPOINT')).toEqual(['["node", "/app/dist/cli/main.js"]']);
+    expect(args(runtime, 'CMD')).toEqual(['["run"]']);
+    // The volume's directory exists and belongs to node before VOLUME, so named volumes inherit it.
+    const volumeAt = keywords.indexOf('VOLUME');
+    const chown = runtime.findIndex((i) => i.keyword === 'RUN' && i.args.includes('chown node:node /var/lib/listing-agent'));
+    expect(chown).toBeGreaterThan(-1);
+    expect(chown).toBeLessThan(volumeAt);
+  });
+
+  it('copies only files that exist and that .dockerignore lets through', () => {
+    const sources = stages
+      .flatMap((stage) => args(stage, 'COPY'))
+      .filter((a) => !a.startsWith('--from='))
+      .flatMap((a) => a.split(' ').slice(0, -1));
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      expect(existsSync(join(REPO_ROOT, source)), source).toBe(true);
+      expect(DOCKERIGNORE, source).not.toContain(source);
+    }
+    for (const ignored of ['node_modules', 'dist', 'state', '.git', '.env']) expect(DOCKERIGNORE).toContain(ignored);
+  });
+
+  it('needs no devDependency at run time: dist/ imports only node builtins and dependencies', () => {
+    const pkg = JSON.parse(readRepoFile('package.json')) as { dependencies: Record<string, string> };
+    const allowed = new Set([...Object.keys(pkg.dependencies), ...builtinModules]);
+    const dist = join(REPO_ROOT, 'dist');
+    expect(existsSync(dist), 'dist/ missing: run npm run build').toBe(true);
+    const imported = new Set<string>();
+    const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    for (const file of files) {
+      const code = readRepoFile(`dist/${file}`);
+      for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)) {
+        const specifier = match[1]!;
+        if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
+        const parts = specifier.split('/');
+        imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
+      }
+    }
+    expect(imported.size).toBeGreaterThan(0);
+    expect([...imported].filter((name) => !allowed.has(name))).toEqual([]);
+  });
+});
+
+describe('deploy/compose.yaml (checked as text: no YAML parser is a dependency)', () => {
+  /** The lines of one top-level service block, by its two-space-indented key. */
+  function service(name: string): string {
+    const start = COMPOSE.indexOf(`\n  ${name}:\n`);
+    expect(start, name).toBeGreaterThan(-1);
+    const rest = COMPOSE.slice(start + 1);
+    const end = rest.slice(1).search(/\n {2}\S|\n\S/);
+    return end < 0 ? rest : rest.slice(0, end + 1);
+  }
+
+  it('indents with spaces only', () => {
+    expect(COMPOSE).not.toMatch(/^\t/m);
+  });
+
+  it('runs the agent beside a placeholder bot, on a shared network, with state in a named volume', () => {
+    expect(service('bot')).toContain('image: ghcr.io/example/my-bot:latest');
+    const agent = service('listing-agent');
+    expect(agent).toMatch(/^ {4}env_file: \.env$/m);
+    expect(agent).toMatch(/^ {6}- listing-agent-state:\/var\/lib\/listing-agent$/m);
+    expect(COMPOSE).toMatch(/^volumes:\n {2}listing-agent-state:/m);
+    expect(agent).toMatch(/^ {4}restart: unless-stopped$/m);
+    expect(agent).toMatch(/^ {4}stop_grace_period: 15s$/m);
+    expect(agent).toMatch(/^ {4}networks: \[bot\]$/m);
+    expect(service('bot')).toMatch(/^ {4}networks: \[bot\]$/m);
+  });
+
+  it("probes /healthz with the image's own HEALTHCHECK command", () => {
+    expect(service('listing-agent')).toContain(`test: ["CMD", "node", "-e", "${HEALTHCHECK_SCRIPT}"]`);
+  });
+
+  it('names LISTING_AGENT_SERVICE_TOKEN in the example env file', () => {
+    expect(readRepoFile('deploy/.env.example')).toMatch(/^LISTING_AGENT_SERVICE_TOKEN=$/m);
+  });
+});
