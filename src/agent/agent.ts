@@ -179,6 +179,14 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       readiness: this.readiness,
       now: this.now,
       reportError: (error) => this.reportError(error),
+      emit: (event, ...args) => {
+        // A listener that throws must not break the capability that emitted.
+        try {
+          (this.emit as (event: string, ...args: unknown[]) => boolean)(event, ...args);
+        } catch (error) {
+          this.logger.warn({ event, err: (error as Error).message }, 'an event listener threw');
+        }
+      },
     };
     for (const capability of this.capabilities) {
       this.mark(capability.name, false, 'starting');

@@ -2,6 +2,7 @@ import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import type { AgentMetrics } from '../health/metrics.js';
 import type { StateStore } from '../store/types.js';
+import type { AgentEvents } from './events.js';
 import type { AgentLogger } from './logger.js';
 import type { Readiness } from './readiness.js';
 
@@ -17,6 +18,8 @@ export interface CapabilityContext {
   now(): number;
   /** Reports an error without stopping the agent (logged, and emitted as `error`). */
   reportError(error: unknown): void;
+  /** Emits one of the agent's events (`posted`, `postFailed`, ...). */
+  emit<K extends Exclude<keyof AgentEvents, 'error'>>(event: K, ...args: AgentEvents[K]): void;
 }
 
 /**

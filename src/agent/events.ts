@@ -1,3 +1,4 @@
+import type { PostFailure, PostResult } from '../stats/events.js';
 import type { ComponentState } from './readiness.js';
 
 /**
@@ -13,4 +14,8 @@ export interface AgentEvents {
   readiness: [component: string, state: ComponentState];
   /** `stop()` finished: state flushed, servers closed. */
   stopped: [];
+  /** Counts were posted (v1 metrics, a v1 batch, or v0 stats). */
+  posted: [result: PostResult];
+  /** A post failed; the samples are kept and retried. */
+  postFailed: [failure: PostFailure];
 }

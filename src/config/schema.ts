@@ -1,3 +1,4 @@
+import { Cron } from 'croner';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { parseDuration } from './duration.js';
@@ -71,10 +72,56 @@ const discordSchema = z
   .prefault({})
   .meta({ description: 'Discord credentials, for sources that read from Discord' });
 
+function cronPattern() {
+  return z
+    .string()
+    .refine((pattern) => {
+      try {
+        new Cron(pattern, { paused: true }).stop();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a cron expression such as "*/30 * * * *" (minute hour day month weekday)')
+    .meta({ description: 'a cron expression (croner syntax, 5 or 6 fields)' });
+}
+
 const statsSchema = z
   .strictObject({
-    enabled: z.boolean().default(false).describe('Post the server and shard counts on a schedule.'),
-    interval: duration('1m', '1d').prefault('30m').describe('How often the counts are posted.'),
+    enabled: z.boolean().default(false).describe('Post server and shard counts.'),
+    source: z
+      .enum(['embedded', 'discord-rest', 'push'])
+      .default('embedded')
+      .describe(
+        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent).',
+      ),
+    interval: duration('1m', '1d').prefault('30m').describe('How often counts are posted (when no schedule is set).'),
+    schedule: cronPattern().optional().describe('A cron expression for posting, instead of interval.'),
+    sampleInterval: duration('10s', '1h').prefault('5m').describe('How often counts are sampled for the batch history (batch mode).'),
+    jitter: duration('0s', '10m').prefault('0s').describe('A random delay up to this long before each post, so many bots do not post at once.'),
+    mode: z
+      .enum(['batch', 'patch'])
+      .default('batch')
+      .describe('batch: timestamped samples in one POST metrics/batch per post; patch: one PATCH metrics per post.'),
+    skipUnchanged: z.boolean().default(true).describe('Leave out a sample equal to the one before it (at least one entry still goes out per post).'),
+    v0: z.boolean().default(false).describe('Also post to the legacy v0 stats endpoint (server_count, shards, shard_count).'),
+    rest: z
+      .strictObject({
+        shardCount: z.number().int().min(1).optional().describe('The shard count to report; default: read from GET /gateway/bot.'),
+        cacheTtl: duration('10s', '1d').prefault('10m').describe('How long a count read from Discord is reused.'),
+      })
+      .prefault({})
+      .describe('The discord-rest source (needs discord.token).'),
+    push: z
+      .strictObject({
+        listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9466').describe('Where the push endpoint listens.'),
+        path: z.string().startsWith('/', 'must start with /').default('/stats').describe('The push endpoint\'s path.'),
+        key: secret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
+        staleAfter: duration('10s', '1d').prefault('10m').describe('A shard report older than this is stale: no total is posted while one is.'),
+        shardCount: z.number().int().min(1).optional().describe('Shards expected; default: the shard_count the reports carry.'),
+      })
+      .prefault({})
+      .describe('The push source: the bot POSTs {shard_id, shard_count, server_count} per shard.'),
   })
   .prefault({})
   .meta({ description: 'Stats posting (server and shard counts)' });
@@ -153,6 +200,20 @@ export const configSchema = z
     log: logSchema,
   })
   .superRefine((config, ctx) => {
+    if (config.stats.enabled && config.stats.source === 'push' && config.stats.push.key === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stats', 'push', 'key'],
+        message: 'the push source needs a shared key: set stats.push.key (LISTING_AGENT_STATS_PUSH_KEY) and send it from the bot',
+      });
+    }
+    if (config.stats.enabled && config.stats.source === 'discord-rest' && config.discord.token === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['discord', 'token'],
+        message: 'the discord-rest source needs the bot token: set discord.token (LISTING_AGENT_DISCORD_TOKEN)',
+      });
+    }
     if (config.webhooks.enabled && config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
       ctx.addIssue({
         code: 'custom',

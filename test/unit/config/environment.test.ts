@@ -14,6 +14,8 @@ const SAMPLES: Record<string, string> = {
   'discord.token': 'bot-token',
   'discord.applicationId': '123456789012345678',
   'webhooks.legacyAuthorization': 'legacy-secret',
+  'stats.schedule': '*/15 * * * *',
+  'stats.push.key': 'push-shared-key',
 };
 
 function sample(name: string): { text: string; expected: unknown } {
@@ -50,7 +52,7 @@ describe('LISTING_AGENT_* variables', () => {
     const all = configEnvironmentVariables().map((v) => v.name);
     expect(new Set(all).size).toBe(all.length);
     const secrets = configEnvironmentVariables().filter((v) => v.secret).map((v) => v.path);
-    expect(secrets).toEqual(['service.token', 'discord.token', 'webhooks.secrets', 'webhooks.legacyAuthorization']);
+    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization']);
   });
 
   it.each(configEnvironmentVariables().map((v) => [v.name, v.path]))('%s lands at %s', (name, path) => {

@@ -44,7 +44,7 @@ describe('maskConfig', () => {
   it('prints durations and listen addresses in their written form, and leaves $schema out', () => {
     const masked = maskConfig(loaded());
     expect(masked.votes).toMatchObject({ pollInterval: '1m30s', lookback: '12h' });
-    expect(masked.stats).toEqual({ enabled: false, interval: '30m' });
+    expect(masked.stats).toMatchObject({ enabled: false, interval: '30m', sampleInterval: '5m', jitter: '0s', push: { listen: '127.0.0.1:9466', staleAfter: '10m' }, rest: { cacheTtl: '10m' } });
     expect(masked.webhooks).toMatchObject({ listen: '[::1]:9000', path: '/webhooks/listing' });
     expect(masked.health).toEqual({ enabled: true, listen: '127.0.0.1:8080' });
     expect(masked.$schema).toBeUndefined();
@@ -55,6 +55,6 @@ describe('maskConfig', () => {
   });
 
   it('knows every secret path the schema marks', () => {
-    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'service.token', 'votes.hooks[].authorization', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
+    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'service.token', 'stats.push.key', 'votes.hooks[].authorization', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
   });
 });
