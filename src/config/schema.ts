@@ -67,6 +67,9 @@ const serviceSchema = z
 const discordSchema = z
   .strictObject({
     token: secret('discord.token').optional().describe('The bot token, for the Discord REST count and command sources.'),
+    apiBaseUrl: absoluteUrl()
+      .default('https://discord.com/api')
+      .describe("Discord's API base URL (without the version): a proxy, or a fake Discord in tests."),
     applicationId: z.string().regex(SNOWFLAKE_PATTERN, 'must be a Snowflake (17 to 20 digits)').optional().describe("The bot's application ID; default: read from the project token."),
   })
   .prefault({})

@@ -33,7 +33,7 @@ describe('maskConfig', () => {
     // Not even a piece of one (every secret here contains the word).
     expect(text).not.toContain('SECRET');
     expect(masked.service).toMatchObject({ token: MASK });
-    expect(masked.discord).toEqual({ token: MASK, applicationId: '123456789012345678' });
+    expect(masked.discord).toEqual({ token: MASK, applicationId: '123456789012345678', apiBaseUrl: 'https://discord.com/api' });
     expect(masked.webhooks).toMatchObject({ secrets: [MASK, MASK], legacyAuthorization: MASK });
     expect((masked.votes as { hooks: unknown[] }).hooks).toEqual([
       { url: 'http://127.0.0.1:1/a', timeout: '10s' },
