@@ -15,6 +15,10 @@ import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from './logger.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
+import { createStatsCapability } from '../stats/capability.js';
+import { createConfiguredSource } from '../stats/configured-source.js';
+import type { CountSource } from '../stats/source.js';
+import { countSourceFor } from '../stats/sources/detect.js';
 
 /** Options of {@link createListingAgent}. */
 export interface ListingAgentOptions {
@@ -30,7 +34,14 @@ export interface ListingAgentOptions {
   transport?: TransportOptions;
   /** The Prometheus registry `/metrics` serves. Default: a new one for this agent. */
   registry?: Registry;
-  /** The capabilities to run. Default: those the config enables (none yet in this release). */
+  /**
+   * The bot, for `stats.source: embedded`: a discord.js `Client`, `ShardingManager`, or a
+   * discord-hybrid-sharding `ClusterManager` (detected by shape; no hard dependency).
+   */
+  discord?: unknown;
+  /** Counts from your own code instead (any {@link CountSource}); wins over `discord`. */
+  countSource?: CountSource;
+  /** The capabilities to run. Default: those the config enables. */
   capabilities?: Capability[];
   /** Current time in epoch ms. Default `Date.now`. */
   now?: () => number;
@@ -43,6 +54,30 @@ export type AgentPhase = 'idle' | 'starting' | 'connecting' | 'running' | 'stopp
 
 const STATE_KEY = 'agent:lastRun';
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
+
+/** The capabilities `config` enables, with their sources. Throws `ValidationError` when one cannot run. */
+function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions): Capability[] {
+  const capabilities: Capability[] = [];
+  if (config.stats.enabled) capabilities.push(createStatsCapability(statsSource(config, options)));
+  return capabilities;
+}
+
+function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
+  if (options.countSource) return options.countSource;
+  if (config.stats.source !== 'embedded') {
+    return createConfiguredSource(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
+  }
+  if (options.discord === undefined) {
+    throw new ValidationError('config', 'the configuration', [
+      {
+        path: 'stats.source',
+        message:
+          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
+      },
+    ]);
+  }
+  return countSourceFor(options.discord);
+}
 
 /** Validates a configuration as the agent would, or throws `ValidationError` listing every problem. */
 export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
@@ -81,7 +116,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.config = parseConfig(options.config);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
-    this.readiness = createReadiness(this.now);
+    this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
     this.registry = options.registry ?? new Registry();
     this.metrics = createAgentMetrics(this.registry, this.readiness);
     this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
@@ -94,7 +129,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         v0BaseUrl: this.config.service.v0,
         ...options.transport,
       });
-    this.capabilities = options.capabilities ?? [];
+    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
   }
 
@@ -232,9 +267,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 
   private mark(component: string, ready: boolean, detail: string): void {
-    if (this.readiness.set(component, ready, detail)) {
-      this.emit('readiness', component, this.readiness.snapshot().components[component]!);
-    }
+    this.readiness.set(component, ready, detail);
   }
 
   /** Emits `error` when someone listens (an EventEmitter would throw otherwise); always logs at debug. */

@@ -17,14 +17,21 @@ export interface Readiness {
   snapshot(): { ready: boolean; components: Record<string, ComponentState> };
 }
 
-/** Creates an empty readiness registry reading time from `now`. */
-export function createReadiness(now: () => number): Readiness {
+/**
+ * Creates an empty readiness registry reading time from `now`. `onChange` hears every change,
+ * whoever made it (the agent, or a capability through its context).
+ */
+export function createReadiness(now: () => number, onChange?: (component: string, state: ComponentState) => void): Readiness {
   const components = new Map<string, ComponentState>();
   return {
     set(component, ready, detail) {
       const previous = components.get(component);
       const changed = previous?.ready !== ready || previous.detail !== detail;
-      if (changed) components.set(component, { ready, detail, since: previous?.ready === ready ? previous.since : now() });
+      if (changed) {
+        const state = { ready, detail, since: previous?.ready === ready ? previous.since : now() };
+        components.set(component, state);
+        onChange?.(component, { ...state });
+      }
       return changed;
     },
     remove(component) {

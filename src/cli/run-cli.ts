@@ -3,6 +3,7 @@ import { CONFIG_HELP, runConfigCommand } from './commands/config-check.js';
 import { DEMO_HELP, runDemoCommand } from './commands/demo.js';
 import { RUN_HELP, runRunCommand } from './commands/run.js';
 import { EMULATOR_HELP, runEmulatorCommand } from './commands/emulator.js';
+import { STATS_HELP, runStatsCommand } from './commands/stats.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
 const require = createRequire(import.meta.url);
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   run: { summary: 'run the agent as a daemon (sidecar, systemd service)', help: RUN_HELP, run: runRunCommand },
   emulator: { summary: 'start a local emulator of the listing service', help: EMULATOR_HELP, run: runEmulatorCommand },
   config: { summary: 'check the configuration: every problem, or the effective config masked', help: CONFIG_HELP, run: runConfigCommand },
+  stats: { summary: 'post the current counts once (or show them with --dry-run)', help: STATS_HELP, run: runStatsCommand },
 };
 
 /** The top-level help. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createListingAgent, type ListingAgent } from '../agent/agent.js';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { DEFAULT_SEED } from '../emulator/seed.js';
-import { createSimulatedBot, type SimulatedBot } from './simulated-bot.js';
+import { createSimulatedBot, simulatedBotSource, type SimulatedBot } from './simulated-bot.js';
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -53,7 +53,23 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         service: { token, v1: emulator.urls.v1, v0: emulator.urls.v0 },
         state: { directory: stateDir },
         health: { listen: `127.0.0.1:${options.healthPort ?? 0}` },
+        // The shortest schedules the config allows, so a person watching sees posts go out.
+        stats: { enabled: true, interval: '1m', sampleInterval: '10s', v0: true },
       },
+      countSource: simulatedBotSource(bot),
+    });
+    const listing = emulator;
+    agent.on('posted', (result) => {
+      const last = result.samples.at(-1);
+      const where = result.target === 'v1_batch' ? `v1 metrics/batch (${result.samples.length} timestamped ${result.samples.length === 1 ? 'sample' : 'samples'})` : result.target === 'v1' ? 'v1 metrics' : 'v0 stats';
+      print(`[agent]    posted to ${where}: ${last ? `${format(last.serverCount)} servers, ${last.shardCount} shards` : ''}`);
+      if (result.target !== 'v0') {
+        const applied = listing.admin.metrics(project.id).filter((m) => m.source !== 'v0');
+        print(`[listing]  the emulator now shows ${format(Number(applied.at(-1)?.metrics.server_count ?? 0))} servers (${applied.length} metrics applied so far)`);
+      }
+    });
+    agent.on('postFailed', (failure) => {
+      print(`[agent]    post to ${failure.target} failed (${failure.error.message}); ${failure.pendingSamples} kept, retry at ${new Date(failure.retryAt).toLocaleTimeString()}`);
     });
     agent.on('readiness', (component, state) => {
       print(`[agent]    ${component}: ${state.ready ? 'ready' : 'not ready'} (${state.detail})`);
@@ -64,7 +80,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     print(`[agent]    state in ${stateDir}`);
     await agent.start();
     print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
-    print('[agent]    stats, commands, votes and webhooks are not in this release yet: the agent only keeps its connection and health.');
+    print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready); commands, votes and webhooks come in later releases.');
 
     drift = setInterval(() => {
       bot.drift();

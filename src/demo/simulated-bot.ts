@@ -1,3 +1,5 @@
+import type { CountSource } from '../stats/source.js';
+
 /**
  * A pretend bot for the demo: a few shards whose server counts drift up and down, the way a real
  * bot's do. Pure: time and randomness come in, so tests can drive it.
@@ -10,6 +12,14 @@ export interface SimulatedBot {
   total(): number;
   /** Moves every shard by a small random step (joins outnumber leaves a little). */
   drift(): void;
+}
+
+/** The simulated bot as a count source: always ready, the true totals of its shards. */
+export function simulatedBotSource(bot: SimulatedBot): CountSource {
+  return {
+    description: `simulated bot (${bot.shards().length} shards)`,
+    read: async () => ({ ready: true, serverCount: bot.total(), shardCount: bot.shards().length, shards: bot.shards() }),
+  };
 }
 
 /** Options of {@link createSimulatedBot}. */

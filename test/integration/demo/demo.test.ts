@@ -21,14 +21,16 @@ describe('the simulated bot', () => {
 });
 
 describe('listing-agent demo', () => {
-  it('starts the emulator, a drifting bot and the agent, reports each, and cleans up', async () => {
+  it('starts the emulator, a drifting bot and the agent, shows counts being posted, and cleans up', async () => {
     const lines: string[] = [];
     let release!: () => void;
     const until = new Promise<void>((resolve) => (release = resolve));
     const running = runDemo({
       print: (line) => {
         lines.push(line);
-        if (line.startsWith('[bot]      now')) release();
+        const drifted = lines.some((l) => l.startsWith('[bot]      now'));
+        const posted = lines.some((l) => l.startsWith('[listing]'));
+        if (drifted && posted) release();
       },
       until,
       driftEveryMs: 20,
@@ -40,6 +42,12 @@ describe('listing-agent demo', () => {
     expect(text).toContain('reached the service as project "Demo Bot"');
     expect(text).toMatch(/health at http:\/\/127\.0\.0\.1:\d+\/healthz/);
     expect(text).toMatch(/\[bot\] +now [\d,]+ servers/);
+    // The first post goes out as soon as the counts are ready: the simulated bot's true total.
+    const first = /\[bot\] +"Demo Bot" runs 3 shards: ([\d,]+) servers/.exec(text)![1];
+    expect(text).toContain(`[agent]    posted to v1 metrics/batch (1 timestamped sample): ${first} servers, 3 shards`);
+    expect(text).toContain(`[listing]  the emulator now shows ${first} servers`);
+    expect(text).toMatch(/\[agent\] +posted to v0 stats/);
+    expect(text).toContain('stats: ready');
     const stateLine = lines.find((line) => line.includes('state flushed to'))!;
     expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
     expect(lines.at(-1)).toBe('demo over.');

@@ -1,0 +1,135 @@
+import { createListingClient } from '../../api/client.js';
+import { ConfigError } from '../../config/errors.js';
+import { loadConfig } from '../../config/loader.js';
+import type { ListingAgentConfig } from '../../config/schema.js';
+import { createConfiguredSource, type ConfiguredSourceOptions } from '../../stats/configured-source.js';
+import { postStatsOnce, type PostOnceResult } from '../../stats/post-once.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+
+export const STATS_HELP = `Usage: listing-agent stats <subcommand> [options]
+
+Work with the bot's server and shard counts.
+
+Subcommands:
+  post   read the counts once and post them (or, with --dry-run, show what would be posted)
+
+Run 'listing-agent stats post --help' for its options.
+`;
+
+export const STATS_POST_HELP = `Usage: listing-agent stats post [--config FILE] [--dry-run]
+
+Read the counts once from the configured source (stats.source: discord-rest) and post them as
+the agent would: one metrics/batch entry (stats.mode batch) or one PATCH metrics (patch), and
+the v0 stats when stats.v0 is on. The configuration is loaded exactly as 'listing-agent run'
+loads it. The embedded and push sources have no counts outside a running bot or agent.
+
+Options:
+  -c, --config FILE   the JSON config file (default: $LISTING_AGENT_CONFIG)
+  -n, --dry-run       print the requests that would be sent, and send nothing
+  -h, --help          show this help
+
+Exit codes: 0 posted (or shown), 1 counts not ready, a post failed, or the source cannot be
+read once, 2 usage error, 78 invalid configuration.
+`;
+
+/** Why a source cannot give counts to a one-shot post, or undefined when it can. */
+function oneShotProblem(config: ListingAgentConfig): string | undefined {
+  switch (config.stats.source) {
+    case 'embedded':
+      return "stats.source is embedded: the counts live in the bot's process, so a one-shot post cannot read them; use stats.source discord-rest here";
+    case 'push':
+      return 'stats.source is push: the counts arrive at a running agent from the bot, so a one-shot post has none; use stats.source discord-rest here';
+    default:
+      return undefined;
+  }
+}
+
+function report(result: Extract<PostOnceResult, { ready: true }>, io: CliIo): number {
+  const { sample } = result;
+  io.stdout(`counts from ${result.source}: ${sample.serverCount} servers, ${sample.shardCount} shards\n`);
+  let failed = 0;
+  for (const post of result.posts) {
+    const body = JSON.stringify(post.body);
+    if (result.dryRun) {
+      io.stdout(`would send (${post.target}): ${post.method} ${post.url}\n${body}\n`);
+    } else if (post.error) {
+      failed += 1;
+      io.stderr(`listing-agent stats post: ${post.target} failed: ${post.error.message}\n`);
+    } else {
+      io.stdout(`posted (${post.target}): ${post.method} ${post.url} ${body}\n`);
+    }
+  }
+  return failed > 0 ? EXIT.failure : EXIT.ok;
+}
+
+/**
+ * The core of `stats post` once the configuration is loaded: make the source, read once, post.
+ * `sourceOptions` reach {@link createConfiguredSource} (a test's Discord dispatcher).
+ */
+export async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions }): Promise<number> {
+  const problem = oneShotProblem(config);
+  if (problem) {
+    io.stderr(`listing-agent stats post: ${problem}\n`);
+    return EXIT.failure;
+  }
+  let source;
+  try {
+    source = createConfiguredSource(config, options.sourceOptions);
+  } catch (error) {
+    io.stderr(`listing-agent stats post: ${(error as Error).message}\n`);
+    return EXIT.failure;
+  }
+  const client = options.dryRun
+    ? undefined
+    : createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
+  try {
+    await source.start?.();
+    const result = await postStatsOnce({ config, source, dryRun: options.dryRun, ...(client ? { client } : {}) });
+    if (!result.ready) {
+      io.stderr(`listing-agent stats post: the counts are not ready (${result.source}): ${result.reason}\n`);
+      return EXIT.failure;
+    }
+    return report(result, io);
+  } finally {
+    await source.stop?.().catch(() => undefined);
+    await client?.close().catch(() => undefined);
+  }
+}
+
+/** `listing-agent stats post`. */
+export async function runStatsPostCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs('stats post', argv, {
+    config: { type: 'string', short: 'c' },
+    'dry-run': { type: 'boolean', short: 'n' },
+  });
+  if (values.help) {
+    io.stdout(STATS_POST_HELP);
+    return EXIT.ok;
+  }
+  const file = values.config as string | undefined;
+  if (file === '') throw new UsageError('--config needs a file path', 'stats post');
+  let config: ListingAgentConfig;
+  try {
+    config = (await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd })).config;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
+    io.stderr(`listing-agent stats post: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
+    io.stderr(`Check it with 'listing-agent config check'.\n`);
+    return EXIT.config;
+  }
+  return runStatsPost(config, io, { dryRun: values['dry-run'] === true });
+}
+
+/** `listing-agent stats <subcommand>`. */
+export async function runStatsCommand(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '-h' || sub === '--help') {
+    io.stdout(STATS_HELP);
+    return sub === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (sub === 'post') return runStatsPostCommand(rest, io);
+  if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'stats');
+  throw new UsageError(`unknown subcommand '${sub}'; subcommands: post`, 'stats');
+}

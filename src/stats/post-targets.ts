@@ -1,0 +1,136 @@
+import type { CapabilityContext } from '../agent/capability.js';
+import type { AgentLogger } from '../agent/logger.js';
+import type { AgentMetrics } from '../health/metrics.js';
+import type { PostFailure, PostResult, PostTarget } from './events.js';
+import { decideFailure, DEFAULT_BACKOFF_BASE_MS, type FailureKind, refusedHint } from './post-failure.js';
+
+/**
+ * The bookkeeping of each post target (`v1_batch` or `v1`, and `v0`): failures in a row, when it
+ * may be tried again, the condition last logged (each is logged once), the `/metrics` counters and
+ * the `posted`/`postFailed` events. The poster decides what to send; this decides what a result
+ * means for the next try.
+ */
+
+/** Where one target stands. */
+export interface TargetState {
+  failures: number;
+  /** Regular posts of this target wait until then (429, backoff); 0: no wait. */
+  blockedUntil: number;
+  /** A retry timer should post this target again. */
+  retry: boolean;
+  /** The condition last logged, so that each is logged once. */
+  condition: string | undefined;
+}
+
+/** Options of {@link createPostTargets}. */
+export interface PostTargetsOptions {
+  logger: AgentLogger;
+  metrics?: Pick<AgentMetrics, 'posts' | 'markSuccess'> | undefined;
+  emit: CapabilityContext['emit'];
+  now: () => number;
+  /** Sets the `stats` readiness (a refused token makes it not ready, with the fix). */
+  mark: (ready: boolean, detail: string) => void;
+  /** The readiness detail once posting works. */
+  readyDetail: () => string;
+  /** The posting interval: the backoff's cap, and the pace of slow retries. */
+  intervalMs: number;
+  /** Default 30 s. */
+  backoffBaseMs?: number | undefined;
+  /** Epoch ms of the next regular post (a refused or rejected post is retried then). */
+  nextRegularPost: () => number;
+}
+
+/** What a failure came to, for the caller's own follow-up (a refused batch drops entries). */
+export interface FailureNote {
+  kind: FailureKind;
+  retryAt: number;
+  /** Log fields for the caller's own line. */
+  fields: Record<string, unknown>;
+}
+
+/** Creates the per-target bookkeeping. See {@link PostTargetsOptions}. */
+export function createPostTargets(options: PostTargetsOptions) {
+  const { logger, emit, now } = options;
+  const states = new Map<PostTarget, TargetState>();
+  const state = (name: PostTarget): TargetState => {
+    let found = states.get(name);
+    if (!found) states.set(name, (found = { failures: 0, blockedUntil: 0, retry: false, condition: undefined }));
+    return found;
+  };
+  const count = (target: PostTarget, result: 'ok' | 'error' | 'skipped') => options.metrics?.posts.inc({ target, result });
+
+  return {
+    state,
+    /** Counts a post with nothing to send. */
+    skipped: (name: PostTarget) => count(name, 'skipped'),
+
+    /** Whether `name` may be posted now; a retry posts only targets waiting for one. */
+    due(name: PostTarget, retrying: boolean): boolean {
+      const target = state(name);
+      if (retrying && !target.retry) return false;
+      if (now() < target.blockedUntil) {
+        logger.debug({ target: name, until: new Date(target.blockedUntil).toISOString() }, 'post held back (rate limit or backoff)');
+        return false;
+      }
+      return true;
+    },
+
+    /** When the retry timer should fire: the earliest target waiting for one, or undefined. */
+    nextRetryAt(): number | undefined {
+      const due = [...states.values()].filter((s) => s.retry).map((s) => s.blockedUntil);
+      return due.length > 0 ? Math.min(...due) : undefined;
+    },
+
+    succeeded(name: PostTarget, result: PostResult): void {
+      const target = state(name);
+      if (target.failures > 0) logger.info({ target: name, failures: target.failures }, 'posting works again');
+      if (target.condition?.startsWith('refused')) options.mark(true, options.readyDetail());
+      Object.assign(target, { failures: 0, blockedUntil: 0, retry: false, condition: undefined });
+      count(name, 'ok');
+      options.metrics?.markSuccess('stats', now());
+      logger.debug({ target: name, entries: result.samples.length }, 'posted');
+      emit('posted', result);
+    },
+
+    /**
+     * Records a failure: the wait before the next try (Retry-After, backoff, or the next regular
+     * post), one log line per change of condition (a refused token at error level, with the fix),
+     * the counter. A `rejected` failure is left for the caller to log (it knows what was dropped).
+     * Call {@link emitFailure} after, once the pending count is known.
+     */
+    failed(name: PostTarget, error: unknown): FailureNote {
+      const target = state(name);
+      target.failures += 1;
+      const decision = decideFailure(error, { failures: target.failures, intervalMs: options.intervalMs, backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS });
+      const retryAt = decision.retryTimer ? now() + decision.retryInMs : options.nextRegularPost();
+      target.blockedUntil = decision.retryTimer ? retryAt : 0;
+      target.retry = decision.retryTimer;
+      const changed = target.condition !== decision.condition;
+      target.condition = decision.condition;
+      const message = error instanceof Error ? error.message : String(error);
+      const fields = { target: name, err: message, retryAt: new Date(retryAt).toISOString(), failures: target.failures };
+      if (decision.kind === 'refused') {
+        const hint = refusedHint(error);
+        options.mark(false, hint);
+        // Loud once per change of condition; the slow retries after it stay quiet.
+        if (changed) logger.error({ ...fields, fix: 'check service.token' }, hint);
+        else logger.debug(fields, 'still refused');
+      } else if (decision.kind !== 'rejected') {
+        const text = decision.kind === 'rate_limited' ? 'rate limited; waiting before the next post' : 'the service is not answering; backing off';
+        if (changed) logger.warn(fields, text);
+        else logger.debug(fields, text);
+      }
+      count(name, 'error');
+      return { kind: decision.kind, retryAt, fields };
+    },
+
+    /** Emits `postFailed`. */
+    emitFailure(name: PostTarget, error: unknown, pendingSamples: number, retryAt: number): void {
+      const failure: PostFailure = { target: name, error: error instanceof Error ? error : new Error(String(error)), pendingSamples, retryAt };
+      emit('postFailed', failure);
+    },
+  };
+}
+
+/** The bookkeeping made by {@link createPostTargets}. */
+export type PostTargets = ReturnType<typeof createPostTargets>;

@@ -1,0 +1,258 @@
+import { request, type Dispatcher } from 'undici';
+import { redact } from '../../api/redact.js';
+import { CLIENT_VERSION } from '../../api/version.js';
+import { formatDuration } from '../../config/duration.js';
+import { ListingAgentError } from '../../errors.js';
+import type { CountReading, CountSource } from '../source.js';
+import { createRateLimitBook, readRateLimit, type RestHeaders } from './rest-rate-limit.js';
+
+/** Options of {@link createDiscordRestSource}. */
+export interface DiscordRestSourceOptions {
+  /** The bot token (`discord.token`), sent as `Authorization: Bot <token>`. A leading `Bot ` is accepted. */
+  token: string;
+  /**
+   * The shard count to report (`stats.rest.shardCount`). Default: the `shards` of
+   * `GET /gateway/bot`, which is Discord's recommendation, not necessarily what the bot runs: set
+   * this when the bot runs a fixed number of shards.
+   */
+  shardCount?: number;
+  /** How long a count read from Discord is reused (`stats.rest.cacheTtl`). Default 600 000 (10 min). */
+  cacheTtlMs?: number;
+  /** Discord's API base, without version. Default `https://discord.com/api`. */
+  apiBaseUrl?: string;
+  /** The API version in the path (`/v10/`). Default 10. */
+  apiVersion?: number;
+  /** The undici dispatcher. Default: undici's global dispatcher. */
+  dispatcher?: Dispatcher;
+  /** The clock (epoch ms), for the cache and rate-limit deadlines. Default `Date.now`. */
+  now?: () => number;
+  /** `User-Agent`. Default `DiscordBot (https://www.npmjs.com/package/listing-agent, <version>)`, the form Discord asks for. */
+  userAgent?: string;
+  /** Per-request timeout for the answer's headers and body. Default 15 000 ms. */
+  timeoutMs?: number;
+}
+
+/** The defaults of {@link DiscordRestSourceOptions}. */
+export const DISCORD_REST_DEFAULTS = {
+  cacheTtlMs: 600_000,
+  apiBaseUrl: 'https://discord.com/api',
+  apiVersion: 10,
+  userAgent: `DiscordBot (https://www.npmjs.com/package/listing-agent, ${CLIENT_VERSION})`,
+  timeoutMs: 15_000,
+} as const satisfies Partial<DiscordRestSourceOptions>;
+
+const APPLICATION = 'GET /applications/@me';
+const GATEWAY = 'GET /gateway/bot';
+type Route = typeof APPLICATION | typeof GATEWAY;
+
+/** An answer larger than this is not Discord's (a wrong base URL): it is not read to the end. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+type Fetched = { ok: true; value: number } | { ok: false; reason: string };
+
+function notReady(reason: string): CountReading {
+  return { ready: false, reason };
+}
+
+function errorText(error: unknown): string {
+  let current: unknown = error;
+  // undici wraps the socket error (`fetch failed` / `other side closed`) around the useful one.
+  while (current instanceof Error && current.cause instanceof Error && !(current as NodeJS.ErrnoException).code) current = current.cause;
+  const code = (current as NodeJS.ErrnoException | undefined)?.code;
+  const message = current instanceof Error ? current.message : String(current);
+  return code && !message.includes(code) ? `${code} ${message}` : message;
+}
+
+async function readBody(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined || text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Discord's `{ message }` of an error answer, short and on one line. */
+function discordMessage(body: unknown): string {
+  const message = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).message : undefined;
+  return typeof message === 'string' && message !== '' ? `: ${message.replace(/\s+/g, ' ').slice(0, 200)}` : '';
+}
+
+/** The field `route`'s answer must carry, as a count. */
+function pick(route: Route, body: unknown): Fetched {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, reason: `Discord's answer to ${route} is not a JSON object: is the API base URL right?` };
+  }
+  const [field, min] = route === APPLICATION ? (['approximate_guild_count', 0] as const) : (['shards', 1] as const);
+  const value = (body as Record<string, unknown>)[field];
+  if (value === undefined || value === null) return { ok: false, reason: `Discord's answer to ${route} has no ${field}` };
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    return { ok: false, reason: `Discord's answer to ${route} has ${field} ${JSON.stringify(value)}, not an integer of at least ${min}` };
+  }
+  return { ok: true, value };
+}
+
+/** Resolves with `promise`, or at once with a not-ready reading when `signal` aborts first. */
+function unlessAborted(promise: Promise<CountReading>, signal: AbortSignal | undefined): Promise<CountReading> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(notReady('the read was aborted'));
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(notReady('the read was aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then((reading) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(reading);
+    });
+  });
+}
+
+/**
+ * Counts from Discord's REST API, for a sidecar that has no gateway connection:
+ * `approximate_guild_count` of `GET /applications/@me`, and the shard count from the config or
+ * `shards` of `GET /gateway/bot`.
+ *
+ * - Each answer is reused for `cacheTtlMs`; concurrent reads share one request.
+ * - Discord's rate-limit headers are obeyed per bucket: when `X-RateLimit-Remaining` is 0 no
+ *   request goes out before `X-RateLimit-Reset-After`; a 429 stops requests on its bucket (every
+ *   route when global) for the longest of `retry_after`, `Retry-After` and `X-RateLimit-Reset-After`.
+ *   Nothing sleeps: until then reads answer `ready: false` at once, saying how long is left.
+ * - While rate limited, a cached reading past its lifetime is NOT served as ready: a reading carries
+ *   no age, so the poster would stamp an old count with the current time; the waits are seconds
+ *   while samples are minutes apart, so skipping one sample costs less than a wrong one.
+ * - A 401 or 403 answers "check discord.token" and is not retried before `cacheTtlMs` has passed:
+ *   the token cannot change while the agent runs, and Discord bans IPs that send many invalid
+ *   requests (401, 403, 429).
+ * - `read()` never throws; the token never appears in a reason.
+ */
+export function createDiscordRestSource(options: DiscordRestSourceOptions): CountSource {
+  const token = options.token.trim().replace(/^Bot\s+/i, '');
+  if (token === '') throw new ListingAgentError('invalid_option', 'the Discord REST source needs the bot token: set discord.token');
+  const { shardCount } = options;
+  if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
+    throw new ListingAgentError('invalid_option', `shardCount must be an integer of at least 1, not ${shardCount}`);
+  }
+  const cacheTtlMs = options.cacheTtlMs ?? DISCORD_REST_DEFAULTS.cacheTtlMs;
+  const timeoutMs = options.timeoutMs ?? DISCORD_REST_DEFAULTS.timeoutMs;
+  const base = `${(options.apiBaseUrl ?? DISCORD_REST_DEFAULTS.apiBaseUrl).replace(/\/+$/, '')}/v${options.apiVersion ?? DISCORD_REST_DEFAULTS.apiVersion}`;
+  const now = options.now ?? Date.now;
+  const headers = {
+    authorization: `Bot ${token}`,
+    'user-agent': options.userAgent ?? DISCORD_REST_DEFAULTS.userAgent,
+    accept: 'application/json',
+  };
+  const secrets = [token, options.token];
+  const book = createRateLimitBook();
+  const cache = new Map<Route, { value: number; at: number }>();
+  let authFailure: { reason: string; until: number } | undefined;
+  let inflight: Promise<CountReading> | undefined;
+
+  const fresh = (route: Route, at: number) => {
+    const cached = cache.get(route);
+    return cached !== undefined && at - cached.at < cacheTtlMs ? cached.value : undefined;
+  };
+
+  async function fetchRoute(route: Route): Promise<Fetched> {
+    const block = book.blocked(route);
+    const before = now();
+    if (before < block.until) {
+      const left = formatDuration(Math.max(1_000, Math.ceil((block.until - before) / 1_000) * 1_000));
+      return { ok: false, reason: `rate limited by Discord (${block.note ?? 'limit reached'}): no request to ${route} for another ${left}` };
+    }
+    const url = `${base}${route.slice('GET '.length)}`;
+    let status: number;
+    let responseHeaders: RestHeaders;
+    let text: string | undefined;
+    try {
+      const res = await request(url, {
+        method: 'GET',
+        headers,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      status = res.statusCode;
+      responseHeaders = res.headers;
+      text = await readBody(res.body);
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || /TIMEOUT/.test((error as NodeJS.ErrnoException).code ?? ''));
+      return {
+        ok: false,
+        reason: timedOut ? `Discord did not answer ${route} within ${formatDuration(timeoutMs)}` : `cannot reach Discord for ${route} (${url}): ${errorText(error)}`,
+      };
+    }
+    const body = parseJson(text);
+    const at = now();
+    const limit = readRateLimit(status, responseHeaders, body);
+    const note = status === 429 ? `${route} answered 429${limit.scope ? ` with scope ${limit.scope}` : ''}${limit.global ? ' (global)' : ''}` : `X-RateLimit-Remaining reached 0 on ${route}`;
+    book.record(route, limit, at, note);
+    if (status >= 200 && status < 300) {
+      const picked = pick(route, body);
+      if (picked.ok) cache.set(route, { value: picked.value, at });
+      return picked;
+    }
+    if (status === 401 || status === 403) {
+      const reason = `Discord refused the bot token (${status} on ${route}${discordMessage(body)}): check discord.token (LISTING_AGENT_DISCORD_TOKEN) is the token of this bot, from the Bot page of the Discord Developer Portal`;
+      authFailure = { reason, until: at + cacheTtlMs };
+      return { ok: false, reason };
+    }
+    if (status === 429) {
+      return { ok: false, reason: `rate limited by Discord (${note}): no request for ${formatDuration(limit.waitMs)}` };
+    }
+    return { ok: false, reason: `Discord answered ${status} to ${route}${discordMessage(body)}` };
+  }
+
+  async function value(route: Route): Promise<Fetched> {
+    const cached = fresh(route, now());
+    return cached !== undefined ? { ok: true, value: cached } : fetchRoute(route);
+  }
+
+  async function refresh(): Promise<CountReading> {
+    const started = now();
+    if (authFailure !== undefined && started < authFailure.until) {
+      return notReady(`${authFailure.reason}; next try in ${formatDuration(Math.ceil((authFailure.until - started) / 1_000) * 1_000)}`);
+    }
+    authFailure = undefined;
+    const guilds = await value(APPLICATION);
+    if (!guilds.ok) return notReady(guilds.reason);
+    const shards: Fetched = shardCount !== undefined ? { ok: true, value: shardCount } : await value(GATEWAY);
+    if (!shards.ok) return notReady(shards.reason);
+    return { ready: true, serverCount: guilds.value, shardCount: shards.value };
+  }
+
+  const description = `Discord REST API (servers: ${APPLICATION}; shards: ${shardCount !== undefined ? `${shardCount}, from the config` : GATEWAY})`;
+
+  return {
+    description,
+    read(signal) {
+      const at = now();
+      const guilds = fresh(APPLICATION, at);
+      const shards = shardCount ?? fresh(GATEWAY, at);
+      if (guilds !== undefined && shards !== undefined) {
+        return Promise.resolve({ ready: true, serverCount: guilds, shardCount: shards });
+      }
+      inflight ??= refresh()
+        .catch((error: unknown) => notReady(`unexpected error while reading from Discord: ${errorText(error)}`))
+        // One place scrubs every reason: no path can carry the token out.
+        .then((reading) => (reading.ready ? reading : notReady(redact(reading.reason, secrets))))
+        .finally(() => {
+          inflight = undefined;
+        });
+      return unlessAborted(inflight, signal);
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createManualScheduler, createSchedule, type Schedule } from '../../../src/stats/scheduler.js';
+
+const made: Schedule[] = [];
+afterEach(() => {
+  for (const schedule of made.splice(0)) schedule.stop();
+  vi.useRealTimers();
+});
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('createSchedule (croner)', () => {
+  it('runs an interval schedule one interval after start, then every interval', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    let runs = 0;
+    const schedule = createSchedule({ name: 'post', intervalMs: 60_000, onTick: () => void (runs += 1) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(runs).toBe(0);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(runs).toBe(1);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(runs).toBe(2);
+    expect(schedule.nextRunAt()).toBeGreaterThan(Date.now());
+    schedule.stop();
+    await vi.advanceTimersByTimeAsync(180_000);
+    expect(runs).toBe(2);
+  });
+
+  it('runs a cron schedule on its pattern', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:30Z') });
+    const at: number[] = [];
+    const schedule = createSchedule({ name: 'post', cron: '*/15 * * * *', onTick: () => void at.push(Date.now()) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(31 * 60_000);
+    expect(at.map((ms) => new Date(ms).toISOString().slice(11, 16))).toEqual(['10:15', '10:30']);
+  });
+
+  it('never throws from a failing tick: the error goes to onError and the schedule goes on', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const errors: unknown[] = [];
+    const schedule = createSchedule({ name: 'sample', intervalMs: 10_000, onTick: () => Promise.reject(new Error('boom')), onError: (e) => errors.push(e) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(31_000);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'boom', 'boom']);
+    await expect(schedule.trigger()).resolves.toBeUndefined();
+    expect(errors).toHaveLength(4);
+  });
+
+  it('protects against overlapping runs, trigger() included, and trigger() joins the run in flight', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const gate = deferred();
+    let runs = 0;
+    const schedule = createSchedule({
+      name: 'post',
+      intervalMs: 1_000,
+      onTick: async () => {
+        runs += 1;
+        await gate.promise;
+      },
+    });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect(runs).toBe(1);
+    expect(schedule.busy).toBe(true);
+    // Neither the timer nor a trigger starts a second run while the first is going.
+    await vi.advanceTimersByTimeAsync(5_000);
+    const joined = schedule.trigger();
+    expect(runs).toBe(1);
+    gate.resolve();
+    await joined;
+    expect(schedule.busy).toBe(false);
+    await schedule.trigger();
+    expect(runs).toBe(2);
+  });
+
+  it('waits a random jitter before a scheduled run (not before trigger), cancelled by stop()', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const at: number[] = [];
+    const start = Date.now();
+    const schedule = createSchedule({ name: 'post', intervalMs: 60_000, jitterMs: 10_000, random: () => 0.5, onTick: () => void at.push(Date.now() - start) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(64_000);
+    expect(at).toEqual([]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(at).toHaveLength(1);
+    expect(at[0]).toBeGreaterThanOrEqual(65_000);
+    await schedule.trigger();
+    expect(at).toHaveLength(2);
+    // A jitter wait in progress when stop() comes never runs the tick.
+    // The next run is due at 120 s and waits until 125 s: stop it at 121 s, inside its jitter wait.
+    await vi.advanceTimersByTimeAsync(55_000);
+    schedule.stop();
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(at).toHaveLength(2);
+  });
+
+  it('runs a delayMs schedule once, with an unref\'d timer', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    let runs = 0;
+    const schedule = createSchedule({ name: 'retry', delayMs: 2_500, onTick: () => void (runs += 1) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(2_400);
+    expect(runs).toBe(0);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(runs).toBe(1);
+  });
+
+  it('needs exactly one of cron, intervalMs, delayMs', () => {
+    expect(() => createSchedule({ name: 'x', onTick: () => undefined })).toThrow(/exactly one/);
+    expect(() => createSchedule({ name: 'x', cron: '* * * * *', intervalMs: 5, onTick: () => undefined })).toThrow(/exactly one/);
+  });
+});
+
+describe('createManualScheduler', () => {
+  it('runs a schedule only when the test ticks it, and only while started', async () => {
+    const scheduler = createManualScheduler();
+    let runs = 0;
+    const schedule = scheduler.factory({ name: 'sample', intervalMs: 300_000, onTick: () => void (runs += 1) });
+    await scheduler.get('sample')!.tick();
+    expect(runs).toBe(0);
+    schedule.start();
+    await scheduler.get('sample')!.tick();
+    await scheduler.get('sample')!.tick();
+    expect(runs).toBe(2);
+    schedule.stop();
+    await scheduler.get('sample')!.tick();
+    expect(runs).toBe(2);
+    // trigger() runs whatever the timer's state, like croner's.
+    await schedule.trigger();
+    expect(runs).toBe(3);
+  });
+
+  it('fires delayMs schedules once they are due on the test clock', async () => {
+    let now = 1_000;
+    const scheduler = createManualScheduler(() => now);
+    let runs = 0;
+    scheduler.factory({ name: 'retry', delayMs: 500, onTick: () => void (runs += 1) }).start();
+    expect(scheduler.get('retry')!.dueAt).toBe(1_500);
+    expect(await scheduler.runDue()).toBe(0);
+    now = 1_500;
+    expect(await scheduler.runDue()).toBe(1);
+    expect(await scheduler.runDue()).toBe(0);
+    expect(runs).toBe(1);
+  });
+
+  it('catches errors like the real schedule', async () => {
+    const errors: unknown[] = [];
+    const scheduler = createManualScheduler();
+    scheduler.factory({ name: 'post', intervalMs: 1_000, onTick: () => { throw new Error('nope'); }, onError: (e) => errors.push(e) }).start();
+    await expect(scheduler.get('post')!.tick()).resolves.toBeUndefined();
+    expect(errors).toHaveLength(1);
+  });
+});
