@@ -21,6 +21,27 @@ export { configEnvironmentVariables } from './config/fields.js';
 export type { ConfigEnvironmentVariable } from './config/fields.js';
 export { buildConfigJsonSchema } from './config/json-schema.js';
 
+// Stats: count sources and the poster.
+export type { CountSource, CountReading } from './stats/source.js';
+export type { PostResult, PostFailure, PostedSample, PostTarget } from './stats/events.js';
+export { countSourceFor } from './stats/sources/detect.js';
+export { createDiscordClientSource } from './stats/sources/discord-client.js';
+export type { EmbeddedSourceOptions } from './stats/sources/discord-client.js';
+export { createShardingManagerSource } from './stats/sources/sharding-manager.js';
+export { createClusterManagerSource } from './stats/sources/hybrid-cluster.js';
+export { createDiscordRestSource, DISCORD_REST_DEFAULTS } from './stats/sources/discord-rest.js';
+export type { DiscordRestSourceOptions } from './stats/sources/discord-rest.js';
+export { createPushSource, PUSH_DEFAULTS, pushShardCounts, PushRejectedError } from './stats/sources/push.js';
+export type { PushSource, PushSourceOptions, PushShardCountsOptions, PushBody, ShardCountReport } from './stats/sources/push.js';
+export { createStatsCapability } from './stats/capability.js';
+export type { StatsCapabilityOptions } from './stats/capability.js';
+export { createStatsPoster } from './stats/poster.js';
+export type { StatsPoster, StatsPosterOptions } from './stats/poster.js';
+export { createSchedule } from './stats/scheduler.js';
+export type { Schedule, ScheduleOptions, ScheduleFactory } from './stats/scheduler.js';
+export { createConfiguredSource, SourceConfigError } from './stats/configured-source.js';
+export { postStatsOnce } from './stats/post-once.js';
+
 // State stores.
 export { createFileStore } from './store/file.js';
 export type { FileStore, FileStoreOptions } from './store/file.js';
