@@ -1,10 +1,9 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { AgentLogger } from '../agent/logger.js';
 import type { Readiness } from '../agent/readiness.js';
-import { formatAddress, ListenError, type ListenAddress, type ListenSetting } from './listen-error.js';
+import { createLocalServer } from '../http/local-server.js';
+import type { ListenAddress, ListenSetting } from './listen-error.js';
 
 /** Options of {@link createHealthServer}. */
 export interface HealthServerOptions {
@@ -38,16 +37,6 @@ export interface HealthServer {
 const DEFAULT_SETTING: ListenSetting = { path: 'health.listen', env: 'LISTING_AGENT_HEALTH_LISTEN' };
 const PATHS = ['/healthz', '/readyz', '/metrics'] as const;
 const ALLOW = 'GET, HEAD';
-
-/** Probes send a line of headers; anything slow or large is not a probe. */
-const LIMITS = {
-  headersTimeout: 5_000,
-  requestTimeout: 10_000,
-  keepAliveTimeout: 5_000,
-  // How often node checks the two timeouts above (its default, 30 s, would let them run long).
-  connectionsCheckingInterval: 1_000,
-  maxHeaderSize: 8 * 1024,
-} as const;
 
 interface Reply {
   status: number;
@@ -104,72 +93,13 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
     res.end(req.method === 'HEAD' ? undefined : reply.body);
   }
 
-  const server = createServer(LIMITS, (req, res) => void handle(req, res));
-  // Garbage, oversized headers or a stalled client must not take the process down.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    logger.debug({ err: error.message, code: error.code }, 'bad request on the health port');
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-  });
-
-  let starting: Promise<string> | undefined;
-  let stopping: Promise<void> | undefined;
-
-  async function start(): Promise<string> {
-    try {
-      const port = await listenOn(server, listen);
-      // Errors after listening (accept failures such as EMFILE) are logged, never thrown.
-      server.on('error', (error) => logger.error({ err: error.message }, 'health server error'));
-      return `http://${formatAddress({ host: listen.host, port })}`;
-    } catch (error) {
-      throw new ListenError('health server', listen, error, setting);
-    }
-  }
-
-  async function stop(): Promise<void> {
-    // Let a listen in progress finish first, or the socket it opens would outlive stop().
-    await starting?.catch(() => undefined);
-    await new Promise<void>((resolve) => {
-      // The callback gets ERR_SERVER_NOT_RUNNING when the server never listened: nothing to close.
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  }
+  const server = createLocalServer({ what: 'health server', listen, setting, logger, handler: (req, res) => void handle(req, res) });
 
   return {
-    start() {
-      if (stopping) return Promise.reject(new Error('the health server was stopped: create a new one'));
-      starting ??= start();
-      return starting;
-    },
-    stop() {
-      stopping ??= stop();
-      return stopping;
-    },
+    start: () => server.start(),
+    stop: () => server.stop(),
     [Symbol.asyncDispose]() {
       return this.stop();
     },
   };
-}
-
-/** `server.listen` as a promise of the bound port; rejects with the system error. */
-function listenOn(server: Server, { host, port }: ListenAddress): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    server.once('error', onError);
-    try {
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        resolve((server.address() as AddressInfo).port);
-      });
-    } catch (error) {
-      // A port out of range throws at once instead of emitting.
-      server.off('error', onError);
-      reject(error);
-    }
-  });
 }

@@ -1,10 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { silentLogger, type AgentLogger } from '../../agent/logger.js';
 import { ListingAgentError } from '../../errors.js';
-import { formatAddress, ListenError, type ListenAddress, type ListenSetting } from '../../health/listen-error.js';
+import { formatAddress, type ListenAddress, type ListenSetting } from '../../health/listen-error.js';
+import { createLocalServer } from '../../http/local-server.js';
 import type { CountReading, CountSource } from '../source.js';
 import { describeIssues, parsePushBody, summarise, type StoredReport } from './push-reports.js';
 
@@ -51,16 +50,6 @@ export interface PushSource extends CountSource {
 
 /** Bodies above this are refused with 413: a report is tens of bytes, a 10 000-shard `{shards}` ~100 KiB less. */
 export const MAX_PUSH_BODY_BYTES = 64 * 1024;
-
-/** Bots post a small body now and then; anything slow is not a bot. */
-const LIMITS = {
-  headersTimeout: 5_000,
-  requestTimeout: 10_000,
-  keepAliveTimeout: 5_000,
-  // How often node checks the two timeouts above (its default, 30 s, would let them run long).
-  connectionsCheckingInterval: 1_000,
-  maxHeaderSize: 8 * 1024,
-} as const;
 
 const ALLOW = 'GET, HEAD, POST';
 
@@ -130,11 +119,12 @@ export function createPushSource(options: PushSourceOptions): PushSource {
   /** The `shard_count` of the newest push: a bot that reshards says so in its next report. */
   let pushedShardCount: number | undefined;
   let listeningUrl: string | undefined;
+  let stopped = false;
 
   const reading = (): CountReading => {
     const summary = summarise(reports.values(), { now: now(), staleAfterMs, shardCount: shardCount ?? pushedShardCount, configured: shardCount !== undefined });
     if (summary.ready || listeningUrl !== undefined) return summary;
-    return { ready: false, reason: `the push endpoint is not listening (${stopping ? 'stopped' : 'start() not called or failed'}); ${summary.reason}` };
+    return { ready: false, reason: `the push endpoint is not listening (${stopped ? 'stopped' : 'start() not called or failed'}); ${summary.reason}` };
   };
 
   /** Constant time: both sides are hashed first, so neither the length nor a prefix leaks. */
@@ -216,42 +206,18 @@ export function createPushSource(options: PushSourceOptions): PushSource {
     res.end(req.method === 'HEAD' || reply.status === 204 ? undefined : text);
   }
 
-  const server = createServer(LIMITS, (req, res) => void handle(req, res));
-  // Garbage, oversized headers or a stalled client must not take the process down.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    logger.debug({ err: error.message, code: error.code }, 'bad request on the push port');
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-  });
-
-  let starting: Promise<void> | undefined;
-  let stopping: Promise<void> | undefined;
+  const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handle(req, res) });
 
   async function start(): Promise<void> {
-    try {
-      const port = await listenOn(server, listen);
-      // Errors after listening (accept failures such as EMFILE) are logged, never thrown.
-      server.on('error', (error) => logger.error({ err: error.message }, 'push endpoint error'));
-      listeningUrl = `http://${formatAddress({ host: listen.host, port })}${path}`;
-      logger.info({ url: listeningUrl }, 'push endpoint listening');
-    } catch (error) {
-      throw new ListenError('push endpoint', listen, error, setting);
-    }
+    const base = await server.start();
+    listeningUrl = `${base}${path}`;
+    logger.info({ url: listeningUrl }, 'push endpoint listening');
   }
 
   async function stop(): Promise<void> {
-    // Let a listen in progress finish first, or the socket it opens would outlive stop().
-    await starting?.catch(() => undefined);
+    stopped = true;
     listeningUrl = undefined;
-    await new Promise<void>((resolve) => {
-      // The callback gets ERR_SERVER_NOT_RUNNING when the server never listened: nothing to close.
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await server.stop();
   }
 
   return {
@@ -259,15 +225,8 @@ export function createPushSource(options: PushSourceOptions): PushSource {
       return `push endpoint (${listeningUrl ?? `http://${formatAddress(listen)}${path}`})`;
     },
     read: () => Promise.resolve(reading()),
-    start() {
-      if (stopping) return Promise.reject(new ListingAgentError('stopped', 'the push endpoint was stopped: create a new source'));
-      starting ??= start();
-      return starting;
-    },
-    stop() {
-      stopping ??= stop();
-      return stopping;
-    },
+    start,
+    stop,
     url() {
       if (listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
       return listeningUrl;
@@ -276,22 +235,4 @@ export function createPushSource(options: PushSourceOptions): PushSource {
       return this.stop();
     },
   };
-}
-
-/** `server.listen` as a promise of the bound port; rejects with the system error. */
-function listenOn(server: Server, { host, port }: ListenAddress): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    server.once('error', onError);
-    try {
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        resolve((server.address() as AddressInfo).port);
-      });
-    } catch (error) {
-      // A port out of range throws at once instead of emitting.
-      server.off('error', onError);
-      reject(error);
-    }
-  });
 }
