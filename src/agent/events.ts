@@ -1,3 +1,4 @@
+import type { CommandSyncFailure, CommandSyncResult } from '../commands/types.js';
 import type { PostFailure, PostResult } from '../stats/events.js';
 import type { ComponentState } from './readiness.js';
 
@@ -18,4 +19,8 @@ export interface AgentEvents {
   posted: [result: PostResult];
   /** A post failed; the samples are kept and retried. */
   postFailed: [failure: PostFailure];
+  /** The command set was checked: synced, or skipped because it had not changed. */
+  commandsSynced: [result: CommandSyncResult];
+  /** A command sync failed (the source, local validation, or the service). */
+  commandsSyncFailed: [failure: CommandSyncFailure];
 }

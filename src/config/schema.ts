@@ -132,6 +132,14 @@ const statsSchema = z
 const commandsSchema = z
   .strictObject({
     enabled: z.boolean().default(false).describe("Sync the bot's slash commands to the listing when they change."),
+    source: z
+      .enum(['discord', 'file'])
+      .default('discord')
+      .describe(
+        "Where the commands come from: discord (the bot's global commands, through the discord.js Client given to createListingAgent or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
+      ),
+    file: z.string().min(1).optional().describe('The JSON file of command objects, for source file (relative to the working directory).'),
+    interval: duration('1m', '7d').optional().describe('Also check for changes this often (a sync happens only when they changed). Default: on start only.'),
   })
   .prefault({})
   .meta({ description: 'Slash command sync' });
@@ -208,6 +216,13 @@ export const configSchema = z
         code: 'custom',
         path: ['stats', 'push', 'key'],
         message: 'the push source needs a shared key: set stats.push.key (LISTING_AGENT_STATS_PUSH_KEY) and send it from the bot',
+      });
+    }
+    if (config.commands.enabled && config.commands.source === 'file' && config.commands.file === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['commands', 'file'],
+        message: 'the file source needs the path of a JSON array of command objects: set commands.file (LISTING_AGENT_COMMANDS_FILE)',
       });
     }
     if (config.stats.enabled && config.stats.source === 'discord-rest' && config.discord.token === undefined) {

@@ -16,6 +16,8 @@ const SAMPLES: Record<string, string> = {
   'webhooks.legacyAuthorization': 'legacy-secret',
   'stats.schedule': '*/15 * * * *',
   'stats.push.key': 'push-shared-key',
+  'commands.file': 'commands.json',
+  'commands.interval': '10m',
 };
 
 function sample(name: string): { text: string; expected: unknown } {
