@@ -42,6 +42,20 @@ export type { Schedule, ScheduleOptions, ScheduleFactory } from './stats/schedul
 export { createConfiguredSource, SourceConfigError } from './stats/configured-source.js';
 export { postStatsOnce } from './stats/post-once.js';
 
+// Commands: sources, normalisation, diff, sync.
+export type { CommandSource, CommandLoad, CommandDiff, CommandChange, CommandSyncResult, CommandSyncFailure, ListingCommand } from './commands/types.js';
+export { normaliseCommands, hashCommands } from './commands/normalise.js';
+export { diffCommands, formatDiff } from './commands/diff.js';
+export { planCommandSync, syncCommands, COMMANDS_STATE_KEY, CommandSourceError } from './commands/sync.js';
+export type { CommandSyncPlan, LastCommandSync } from './commands/sync.js';
+export { createCommandsCapability } from './commands/capability.js';
+export type { CommandsCapability } from './commands/capability.js';
+export { commandsSourceFor } from './commands/configured-source.js';
+export { createDiscordCommandsSource } from './commands/sources/discord-rest.js';
+export { createClientCommandsSource } from './commands/sources/discord-client.js';
+export { createFileCommandsSource } from './commands/sources/file.js';
+export { createStaticCommandsSource } from './commands/sources/static.js';
+
 // State stores.
 export { createFileStore } from './store/file.js';
 export type { FileStore, FileStoreOptions } from './store/file.js';

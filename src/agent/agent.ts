@@ -15,6 +15,9 @@ import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from './logger.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
+import { createCommandsCapability, type CommandsCapability } from '../commands/capability.js';
+import { commandsSourceFor } from '../commands/configured-source.js';
+import type { CommandSyncResult } from '../commands/types.js';
 import { createStatsCapability } from '../stats/capability.js';
 import { createConfiguredSource } from '../stats/configured-source.js';
 import type { CountSource } from '../stats/source.js';
@@ -41,6 +44,8 @@ export interface ListingAgentOptions {
   discord?: unknown;
   /** Counts from your own code instead (any {@link CountSource}); wins over `discord`. */
   countSource?: CountSource;
+  /** Slash commands (objects or discord.js builders) for `commands.enabled`; win over `commands.source`. */
+  commands?: readonly unknown[];
   /** The capabilities to run. Default: those the config enables. */
   capabilities?: Capability[];
   /** Current time in epoch ms. Default `Date.now`. */
@@ -59,6 +64,16 @@ const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_
 function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions): Capability[] {
   const capabilities: Capability[] = [];
   if (config.stats.enabled) capabilities.push(createStatsCapability(statsSource(config, options)));
+  if (config.commands.enabled) {
+    capabilities.push(
+      createCommandsCapability(
+        commandsSourceFor(config, {
+          ...(options.commands !== undefined ? { commands: options.commands } : {}),
+          ...(options.discord !== undefined ? { discord: options.discord } : {}),
+        }),
+      ),
+    );
+  }
   return capabilities;
 }
 
@@ -260,6 +275,18 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.phaseValue = 'stopped';
     this.logger.info('agent stopped');
     this.emit('stopped');
+  }
+
+  /**
+   * Syncs the slash commands now (`force` sends them even when unchanged). Rejects when
+   * `commands.enabled` is off or the agent is not running, and with the sync's error.
+   */
+  syncCommands(options: { force?: boolean } = {}): Promise<CommandSyncResult> {
+    const capability = this.started.find((c): c is CommandsCapability => c.name === 'commands' && 'syncNow' in c);
+    if (!capability) {
+      return Promise.reject(new Error(this.phaseValue === 'running' ? 'commands sync is off: set commands.enabled' : `the agent is ${this.phaseValue}, not running`));
+    }
+    return capability.syncNow(options);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

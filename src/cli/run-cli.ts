@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { COMMANDS_HELP, runCommandsCommand } from './commands/commands.js';
 import { CONFIG_HELP, runConfigCommand } from './commands/config-check.js';
 import { DEMO_HELP, runDemoCommand } from './commands/demo.js';
 import { RUN_HELP, runRunCommand } from './commands/run.js';
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   demo: { summary: 'run the agent against the embedded emulator and a simulated bot', help: DEMO_HELP, run: runDemoCommand },
   run: { summary: 'run the agent as a daemon (sidecar, systemd service)', help: RUN_HELP, run: runRunCommand },
   emulator: { summary: 'start a local emulator of the listing service', help: EMULATOR_HELP, run: runEmulatorCommand },
+  commands: { summary: 'show or sync the slash commands the listing shows', help: COMMANDS_HELP, run: runCommandsCommand },
   config: { summary: 'check the configuration: every problem, or the effective config masked', help: CONFIG_HELP, run: runConfigCommand },
   stats: { summary: 'post the current counts once (or show them with --dry-run)', help: STATS_HELP, run: runStatsCommand },
 };

@@ -48,3 +48,65 @@ export interface CommandSyncFailure {
   error: Error;
   reason: CommandSyncResult['reason'];
 }
+
+/**
+ * Text per chat-platform locale (`de`, `en-US`), as the listing takes it after normalising: only
+ * string entries, sorted by locale, never empty (an empty map is left out instead).
+ */
+export type ListingLocalizations = Record<string, string>;
+
+/** A choice of a string, integer or number option, in its given order. */
+export interface ListingCommandChoice {
+  name: string;
+  name_localizations?: ListingLocalizations;
+  value: string | number;
+}
+
+/**
+ * An option of a {@link ListingCommand} after normalising: only the fields the listing takes, with
+ * Discord's defaults left out (`required: false`, `autocomplete: false`, empty `choices`/`options`).
+ */
+export interface ListingCommandOption {
+  type: number;
+  name: string;
+  description: string;
+  name_localizations?: ListingLocalizations;
+  description_localizations?: ListingLocalizations;
+  /** Present only when true (false is Discord's default). */
+  required?: true;
+  choices?: ListingCommandChoice[];
+  options?: ListingCommandOption[];
+  /** Sorted ascending, without repeats: a set of channel types. */
+  channel_types?: number[];
+  min_value?: number;
+  max_value?: number;
+  min_length?: number;
+  max_length?: number;
+  /** Present only when true. */
+  autocomplete?: true;
+}
+
+/**
+ * One command as `PUT /projects/@me/commands` gets it after `normaliseCommands`: the fields the
+ * listing takes (see `src/commands/normalise.ts` for the kept set), `type` always present, keys and
+ * localization maps sorted. Fits the client's `commands.set` as is.
+ */
+export interface ListingCommand {
+  /** 1 chat input (the default, always written out), 2 user, 3 message, 4 primary entry point. */
+  type: number;
+  name: string;
+  /** Chat-input commands always carry one; user and message commands none (Discord's `''` is left out). */
+  description?: string;
+  name_localizations?: ListingLocalizations;
+  description_localizations?: ListingLocalizations;
+  /** In the given order: Discord shows them so, and required options must come first. */
+  options?: ListingCommandOption[];
+  /** A permission bitset as a decimal string (`"8"`); absent when anyone may use the command. */
+  default_member_permissions?: string;
+  /** Present only when true (false is Discord's default). */
+  nsfw?: true;
+  /** Sorted ascending, without repeats: a set of installation contexts. */
+  integration_types?: number[];
+  /** Sorted ascending, without repeats: a set of interaction contexts. */
+  contexts?: number[];
+}

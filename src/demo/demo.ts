@@ -22,6 +22,16 @@ export interface DemoOptions {
 
 const format = (n: number) => n.toLocaleString('en-US');
 
+/** The simulated bot's slash commands. */
+const DEMO_COMMANDS = [
+  { name: 'ping', description: 'Check that the bot is alive' },
+  {
+    name: 'vote',
+    description: 'Get the link to vote for the bot',
+    description_localizations: { de: 'Den Link zum Abstimmen erhalten' },
+  },
+];
+
 function describeBot(bot: SimulatedBot): string {
   return `${format(bot.total())} servers (${bot.shards().map(format).join(' + ')})`;
 }
@@ -55,9 +65,26 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         health: { listen: `127.0.0.1:${options.healthPort ?? 0}` },
         // The shortest schedules the config allows, so a person watching sees posts go out.
         stats: { enabled: true, interval: '1m', sampleInterval: '10s', v0: true },
+        commands: { enabled: true },
       },
       countSource: simulatedBotSource(bot),
+      commands: DEMO_COMMANDS,
     });
+    let firstSync = true;
+    agent.on('commandsSynced', (result) => {
+      const changes = [...result.diff.added.map((n) => `+${n}`), ...result.diff.removed.map((n) => `-${n}`), ...result.diff.changed.map((c) => `~${c.key}`)];
+      print(
+        result.skipped
+          ? `[agent]    commands: unchanged since the last sync (${result.count} commands), nothing sent`
+          : `[agent]    commands: synced ${result.count} commands to the listing (${changes.join(' ')})`,
+      );
+      if (firstSync) {
+        firstSync = false;
+        print('[demo]     asking for another sync, as a restart would: the agent compares hashes first');
+        void agent?.syncCommands().catch(() => undefined);
+      }
+    });
+    agent.on('commandsSyncFailed', ({ error }) => print(`[agent]    commands sync failed: ${error.message}`));
     const listing = emulator;
     agent.on('posted', (result) => {
       const last = result.samples.at(-1);
@@ -80,7 +107,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     print(`[agent]    state in ${stateDir}`);
     await agent.start();
     print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
-    print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready); commands, votes and webhooks come in later releases.');
+    print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready); votes and webhooks come in later releases.');
 
     drift = setInterval(() => {
       bot.drift();

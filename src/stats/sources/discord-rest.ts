@@ -4,7 +4,8 @@ import { CLIENT_VERSION } from '../../api/version.js';
 import { formatDuration } from '../../config/duration.js';
 import { ListingAgentError } from '../../errors.js';
 import type { CountReading, CountSource } from '../source.js';
-import { createRateLimitBook, readRateLimit, type RestHeaders } from './rest-rate-limit.js';
+import { createRateLimitBook, readRateLimit, type RestHeaders } from '../../discord/rate-limit.js';
+import { discordMessage, errorText, parseJson, readBody } from '../../discord/rest.js';
 
 /** Options of {@link createDiscordRestSource}. */
 export interface DiscordRestSourceOptions {
@@ -45,51 +46,10 @@ const APPLICATION = 'GET /applications/@me';
 const GATEWAY = 'GET /gateway/bot';
 type Route = typeof APPLICATION | typeof GATEWAY;
 
-/** An answer larger than this is not Discord's (a wrong base URL): it is not read to the end. */
-const MAX_BODY_BYTES = 1024 * 1024;
-
 type Fetched = { ok: true; value: number } | { ok: false; reason: string };
 
 function notReady(reason: string): CountReading {
   return { ready: false, reason };
-}
-
-function errorText(error: unknown): string {
-  let current: unknown = error;
-  // undici wraps the socket error (`fetch failed` / `other side closed`) around the useful one.
-  while (current instanceof Error && current.cause instanceof Error && !(current as NodeJS.ErrnoException).code) current = current.cause;
-  const code = (current as NodeJS.ErrnoException | undefined)?.code;
-  const message = current instanceof Error ? current.message : String(current);
-  return code && !message.includes(code) ? `${code} ${message}` : message;
-}
-
-async function readBody(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined || text === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Discord's `{ message }` of an error answer, short and on one line. */
-function discordMessage(body: unknown): string {
-  const message = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).message : undefined;
-  return typeof message === 'string' && message !== '' ? `: ${message.replace(/\s+/g, ' ').slice(0, 200)}` : '';
 }
 
 /** The field `route`'s answer must carry, as a count. */

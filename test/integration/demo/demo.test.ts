@@ -30,7 +30,8 @@ describe('listing-agent demo', () => {
         lines.push(line);
         const drifted = lines.some((l) => l.startsWith('[bot]      now'));
         const posted = lines.some((l) => l.startsWith('[listing]'));
-        if (drifted && posted) release();
+        const resynced = lines.some((l) => l.includes('commands: unchanged'));
+        if (drifted && posted && resynced) release();
       },
       until,
       driftEveryMs: 20,
@@ -48,6 +49,9 @@ describe('listing-agent demo', () => {
     expect(text).toContain(`[listing]  the emulator now shows ${first} servers`);
     expect(text).toMatch(/\[agent\] +posted to v0 stats/);
     expect(text).toContain('stats: ready');
+    // A first sync sends the commands; the second finds the same hash and sends nothing.
+    expect(text).toContain('[agent]    commands: synced 2 commands to the listing (+ping +vote)');
+    expect(text).toContain('[agent]    commands: unchanged since the last sync (2 commands), nothing sent');
     const stateLine = lines.find((line) => line.includes('state flushed to'))!;
     expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
     expect(lines.at(-1)).toBe('demo over.');

@@ -1,10 +1,11 @@
 /**
- * Discord's rate-limit headers, read as plain data (no clock, no sockets), so that the REST count
- * source can decide when it may ask again. See https://discord.com/developers/docs/topics/rate-limits:
- * every answer carries `X-RateLimit-Remaining` and `X-RateLimit-Reset-After` (seconds, with
- * decimals) for its bucket (`X-RateLimit-Bucket`, possibly shared by several routes); a 429 adds
- * `Retry-After` (seconds), `X-RateLimit-Scope` (`user`, `global` or `shared`), `X-RateLimit-Global`,
- * and a JSON body `{ message, retry_after, global }`.
+ * Discord's rate-limit headers, read as plain data (no clock, no sockets), so that every caller of
+ * Discord's REST API (the count source, the commands source) can decide when it may ask again.
+ * See https://discord.com/developers/docs/topics/rate-limits: every answer carries
+ * `X-RateLimit-Remaining` and `X-RateLimit-Reset-After` (seconds, with decimals) for its bucket
+ * (`X-RateLimit-Bucket`, possibly shared by several routes); a 429 adds `Retry-After` (seconds),
+ * `X-RateLimit-Scope` (`user`, `global` or `shared`), `X-RateLimit-Global`, and a JSON body
+ * `{ message, retry_after, global }`.
  */
 
 /** Response headers as undici gives them. */

@@ -1,0 +1,50 @@
+import { decodeProjectToken } from '../contract/project-token.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { ValidationError } from '../errors.js';
+import { isDiscordClient } from '../stats/sources/detect.js';
+import { createClientCommandsSource } from './sources/discord-client.js';
+import { createDiscordCommandsSource } from './sources/discord-rest.js';
+import { createFileCommandsSource } from './sources/file.js';
+import { createStaticCommandsSource } from './sources/static.js';
+import type { CommandSource } from './types.js';
+
+/** What besides the config decides the commands source. */
+export interface CommandsSourceInputs {
+  /** Commands or builders passed in code: they win over the config. */
+  commands?: readonly unknown[];
+  /** The bot object given to the agent; a discord.js Client is asked directly. */
+  discord?: unknown;
+  /** Where a relative `commands.file` is found. Default: the process's working directory. */
+  cwd?: string;
+}
+
+/**
+ * The command source the configuration names: commands passed in code; else `file`; else
+ * `discord` through the given discord.js Client, or Discord's API with `discord.token` (the
+ * application ID from `discord.applicationId` or the project token). Throws `ValidationError`
+ * (subject `config`) when none can be built, saying what to set.
+ */
+export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSourceInputs = {}): CommandSource {
+  if (inputs.commands !== undefined) return createStaticCommandsSource([...inputs.commands]);
+  if (config.commands.source === 'file') {
+    return createFileCommandsSource({ path: config.commands.file!, ...(inputs.cwd !== undefined ? { cwd: inputs.cwd } : {}) });
+  }
+  if (inputs.discord !== undefined && isDiscordClient(inputs.discord)) return createClientCommandsSource(inputs.discord);
+  const token = config.discord.token;
+  if (token === undefined) {
+    throw new ValidationError('config', 'the configuration', [
+      {
+        path: 'commands.source',
+        message:
+          'is discord, but there is no way to read the commands: pass your discord.js Client as `discord` to createListingAgent, set discord.token (LISTING_AGENT_DISCORD_TOKEN), or use source file',
+      },
+    ]);
+  }
+  const fromToken = decodeProjectToken(config.service.token);
+  const applicationId = config.discord.applicationId ?? (fromToken.ok ? fromToken.payload.id : undefined);
+  return createDiscordCommandsSource({
+    token,
+    apiBaseUrl: config.discord.apiBaseUrl,
+    ...(applicationId !== undefined ? { applicationId } : {}),
+  });
+}
