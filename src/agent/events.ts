@@ -1,5 +1,6 @@
 import type { CommandSyncFailure, CommandSyncResult } from '../commands/types.js';
 import type { PostFailure, PostResult } from '../stats/events.js';
+import type { DeadLetter, Vote } from '../votes/types.js';
 import type { ComponentState } from './readiness.js';
 
 /**
@@ -23,4 +24,13 @@ export interface AgentEvents {
   commandsSynced: [result: CommandSyncResult];
   /** A command sync failed (the source, local validation, or the service). */
   commandsSyncFailed: [failure: CommandSyncFailure];
+  /**
+   * A new vote (embedded mode's in-process hook). Listeners may be async: the agent awaits them,
+   * and a rejection is a hook failure, retried and dead-lettered like any hook.
+   */
+  vote: [vote: Vote];
+  /** A vote was recorded durably (before any hook ran). */
+  voteReceived: [vote: Vote];
+  /** A hook gave up on a vote after its retries; `listing-agent votes failed` lists it. */
+  voteDeadLettered: [letter: DeadLetter];
 }

@@ -59,12 +59,20 @@ function unwrap(schema: Schema): { inner: Schema; descriptions: string[]; defaul
       optional ||= !(current instanceof z.ZodReadonly);
       current = current.def.innerType;
     } else if (current instanceof z.ZodPipe) {
-      // What people write is the pipe's input; the output is what the code reads.
-      current = current.def.in;
+      // What people write is the pipe's input; the output is what the code reads. A preprocess
+      // step (a transform first) only fills in what was left out: what people write is its output.
+      current = current.def.in instanceof z.ZodTransform ? current.def.out : current.def.in;
     } else {
       return found ? { inner: current, descriptions, optional, default: found.value } : { inner: current, descriptions, optional };
     }
   }
+}
+
+/** The object shapes a schema accepts: one for an object, one per option for a union of objects. */
+function objectShapes(schema: Schema): Record<string, Schema>[] {
+  if (schema instanceof z.ZodObject) return [schema.shape];
+  if (schema instanceof z.ZodUnion) return schema.def.options.flatMap((option) => objectShapes(unwrap(option).inner));
+  return [];
 }
 
 function leafKind(schema: Schema): FieldKind {
@@ -101,8 +109,8 @@ function walk(schema: Schema, path: string[], out: ConfigField[]): void {
   if (fallback !== undefined) field.default = fallback;
   if (inner instanceof z.ZodEnum) field.options = inner.options.map(String);
   if (inner instanceof z.ZodArray) {
-    const item = unwrap(inner.def.element).inner;
-    if (item instanceof z.ZodObject) field.itemKeys = Object.keys(item.shape);
+    const shapes = objectShapes(unwrap(inner.def.element).inner);
+    if (shapes.length > 0) field.itemKeys = [...new Set(shapes.flatMap((shape) => Object.keys(shape)))];
   }
   out.push(field);
 }
@@ -127,9 +135,14 @@ export function schemaAt(path: readonly string[]): Schema | undefined {
   let current: Schema = configSchema;
   for (const key of path) {
     const { inner } = unwrap(current);
-    if (key === '[]' && inner instanceof z.ZodArray) current = inner.def.element;
-    else if (inner instanceof z.ZodObject && Object.hasOwn(inner.shape, key)) current = inner.shape[key]!;
-    else return undefined;
+    if (key === '[]' && inner instanceof z.ZodArray) {
+      current = inner.def.element;
+      continue;
+    }
+    // In a union of objects (the hook kinds), the first option that has the key answers.
+    const shape = objectShapes(inner).find((candidate) => Object.hasOwn(candidate, key));
+    if (!shape) return undefined;
+    current = shape[key]!;
   }
   return unwrap(current).inner;
 }
@@ -137,7 +150,7 @@ export function schemaAt(path: readonly string[]): Schema | undefined {
 /** The keys an object at `path` accepts (empty when `path` is not an object). */
 export function knownKeys(path: readonly string[]): string[] {
   const schema = schemaAt(path);
-  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  return schema ? [...new Set(objectShapes(schema).flatMap((shape) => Object.keys(shape)))] : [];
 }
 
 /** The environment variable of a field: `votes.pollInterval` -> `LISTING_AGENT_VOTES_POLL_INTERVAL`. */

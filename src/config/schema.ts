@@ -144,20 +144,52 @@ const commandsSchema = z
   .prefault({})
   .meta({ description: 'Slash command sync' });
 
-const hookSchema = z
+const hookRetries = {
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'must be 1 to 40 characters: lowercase letters, digits, - and _')
+    .optional()
+    .describe('Names the hook in logs, metrics and dead letters. Default: http-1, exec-2, ... by position.'),
+  timeout: duration('100ms', '5m').prefault('10s').describe('How long one call may take.'),
+  retries: z.number().int().min(0).max(20).default(5).describe('Retries after a failure (with backoff) before the vote is dead-lettered for this hook.'),
+};
+
+const httpHookSchema = z
   .strictObject({
+    type: z.literal('http').describe('http (the default when url is given).'),
     url: absoluteUrl().describe('Where the vote is POSTed as JSON.'),
-    authorization: secret('votes.hooks[].authorization').optional().describe('Sent as `Authorization` to the hook.'),
-    timeout: duration('100ms', '5m').prefault('10s').describe('Per-call timeout.'),
+    secret: secret('votes.hooks[].secret').optional().describe('Signs each call with the same t=,v1= HMAC scheme as the service (x-topgg-signature), so the bot can verify it.'),
+    authorization: secret('votes.hooks[].authorization').optional().describe('Sent as the Authorization header.'),
+    ...hookRetries,
   })
-  .meta({ description: 'A reward hook' });
+  .meta({ description: 'POST each vote to a local URL; a 2xx is success' });
+
+const execHookSchema = z
+  .strictObject({
+    type: z.literal('exec').describe('exec (the default when command is given).'),
+    command: z.array(z.string().min(1)).min(1).describe('The program and its arguments (no shell): the vote comes as JSON on stdin and as LISTING_VOTE_* environment variables.'),
+    ...hookRetries,
+  })
+  .meta({ description: 'Run a command per vote; exit 0 is success' });
+
+/** A hook's `type` may be left out: `url` makes it `http`, `command` makes it `exec`. */
+const hookSchema = z.preprocess((value) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'type' in value) return value;
+  if ('url' in value) return { type: 'http', ...value };
+  if ('command' in value) return { type: 'exec', ...value };
+  // Neither: read it as an http hook, so the problem says that `url` is missing.
+  return { type: 'http', ...value };
+}, z.discriminatedUnion('type', [httpHookSchema, execHookSchema]));
 
 const votesSchema = z
   .strictObject({
     enabled: z.boolean().default(false).describe('Poll the votes cursor and run the reward hooks once per new vote.'),
     pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
     lookback: duration('0s', '365d').prefault('12h').describe("How far back the first poll starts (at most the contract's one year)."),
-    hooks: z.array(hookSchema).default([]).describe('Reward hooks, each called once per new vote.'),
+    hooks: z.array(hookSchema).default([]).describe('Reward hooks, each called once per new vote (embedded bots can also listen to the vote event).'),
+    keepKeysFor: duration('0s', '7d')
+      .prefault('1h')
+      .describe("How long after a vote's expires_at its key is kept to recognise a late duplicate (webhook retries, a cursor replay)."),
   })
   .prefault({})
   .meta({ description: 'Votes: cursor polling and reward hooks' });

@@ -81,7 +81,7 @@ describe('LISTING_AGENT_* variables', () => {
     const { config, sources } = await loadConfig({ env, cwd: CWD, readFile: files.readFile });
     expect(config.stats.enabled).toBe(true);
     expect(config.votes.pollInterval).toBe(120_000);
-    expect(config.votes.hooks).toEqual([{ url: 'http://127.0.0.1:9/h', authorization: 'hook-secret', timeout: 10_000 }]);
+    expect(config.votes.hooks).toEqual([{ type: 'http', url: 'http://127.0.0.1:9/h', authorization: 'hook-secret', timeout: 10_000, retries: 5 }]);
     expect(config.webhooks.secrets).toEqual(['whs_a', 'whs_b']);
     expect(config.health.listen).toEqual({ host: '0.0.0.0', port: 9000 });
     expect(sources.file).toBeUndefined();

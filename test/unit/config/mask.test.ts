@@ -36,8 +36,8 @@ describe('maskConfig', () => {
     expect(masked.discord).toEqual({ token: MASK, applicationId: '123456789012345678', apiBaseUrl: 'https://discord.com/api' });
     expect(masked.webhooks).toMatchObject({ secrets: [MASK, MASK], legacyAuthorization: MASK });
     expect((masked.votes as { hooks: unknown[] }).hooks).toEqual([
-      { url: 'http://127.0.0.1:1/a', timeout: '10s' },
-      { url: 'http://127.0.0.1:1/b', authorization: MASK, timeout: '1s500ms' },
+      { type: 'http', url: 'http://127.0.0.1:1/a', timeout: '10s', retries: 5 },
+      { type: 'http', url: 'http://127.0.0.1:1/b', authorization: MASK, timeout: '1s500ms', retries: 5 },
     ]);
   });
 
@@ -55,6 +55,6 @@ describe('maskConfig', () => {
   });
 
   it('knows every secret path the schema marks', () => {
-    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'service.token', 'stats.push.key', 'votes.hooks[].authorization', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
+    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'service.token', 'stats.push.key', 'votes.hooks[].authorization', 'votes.hooks[].secret', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
   });
 });

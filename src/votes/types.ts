@@ -1,0 +1,106 @@
+/**
+ * A vote as the pipeline sees it, from either road (the votes cursor or a signed delivery). Its
+ * `key` identifies it on both roads (decisions.md: `<user_id>:<created_at epoch ms>`).
+ */
+export interface Vote {
+  /** `<user_id>:<created_at epoch ms>`: the dedupe key and every hook call's idempotency key. */
+  key: string;
+  /** The voter's service user ID. */
+  userId: string;
+  /** The voter's platform (Discord) ID, when known. */
+  platformId: string | null;
+  /** The service project ID the vote is for. */
+  projectId: string;
+  weight: number;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601: when the user may vote again. */
+  expiresAt: string;
+  /** Which road brought it first. */
+  road: 'poll' | 'webhook';
+  /** The delivery's `data.id` (webhooks only). */
+  voteId?: string;
+  /** The voter's name and avatar (webhooks only). */
+  user?: { name: string | null; avatarUrl: string | null };
+}
+
+/** The key of a vote: `<user_id>:<created_at as epoch milliseconds>`. */
+export function voteKey(userId: string, createdAt: string | number): string {
+  const ms = typeof createdAt === 'number' ? createdAt : Date.parse(createdAt);
+  return `${userId}:${ms}`;
+}
+
+/** What a hook call gets besides the vote. */
+export interface HookCallContext {
+  /** The vote key: pass it on so the reward can be made idempotent downstream. */
+  idempotencyKey: string;
+  /** 1 for the first call, 2 for the first retry, ... */
+  attempt: number;
+  /** Aborted on the hook's timeout or when the agent stops. */
+  signal: AbortSignal;
+}
+
+/** A reward hook: resolves when the reward is given, rejects (or throws) otherwise. */
+export interface VoteHook {
+  /** Unique among the agent's hooks; names it in logs, metrics and dead letters. */
+  readonly name: string;
+  /** Retries after a failure before the vote is dead-lettered for this hook. */
+  readonly retries: number;
+  run(vote: Vote, context: HookCallContext): Promise<void>;
+}
+
+/** A vote a hook gave up on after its retries. */
+export interface DeadLetter {
+  key: string;
+  hook: string;
+  vote: Vote;
+  attempts: number;
+  /** The last failure, secrets removed. */
+  error: string;
+  /** ISO 8601. */
+  failedAt: string;
+}
+
+/** Where a vote stands in the ledger. */
+export interface LedgerEntry {
+  vote: Vote;
+  /** Hooks that have succeeded for it. */
+  done: string[];
+  /** True once every hook succeeded or was dead-lettered. */
+  complete: boolean;
+}
+
+/**
+ * The durable record of votes: which keys were seen, which are pending, which hooks are done,
+ * which were dead-lettered. Every method that changes it resolves only once the change is
+ * durable. Keys are kept until `expiresAt` plus the configured slack, then forgotten, so the
+ * ledger stays bounded however many votes pass.
+ */
+export interface VoteLedger {
+  /** Loads the ledger; resolves with the votes that were pending when the process last stopped. */
+  open(): Promise<LedgerEntry[]>;
+  /** True when the key was seen (and not yet forgotten). */
+  has(key: string): boolean;
+  /** Records votes as pending; keys already known are skipped. Resolves with those newly recorded. */
+  recordPending(votes: readonly Vote[]): Promise<Vote[]>;
+  /** Records that `hook` succeeded for `key`. */
+  recordHookDone(key: string, hook: string): Promise<void>;
+  /** Records that every hook is finished for `key` (it stays known, for dedupe). */
+  recordComplete(key: string): Promise<void>;
+  recordDeadLetter(letter: DeadLetter): Promise<void>;
+  /** Removes dead letters (to replay them); all when `keys` is absent. Resolves with those removed. */
+  takeDeadLetters(filter?: { keys?: readonly string[]; hook?: string }): Promise<DeadLetter[]>;
+  deadLetters(): Promise<DeadLetter[]>;
+  /** Forgets keys whose vote expired more than the slack ago; compacts the storage. */
+  compact(now: number): Promise<void>;
+  /** Sizes, for /metrics and the benchmark. */
+  stats(): { keys: number; pending: number; deadLetters: number; bytes: number };
+  close(): Promise<void>;
+  describe(): string;
+}
+
+/** What the `vote` event carries: the vote, the hook context of the in-process hook. */
+export interface VoteEvent {
+  vote: Vote;
+  idempotencyKey: string;
+}
