@@ -22,6 +22,10 @@ import { createStatsCapability } from '../stats/capability.js';
 import { createConfiguredSource } from '../stats/configured-source.js';
 import type { CountSource } from '../stats/source.js';
 import { countSourceFor } from '../stats/sources/detect.js';
+import { createVotesCapability, type VotesCapability, type VotesCapabilityOptions } from '../votes/capability.js';
+import { configuredVoteHooks } from '../votes/configured.js';
+import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-voted.js';
+import type { VotePipeline } from '../votes/pipeline.js';
 
 /** Options of {@link createListingAgent}. */
 export interface ListingAgentOptions {
@@ -46,6 +50,12 @@ export interface ListingAgentOptions {
   countSource?: CountSource;
   /** Slash commands (objects or discord.js builders) for `commands.enabled`; win over `commands.source`. */
   commands?: readonly unknown[];
+  /**
+   * Options of the votes capability (`votes.enabled`): the ledger (default `file`, the journal in
+   * `state.directory`; `memory` when `store` is a memory store), how exec and http hooks are made
+   * (`hookOptions.env`: the exec hooks' base environment, default empty), test seams.
+   */
+  votes?: VotesCapabilityOptions;
   /** The capabilities to run. Default: those the config enables. */
   capabilities?: Capability[];
   /** Current time in epoch ms. Default `Date.now`. */
@@ -73,6 +83,13 @@ function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOp
         }),
       ),
     );
+  }
+  if (config.votes.enabled) {
+    // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
+    const memory = options.store !== undefined && options.store.describe().startsWith('memory');
+    // Colliding hook names are a configuration error: refuse now, not at every reconnect.
+    if (options.votes?.hooks === undefined) configuredVoteHooks(config, options.votes?.hookOptions);
+    capabilities.push(createVotesCapability({ ledger: memory ? 'memory' : 'file', ...options.votes }));
   }
   return capabilities;
 }
@@ -125,6 +142,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly aborter = new AbortController();
   private started: Capability[] = [];
   private stopping: Promise<void> | undefined;
+  private voteCheck: HasVoted | undefined;
 
   constructor(options: ListingAgentOptions) {
     super();
@@ -237,6 +255,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
           this.logger.warn({ event, err: (error as Error).message }, 'an event listener threw');
         }
       },
+      listeners: (event) => this.rawListeners(event),
     };
     for (const capability of this.capabilities) {
       this.mark(capability.name, false, 'starting');
@@ -287,6 +306,28 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       return Promise.reject(new Error(this.phaseValue === 'running' ? 'commands sync is off: set commands.enabled' : `the agent is ${this.phaseValue}, not running`));
     }
     return capability.syncNow(options);
+  }
+
+  /**
+   * The vote pipeline while the votes capability runs (`votes.enabled`), for a second road to
+   * feed (the webhook receiver): `ingest(votes, 'webhook')`. Undefined otherwise.
+   */
+  get votePipeline(): VotePipeline | undefined {
+    return this.votesCapability()?.pipeline;
+  }
+
+  /**
+   * Whether the user has an active vote, through `GET /projects/@me/votes/:user_id`. A "yes" is
+   * cached until the vote's `expires_at`, a "no" for 30 s. Works whether or not `votes.enabled`.
+   * @param query `source: 'discord'` when `userId` is a Discord ID; default the service's own IDs.
+   */
+  hasVoted(userId: string, query: HasVotedQuery = {}): Promise<boolean> {
+    this.voteCheck ??= createHasVoted({ client: this.client, now: this.now });
+    return this.voteCheck.hasVoted(userId, query);
+  }
+
+  private votesCapability(): VotesCapability | undefined {
+    return this.started.find((c): c is VotesCapability => c.name === 'votes' && 'pollNow' in c);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -20,6 +20,13 @@ export interface CapabilityContext {
   reportError(error: unknown): void;
   /** Emits one of the agent's events (`posted`, `postFailed`, ...). */
   emit<K extends Exclude<keyof AgentEvents, 'error'>>(event: K, ...args: AgentEvents[K]): void;
+  /**
+   * The agent's current listeners of `event`, as `rawListeners` gives them (a `once` listener as
+   * its wrapper, so calling it removes it). Read at each use: listeners added later count. The
+   * votes capability calls the `vote` listeners as its in-process hook. Optional: a context made
+   * outside the agent (a test) may leave it out, and then there are none.
+   */
+  listeners?<K extends keyof AgentEvents>(event: K): readonly ((...args: AgentEvents[K]) => unknown)[];
 }
 
 /**

@@ -5,6 +5,7 @@ import { DEMO_HELP, runDemoCommand } from './commands/demo.js';
 import { RUN_HELP, runRunCommand } from './commands/run.js';
 import { EMULATOR_HELP, runEmulatorCommand } from './commands/emulator.js';
 import { STATS_HELP, runStatsCommand } from './commands/stats.js';
+import { VOTES_HELP, runVotesCommand } from './commands/votes.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
 const require = createRequire(import.meta.url);
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   commands: { summary: 'show or sync the slash commands the listing shows', help: COMMANDS_HELP, run: runCommandsCommand },
   config: { summary: 'check the configuration: every problem, or the effective config masked', help: CONFIG_HELP, run: runConfigCommand },
   stats: { summary: 'post the current counts once (or show them with --dry-run)', help: STATS_HELP, run: runStatsCommand },
+  votes: { summary: 'list votes, check a voter, list and replay failed rewards', help: VOTES_HELP, run: runVotesCommand },
 };
 
 /** The top-level help. */

@@ -18,7 +18,12 @@ export interface DemoOptions {
   keepState?: boolean;
   /** Port of the health server. Default 0 (any free port). */
   healthPort?: number;
+  /** How often a simulated user votes, after the first votes. Default 4000 ms. */
+  voteEveryMs?: number;
 }
+
+/** The simulated users who vote for the bot. */
+const VOTERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
 
 const format = (n: number) => n.toLocaleString('en-US');
 
@@ -48,12 +53,23 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   let emulator: RunningEmulator | undefined;
   let agent: ListingAgent | undefined;
   let drift: NodeJS.Timeout | undefined;
+  let voting: NodeJS.Timeout | undefined;
   const stateDir = await mkdtemp(join(tmpdir(), 'listing-agent-demo-'));
   try {
     emulator = await startEmulator({ seed: DEFAULT_SEED });
     const project = [...emulator.context.state.projects.values()][0]!;
     const token = emulator.context.state.projectTokens.get(project.id)!;
     print(`[emulator] listening at ${emulator.urls.origin} (v1 ${emulator.urls.v1}, admin ${emulator.urls.admin})`);
+
+    const listing = emulator;
+    const voters = VOTERS.map((username) => listing.admin.createUser({ username }));
+    const names = new Map(voters.map((user) => [user.id, user.username]));
+    let nextVoter = 0;
+    const castVote = () => {
+      const voter = voters[nextVoter++ % voters.length]!;
+      listing.admin.castVote({ project_id: project.id, user_id: voter.id });
+      print(`[voter]    ${voter.username} votes for "${project.name}" on the listing`);
+    };
 
     const bot = createSimulatedBot({ name: project.name });
     print(`[bot]      "${bot.name}" runs ${bot.shards().length} shards: ${describeBot(bot)}`);
@@ -66,6 +82,8 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         // The shortest schedules the config allows, so a person watching sees posts go out.
         stats: { enabled: true, interval: '1m', sampleInterval: '10s', v0: true },
         commands: { enabled: true },
+        // The in-process hook: the vote listener below is the reward, awaited once per vote.
+        votes: { enabled: true, pollInterval: '5s' },
       },
       countSource: simulatedBotSource(bot),
       commands: DEMO_COMMANDS,
@@ -85,7 +103,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       }
     });
     agent.on('commandsSyncFailed', ({ error }) => print(`[agent]    commands sync failed: ${error.message}`));
-    const listing = emulator;
+    agent.on('vote', async (vote) => {
+      // A real bot would credit the voter here, keyed by vote.key so that a replay gives nothing twice.
+      print(`[agent]    vote from ${names.get(vote.userId) ?? vote.userId}: reward given`);
+    });
     agent.on('posted', (result) => {
       const last = result.samples.at(-1);
       const where = result.target === 'v1_batch' ? `v1 metrics/batch (${result.samples.length} timestamped ${result.samples.length === 1 ? 'sample' : 'samples'})` : result.target === 'v1' ? 'v1 metrics' : 'v0 stats';
@@ -105,18 +126,23 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       print(`[agent]    reached the service as project "${projectName}" (${projectId})`);
     });
     print(`[agent]    state in ${stateDir}`);
+    // Three votes before the agent starts: its first poll of the votes cursor finds them.
+    for (let i = 0; i < 3; i += 1) castVote();
     await agent.start();
     print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
-    print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready); votes and webhooks come in later releases.');
+    print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready).');
+    print('[agent]    votes: the cursor is polled every 5 s; each new vote runs the vote listener once (signed webhooks come in a later release).');
 
     drift = setInterval(() => {
       bot.drift();
       print(`[bot]      now ${describeBot(bot)}`);
     }, options.driftEveryMs ?? 5_000);
+    voting = setInterval(castVote, options.voteEveryMs ?? 4_000);
     print('Ctrl-C stops the demo.');
     await options.until;
   } finally {
     clearInterval(drift);
+    clearInterval(voting);
     if (agent) {
       await agent.stop();
       print(`[agent]    stopped; state flushed to ${join(stateDir, 'state.json')}`);

@@ -68,6 +68,11 @@ export interface LedgerEntry {
   done: string[];
   /** True once every hook succeeded or was dead-lettered. */
   complete: boolean;
+  /**
+   * Hooks whose dead letter for this vote is still outstanding (not yet taken for a replay): a
+   * restart must not run them again by itself. Absent means none.
+   */
+  deadLettered?: string[];
 }
 
 /**
@@ -97,6 +102,12 @@ export interface VoteLedger {
   stats(): { keys: number; pending: number; deadLetters: number; bytes: number };
   close(): Promise<void>;
   describe(): string;
+  /**
+   * What the last `open()` found wrong and worked around (a torn last record, a corrupt line), one
+   * sentence each, for the agent to log at `warn`. Optional: ledgers that never repair anything
+   * leave it out.
+   */
+  warnings?(): readonly string[];
 }
 
 /** What the `vote` event carries: the vote, the hook context of the in-process hook. */

@@ -28,6 +28,16 @@ deadline of ${STOP_DEADLINE_MS / 1000} s passed), 2 usage error, 78 invalid conf
 A second signal during the stop exits at once with 130.
 `;
 
+/** The environment exec hooks get: the daemon's, without the variables the config read. */
+export function hookEnvironment(env: Readonly<Record<string, string | undefined>>, configVariables: readonly string[]): Record<string, string> {
+  const hidden = new Set(configVariables);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !hidden.has(name) && !name.startsWith('LISTING_AGENT_')) out[name] = value;
+  }
+  return out;
+}
+
 /** `listing-agent run`: the daemon. */
 export async function runRunCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('run', argv, { config: { type: 'string', short: 'c' } });
@@ -67,6 +77,9 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       logger,
       registry,
       store: createFileStore({ directory: config.state.directory, owner: io.owner, isProcessAlive: io.isProcessAlive }),
+      // Exec hooks inherit the daemon's environment, less every variable the config was built
+      // from (LISTING_AGENT_* and the ${VAR}s): a reward script never sees the agent's secrets.
+      votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },
     });
   } catch (error) {
     io.stderr(`listing-agent run: ${(error as Error).message}\n`);

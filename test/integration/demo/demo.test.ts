@@ -31,10 +31,12 @@ describe('listing-agent demo', () => {
         const drifted = lines.some((l) => l.startsWith('[bot]      now'));
         const posted = lines.some((l) => l.startsWith('[listing]'));
         const resynced = lines.some((l) => l.includes('commands: unchanged'));
-        if (drifted && posted && resynced) release();
+        const rewarded = lines.filter((l) => l.endsWith(': reward given')).length >= 3;
+        if (drifted && posted && resynced && rewarded) release();
       },
       until,
       driftEveryMs: 20,
+      voteEveryMs: 50,
     });
     await running;
     const text = lines.join('\n');
@@ -52,6 +54,16 @@ describe('listing-agent demo', () => {
     // A first sync sends the commands; the second finds the same hash and sends nothing.
     expect(text).toContain('[agent]    commands: synced 2 commands to the listing (+ping +vote)');
     expect(text).toContain('[agent]    commands: unchanged since the last sync (2 commands), nothing sent');
+    // Votes cast into the emulator reach the vote listener once each: three before the start, the first poll finds them.
+    for (const voter of ['alice', 'bob', 'carol']) {
+      expect(text).toContain(`[voter]    ${voter} votes for "Demo Bot" on the listing`);
+      expect(lines.filter((l) => l === `[agent]    vote from ${voter}: reward given`).length).toBeGreaterThanOrEqual(1);
+    }
+    const cast = lines.filter((l) => l.startsWith('[voter]')).length;
+    const rewards = lines.filter((l) => l.endsWith(': reward given')).length;
+    expect(rewards).toBeGreaterThanOrEqual(3);
+    expect(rewards).toBeLessThanOrEqual(cast);
+    expect(text).toContain('votes: ready (polling 1 project every 5s)');
     const stateLine = lines.find((line) => line.includes('state flushed to'))!;
     expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
     expect(lines.at(-1)).toBe('demo over.');

@@ -86,8 +86,11 @@ describe('Dockerfile', () => {
     const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
     for (const file of files) {
       const code = readRepoFile(`dist/${file}`);
-      for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)) {
-        const specifier = match[1]!;
+      // Static imports and re-exports at the start of a line (tsc's output), dynamic import() and
+      // require(): not any `from '...'` inside a string, such as an error message.
+      const statements = /^(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"]+)['"]|^import\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/gm;
+      for (const match of code.matchAll(statements)) {
+        const specifier = (match[1] ?? match[2] ?? match[3] ?? match[4])!;
         if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
         const parts = specifier.split('/');
         imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);

@@ -1,0 +1,235 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { createListingClient, type ListingClient } from '../../api/client.js';
+import type { VoteRecord } from '../../api/schemas/votes.js';
+import { ConfigError } from '../../config/errors.js';
+import { formatDuration, parseDuration } from '../../config/duration.js';
+import { loadConfig } from '../../config/loader.js';
+import type { ListingAgentConfig } from '../../config/schema.js';
+import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
+import { ListingAgentError, ValidationError } from '../../errors.js';
+import { createFileStore } from '../../store/file.js';
+import { configuredVoteHooks, readDeadLetters, stateDirectory, votesLedgerFor } from '../../votes/configured.js';
+import { earliestStartDate } from '../../votes/cursor-state.js';
+import { replayDeadLetters } from '../../votes/replay.js';
+import { voteKey, type DeadLetter } from '../../votes/types.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+
+export const VOTES_HELP = `Usage: listing-agent votes <subcommand> [options]
+
+Votes and the rewards they fired.
+
+Subcommands:
+  failed [--json]                    list the dead letters: votes a reward hook gave up on
+  retry [--key K]... [--hook H]      run the hooks of dead letters again (all by default)
+  check <user> [--source S] [--json] whether a user has an active vote; S is topgg (the
+                                     service's user IDs, the default) or discord
+  list [--since D] [--json]          the votes cast in the last D (default 24h, at most a
+                                     year), as a table or JSON lines; progress on stderr
+
+Options (all):
+  -c, --config FILE   the JSON config (default: LISTING_AGENT_CONFIG, else LISTING_AGENT_* variables)
+  -h, --help          show this help
+
+'failed' reads the vote journal in state.directory without taking the state lock, so it works
+beside a running agent. 'retry' takes the lock, so stop the daemon first; it replays only the
+hooks of the config (with their retries, a short backoff), and leaves votes a crash left pending
+to the agent's next start. Dead letters of the in-process hook (vote-event) can only be replayed
+by the embedded agent: agent.votePipeline.retry().
+
+Exit codes: 0 done, 1 a failure (a hook failed again, the service or the state cannot be
+reached), 2 usage error, 78 invalid configuration.
+`;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+const CONFIG_OPTION: Options = { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } };
+
+function parse(sub: string, argv: string[], options: Options, positionals = 0): { values: Values; positionals: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...CONFIG_OPTION, ...options }, strict: true, allowPositionals: positionals > 0 });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''), `votes ${sub}`);
+  }
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument '${parsed.positionals[positionals]}'`, `votes ${sub}`);
+  return parsed;
+}
+
+async function load(io: CliIo, sub: string, values: Values): Promise<ListingAgentConfig | number> {
+  const file = values.config as string | undefined;
+  if (file === '') throw new UsageError('--config needs a file path', `votes ${sub}`);
+  try {
+    return (await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd })).config;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
+    io.stderr(`listing-agent votes ${sub}: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
+    return EXIT.config;
+  }
+}
+
+const clientFor = (config: ListingAgentConfig): ListingClient =>
+  createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
+
+function letterLines(letters: readonly DeadLetter[]): string[] {
+  return letters.map((l) => `  ${l.key}  hook ${l.hook}  ${l.attempts} attempts  failed ${l.failedAt}: ${l.error}`);
+}
+
+async function runFailed(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parse('failed', argv, { json: { type: 'boolean' } });
+  if (values.help) return help(io);
+  const config = await load(io, 'failed', values);
+  if (typeof config === 'number') return config;
+  const reading = await readDeadLetters(stateDirectory(config, io.cwd));
+  if (values.json === true) {
+    for (const letter of reading.letters) io.stdout(`${JSON.stringify(letter)}\n`);
+    return EXIT.ok;
+  }
+  if (!reading.exists) io.stdout(`No vote journal at ${reading.path} yet: no vote was recorded there, so nothing failed.\n`);
+  else if (reading.letters.length === 0) io.stdout(`No dead letters in ${reading.path}.\n`);
+  else {
+    io.stdout(`${reading.letters.length} dead ${reading.letters.length === 1 ? 'letter' : 'letters'} in ${reading.path}:\n`);
+    io.stdout(`${letterLines(reading.letters).join('\n')}\n`);
+    io.stdout(`Replay with 'listing-agent votes retry' (--key K, --hook H), once the hook works again.\n`);
+  }
+  if (reading.corruptLines > 0) io.stderr(`listing-agent votes failed: ${reading.corruptLines} damaged lines skipped; the agent repairs the journal at its next start\n`);
+  return EXIT.ok;
+}
+
+async function runRetry(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parse('retry', argv, { key: { type: 'string', multiple: true }, hook: { type: 'string' } });
+  if (values.help) return help(io);
+  const config = await load(io, 'retry', values);
+  if (typeof config === 'number') return config;
+  const keys = values.key as string[] | undefined;
+  const hook = values.hook as string | undefined;
+  const hooks = configuredVoteHooks(config, { env: io.env, cwd: io.cwd });
+  const directory = stateDirectory(config, io.cwd);
+  // The lock keeps a running agent and this replay from appending to one journal at once.
+  const store = createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive });
+  await store.open();
+  try {
+    const result = await replayDeadLetters({
+      ledger: votesLedgerFor(config, 'file', { cwd: io.cwd }),
+      hooks,
+      ...(keys === undefined ? {} : { keys }),
+      ...(hook === undefined ? {} : { hook }),
+    });
+    const replayed = result.succeeded.length + result.failedAgain.length;
+    if (replayed === 0 && result.skipped.length === 0) io.stdout('No dead letter matches: nothing to replay.\n');
+    if (replayed > 0) io.stdout(`Replayed ${replayed} dead ${replayed === 1 ? 'letter' : 'letters'}: ${result.succeeded.length} succeeded, ${result.failedAgain.length} failed again.\n`);
+    for (const letter of result.succeeded) io.stdout(`  ok      ${letter.key}  hook ${letter.hook}\n`);
+    for (const letter of result.failedAgain) io.stdout(`  failed  ${letter.key}  hook ${letter.hook}: ${letter.error}\n`);
+    if (result.skipped.length > 0) {
+      io.stdout(`${result.skipped.length} dead letters of hooks not in the config (${[...new Set(result.skipped.map((l) => l.hook))].join(', ')}) were left alone: the embedded agent replays those with agent.votePipeline.retry().\n`);
+    }
+    return result.failedAgain.length > 0 ? EXIT.failure : EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+async function runCheck(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse('check', argv, { source: { type: 'string' }, json: { type: 'boolean' } }, 1);
+  if (values.help) return help(io);
+  const user = positionals[0];
+  if (user === undefined || user === '') throw new UsageError('give the user ID: votes check <user>', 'votes check');
+  const source = values.source as string | undefined;
+  if (source !== undefined && !(VOTE_SOURCES as readonly string[]).includes(source)) {
+    throw new UsageError(`--source must be one of ${VOTE_SOURCES.join(', ')} (got '${source}')`, 'votes check');
+  }
+  const config = await load(io, 'check', values);
+  if (typeof config === 'number') return config;
+  await using client = clientFor(config);
+  const status = await client.votes.status(user, source === undefined ? {} : { source: source as VoteSource });
+  const active = status !== null && Date.now() < Date.parse(status.expires_at);
+  if (values.json === true) {
+    io.stdout(`${JSON.stringify({ user, source: source ?? VOTE_SOURCES[0], voted: active, ...(status ?? {}) })}\n`);
+  } else if (active) {
+    io.stdout(`${user} has voted: at ${status.created_at} (weight ${status.weight}); may vote again at ${status.expires_at}.\n`);
+  } else {
+    io.stdout(`${user} has no active vote (never voted, the vote expired, or the user is unknown in the ${source ?? VOTE_SOURCES[0]} namespace).\n`);
+  }
+  return EXIT.ok;
+}
+
+const COLUMNS = [
+  ['CREATED_AT', 24],
+  ['USER_ID', 20],
+  ['PLATFORM_ID', 20],
+  ['WEIGHT', 6],
+  ['EXPIRES_AT', 24],
+] as const;
+
+function row(cells: readonly (string | number)[]): string {
+  return `${cells.map((cell, i) => String(cell).padEnd(COLUMNS[i]![1])).join('  ').trimEnd()}\n`;
+}
+
+const jsonLine = (v: VoteRecord) =>
+  `${JSON.stringify({ key: voteKey(v.user_id, v.created_at), user_id: v.user_id, platform_id: v.platform_id, weight: v.weight, created_at: v.created_at, expires_at: v.expires_at })}\n`;
+
+async function runList(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parse('list', argv, { since: { type: 'string' }, json: { type: 'boolean' } });
+  if (values.help) return help(io);
+  const sinceText = (values.since as string | undefined) ?? '24h';
+  const sinceMs = parseDuration(sinceText);
+  if (sinceMs === undefined) throw new UsageError(`--since must be a duration such as 30m, 24h or 7d (got '${sinceText}')`, 'votes list');
+  const config = await load(io, 'list', values);
+  if (typeof config === 'number') return config;
+  const now = Date.now();
+  if (now - sinceMs < earliestStartDate(now)) {
+    throw new UsageError(`--since ${sinceText} reaches further back than the service lists (one year; at most ${formatDuration(now - earliestStartDate(now))})`, 'votes list');
+  }
+  const json = values.json === true;
+  await using client = clientFor(config);
+  const startDate = new Date(now - sinceMs);
+  let count = 0;
+  let pages = 0;
+  if (!json) io.stdout(row(COLUMNS.map(([name]) => name)));
+  for await (const page of client.votes.pages({ startDate })) {
+    pages += 1;
+    for (const vote of page.data) io.stdout(json ? jsonLine(vote) : row([vote.created_at, vote.user_id, vote.platform_id, vote.weight, vote.expires_at]));
+    count += page.data.length;
+    // Only a long history gets progress lines, and only on stderr: stdout stays the data.
+    if (page.data.length > 0 && pages > 1) io.stderr(`listing-agent votes list: ${count} votes so far (up to ${page.data.at(-1)!.created_at})...\n`);
+  }
+  io.stderr(`listing-agent votes list: ${count} ${count === 1 ? 'vote' : 'votes'} since ${startDate.toISOString()} (${pages} ${pages === 1 ? 'page' : 'pages'})\n`);
+  return EXIT.ok;
+}
+
+function help(io: CliIo): number {
+  io.stdout(VOTES_HELP);
+  return EXIT.ok;
+}
+
+const SUBCOMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
+  failed: runFailed,
+  retry: runRetry,
+  check: runCheck,
+  list: runList,
+};
+
+/** `listing-agent votes <failed|retry|check|list>`. */
+export async function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '-h' || sub === '--help') {
+    io.stdout(VOTES_HELP);
+    return sub === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const run = SUBCOMMANDS[sub];
+  if (!run) {
+    if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'votes');
+    throw new UsageError(`unknown subcommand '${sub}'; subcommands: ${Object.keys(SUBCOMMANDS).join(', ')}`, 'votes');
+  }
+  try {
+    return await run(rest, io);
+  } catch (error) {
+    // The service, the state directory or a hook name said no: one line, never a stack trace.
+    if (error instanceof ListingAgentError) {
+      io.stderr(`listing-agent votes ${sub}: ${error.message}\n`);
+      return error instanceof ValidationError && error.subject === 'config' ? EXIT.config : EXIT.failure;
+    }
+    throw error;
+  }
+}

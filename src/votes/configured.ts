@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { errnoCode, fsReason, StoreError } from '../store/errors.js';
+import { HOOK_DEFAULTS } from './hooks/errors.js';
+import { hooksFromConfig, type HooksFromConfigOptions } from './hooks/index.js';
+import { createInProcessHook, IN_PROCESS_HOOK_NAME, type VoteListener } from './hooks/in-process.js';
+import { replayJournal } from './journal.js';
+import { createFileVoteLedger } from './ledger-file.js';
+import { createMemoryVoteLedger } from './ledger-memory.js';
+import { createLedgerState } from './ledger-state.js';
+import type { DeadLetter, VoteHook, VoteLedger } from './types.js';
+
+/**
+ * The votes parts as the configuration describes them, in one place for the agent and the CLI:
+ * which ledger, which hooks, and where the dead letters are read.
+ */
+
+/** Where the vote ledger lives: the journal in the state directory, or memory (nothing survives). */
+export type VoteLedgerKind = 'file' | 'memory';
+
+/** Options of {@link votesLedgerFor}. */
+export interface VotesLedgerForOptions {
+  /** Resolves a relative `state.directory`. Default: the process's working directory. */
+  cwd?: string;
+  /** Epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The state directory of `config`, resolved against `cwd` when given. */
+export function stateDirectory(config: ListingAgentConfig, cwd?: string): string {
+  return cwd === undefined ? config.state.directory : resolve(cwd, config.state.directory);
+}
+
+/**
+ * The vote ledger `config` asks for: `file` is `<state.directory>/votes.journal` (the embedded
+ * and daemon default), `memory` keeps nothing across restarts. Keys are kept `votes.keepKeysFor`
+ * past their vote's expiry either way.
+ */
+export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind, options: VotesLedgerForOptions = {}): VoteLedger {
+  const keepKeysForMs = config.votes.keepKeysFor;
+  if (kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
+  return createFileVoteLedger({
+    directory: stateDirectory(config, options.cwd),
+    keepKeysForMs,
+    ...(options.now ? { now: options.now } : {}),
+  });
+}
+
+/** Options of {@link configuredVoteHooks}. */
+export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
+  /**
+   * The agent's `vote` listeners (read at each call). Given: the in-process hook `vote-event`
+   * comes first, before the configured hooks. Default: none, no in-process hook (the CLI).
+   */
+  listeners?: () => readonly VoteListener[];
+}
+
+/**
+ * Every reward hook of `config`: the in-process hook over the `vote` listeners when `listeners`
+ * is given, then `votes.hooks` in order. Throws `ValidationError` for colliding hook names.
+ */
+export function configuredVoteHooks(config: ListingAgentConfig, options: ConfiguredVoteHooksOptions = {}): VoteHook[] {
+  const { listeners, ...hookOptions } = options;
+  const hooks = hooksFromConfig(config.votes.hooks, hookOptions);
+  if (listeners === undefined) return hooks;
+  return [createInProcessHook({ name: IN_PROCESS_HOOK_NAME, listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
+}
+
+/** What {@link readDeadLetters} found. */
+export interface DeadLetterReading {
+  /** The journal read. */
+  path: string;
+  /** False when there is no journal yet (no vote was ever recorded there). */
+  exists: boolean;
+  letters: DeadLetter[];
+  /** Damaged lines skipped (the agent repairs them on its next start). */
+  corruptLines: number;
+}
+
+/**
+ * The dead letters of the file ledger in `directory`, read without opening the ledger or taking
+ * the state lock, so it works beside a running agent: the journal is only ever appended to or
+ * replaced by a rename, so a read sees a whole generation, with at most a torn last line, which is
+ * left out as the ledger itself would.
+ */
+export async function readDeadLetters(directory: string): Promise<DeadLetterReading> {
+  // The ledger object is never opened: it only names its journal, so the file name lives in one place.
+  const { path } = createFileVoteLedger({ directory });
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return { path, exists: false, letters: [], corruptLines: 0 };
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)}`, path, { cause: error });
+  }
+  // Nothing is forgotten in a read: keep-keys only matters to a ledger that writes.
+  const state = createLedgerState(Number.MAX_SAFE_INTEGER);
+  const replay = replayJournal(text, state.apply);
+  if (replay.header.kind === 'newer') {
+    throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); use that version to read it`, path);
+  }
+  return { path, exists: true, letters: state.letters(), corruptLines: replay.corruptCount };
+}

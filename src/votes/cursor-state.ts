@@ -1,0 +1,103 @@
+import type { VoteRecord } from '../api/schemas/votes.js';
+import { CONTRACT_LIMITS } from '../contract/limits.js';
+import { type Vote, voteKey } from './types.js';
+
+/**
+ * The poller's checkpoint per project, as pure functions: what is stored, where the next request
+ * starts, and how a page moves the checkpoint. Nothing here does I/O.
+ */
+
+/** What the store keeps per project under {@link cursorStateKey}. */
+export interface CursorState {
+  /** The cursor of the last page whose votes are all durably in the pipeline; null before the first page. */
+  cursor: string | null;
+  /** `created_at` (ISO 8601) of the newest vote seen so far: where an invalid cursor falls back to. */
+  newestCreatedAt: string | null;
+  /** The key of that vote (for logs, and to tell what the fallback replays). */
+  newestKey: string | null;
+}
+
+/** The store key prefix of the checkpoints. */
+export const CURSOR_KEY_PREFIX = 'votes:cursor:';
+
+/**
+ * How far inside the contract's one-year limit a `startDate` is kept, so that a clock a little
+ * ahead of the service's (or a slow request) never turns a bootstrap into a 400.
+ */
+export const START_DATE_MARGIN_MS = 60 * 60 * 1000;
+
+/** The store key of a project's checkpoint: `votes:cursor:<service project ID>`. */
+export function cursorStateKey(projectId: string): string {
+  return `${CURSOR_KEY_PREFIX}${projectId}`;
+}
+
+const isStringOrNull = (value: unknown): value is string | null => value === null || typeof value === 'string';
+
+/** Reads a stored checkpoint; undefined when there is none or it is not one (then the poller bootstraps). */
+export function parseCursorState(raw: unknown): CursorState | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const { cursor, newestCreatedAt, newestKey } = raw as Record<string, unknown>;
+  if (!isStringOrNull(cursor) || !isStringOrNull(newestCreatedAt) || !isStringOrNull(newestKey)) return undefined;
+  if (cursor === '' || (newestCreatedAt !== null && Number.isNaN(Date.parse(newestCreatedAt)))) return undefined;
+  return { cursor, newestCreatedAt, newestKey };
+}
+
+/** The earliest `startDate` the service takes at `nowMs`, less {@link START_DATE_MARGIN_MS}. */
+export function earliestStartDate(nowMs: number): number {
+  return nowMs - CONTRACT_LIMITS.votesStartDateMaxAgeSeconds * 1000 + START_DATE_MARGIN_MS;
+}
+
+/** `startDate` of a first poll: `now - lookback`, clamped to the one-year limit. */
+export function bootstrapStartDate(nowMs: number, lookbackMs: number): Date {
+  return new Date(Math.max(nowMs - Math.max(0, lookbackMs), earliestStartDate(nowMs)));
+}
+
+/**
+ * `startDate` after the service refused a cursor: the newest vote already seen, inclusive (the
+ * pipeline drops the overlap as duplicates), never later, so nothing in between is missed. With
+ * nothing seen yet, where a first poll starts. Only a vote older than the one-year limit is
+ * clamped: the service cannot list from there, and such a vote expired long ago.
+ */
+export function fallbackStartDate(state: CursorState | undefined, nowMs: number, lookbackMs: number): Date {
+  const newest = state?.newestCreatedAt == null ? undefined : Date.parse(state.newestCreatedAt);
+  if (newest === undefined || Number.isNaN(newest)) return bootstrapStartDate(nowMs, lookbackMs);
+  return new Date(Math.max(newest, earliestStartDate(nowMs)));
+}
+
+/** Where the next request of a poll starts: the stored cursor, else a first poll's `startDate`. */
+export function resumeFrom(state: CursorState | undefined, nowMs: number, lookbackMs: number): { cursor: string } | { startDate: Date } {
+  return state?.cursor ? { cursor: state.cursor } : { startDate: bootstrapStartDate(nowMs, lookbackMs) };
+}
+
+/** A vote of the cursor as the pipeline takes it (road `poll`). */
+export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
+  return {
+    key: voteKey(record.user_id, record.created_at),
+    userId: record.user_id,
+    platformId: record.platform_id === '' ? null : record.platform_id,
+    projectId,
+    weight: record.weight,
+    createdAt: new Date(Date.parse(record.created_at)).toISOString(),
+    expiresAt: new Date(Date.parse(record.expires_at)).toISOString(),
+    road: 'poll',
+  };
+}
+
+/**
+ * The checkpoint once every vote of a page is durably in the pipeline: the page's cursor, and
+ * the newest of its votes (pages are in ascending order, but the newest is found, not assumed).
+ */
+export function advanceCursorState(state: CursorState | undefined, page: { cursor: string; votes: readonly Vote[] }): CursorState {
+  let newestCreatedAt = state?.newestCreatedAt ?? null;
+  let newestKey = state?.newestKey ?? null;
+  let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(newestCreatedAt);
+  for (const vote of page.votes) {
+    const ms = Date.parse(vote.createdAt);
+    if (ms >= newestMs) {
+      newestMs = ms;
+      newestCreatedAt = vote.createdAt;
+      newestKey = vote.key;
+    }
+  }
+  return { cursor: page.cursor, newestCreatedAt, newestKey };
+}

@@ -1,0 +1,91 @@
+import type { Dispatcher } from 'undici';
+import type { ListingAgentConfig } from '../../config/schema.js';
+import { ValidationError, type FieldIssue } from '../../errors.js';
+import type { VoteHook } from '../types.js';
+import { createExecHook } from './exec.js';
+import { createHttpHook } from './http.js';
+import { IN_PROCESS_HOOK_NAME } from './in-process.js';
+
+export { voteHookBody, voteHookEnvironment, type VoteHookBody } from './body.js';
+export { HOOK_DEFAULTS, VoteHookError, type VoteHookErrorDetails, type VoteHookFailureReason } from './errors.js';
+export { createExecHook, EXEC_HOOK_DEFAULTS, type ExecHookOptions } from './exec.js';
+export { ATTEMPT_HEADER, createHttpHook, IDEMPOTENCY_HEADER, type HttpHookOptions } from './http.js';
+export { createInProcessHook, IN_PROCESS_HOOK_NAME, type InProcessHookOptions, type VoteListener } from './in-process.js';
+
+/** The `votes.hooks` list of a validated configuration. */
+export type HookConfigs = ListingAgentConfig['votes']['hooks'];
+
+/** Options of {@link hooksFromConfig}: what the configuration cannot say. */
+export interface HooksFromConfigOptions {
+  /** The base environment of exec hooks (the CLI passes `process.env`). Default: empty. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The working directory of exec hooks. Default: the agent's. */
+  cwd?: string;
+  /** The undici dispatcher of http hooks. Default: undici's global dispatcher. */
+  dispatcher?: Dispatcher;
+  /** The clock of http hooks' signatures, in epoch milliseconds. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Names taken by hooks made elsewhere, which config hooks may not take. Default
+   * `['vote-event']` (the in-process hook of the `vote` event).
+   */
+  reservedNames?: readonly string[];
+}
+
+/** The default name of the hook at `index` (0-based): `http-1`, `exec-2`, ... by position. */
+export function defaultHookName(type: 'http' | 'exec', index: number): string {
+  return `${type}-${index + 1}`;
+}
+
+/**
+ * The hooks of a validated `votes.hooks` list, in order. A hook without `name` is named by its type
+ * and position (`http-1`, `exec-2`). Names must be unique (they key dead letters and metrics), and
+ * may not be a reserved name such as `vote-event`.
+ *
+ * @throws ValidationError (subject `config`) naming each `votes.hooks[i].name` that collides.
+ */
+export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOptions = {}): VoteHook[] {
+  const reserved = new Set(options.reservedNames ?? [IN_PROCESS_HOOK_NAME]);
+  const firstIndex = new Map<string, number>();
+  const issues: FieldIssue[] = [];
+  const names = hooks.map((hook, index) => {
+    const name = hook.name ?? defaultHookName(hook.type, index);
+    const path = `votes.hooks[${index}].name`;
+    const named = hook.name === undefined ? `the default name "${name}"` : `"${name}"`;
+    const earlier = firstIndex.get(name);
+    if (reserved.has(name)) {
+      issues.push({ path, message: `${named} is reserved for a built-in hook: choose another name` });
+    } else if (earlier !== undefined) {
+      issues.push({ path, message: `${named} is already the name of votes.hooks[${earlier}]: give each hook a unique name` });
+    } else {
+      firstIndex.set(name, index);
+    }
+    return name;
+  });
+  if (issues.length > 0) throw new ValidationError('config', 'votes.hooks', issues);
+
+  return hooks.map((hook, index) => {
+    const name = names[index]!;
+    if (hook.type === 'http') {
+      return createHttpHook({
+        name,
+        url: hook.url,
+        ...(hook.secret === undefined ? {} : { secret: hook.secret }),
+        ...(hook.authorization === undefined ? {} : { authorization: hook.authorization }),
+        timeoutMs: hook.timeout,
+        retries: hook.retries,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        ...(options.now ? { now: options.now } : {}),
+      });
+    }
+    return createExecHook({
+      name,
+      command: hook.command,
+      timeoutMs: hook.timeout,
+      retries: hook.retries,
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      configPath: `votes.hooks[${index}]`,
+    });
+  });
+}

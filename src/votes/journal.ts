@@ -1,0 +1,84 @@
+import * as fsp from 'node:fs/promises';
+import { nodeFileStoreFs, type FileStoreFs } from '../store/fs.js';
+import { parseRecord, readHeader, type JournalRecord } from './ledger-records.js';
+
+/**
+ * The file-system calls of the file vote ledger: the file store's (see `FileStoreFs`; an open
+ * handle's `writeFile` appends when the file was opened with `a`) plus `truncate`, which cuts a
+ * torn record off the journal. Injectable so tests can count fsyncs and make writes fail.
+ */
+export interface JournalFs extends FileStoreFs {
+  truncate(path: string, length: number): Promise<void>;
+}
+
+/** The real file system. */
+export const nodeJournalFs: JournalFs = {
+  ...nodeFileStoreFs,
+  truncate: (path, length) => fsp.truncate(path, length),
+};
+
+/** What {@link replayJournal} found. */
+export interface ReplayResult {
+  /** Bytes of the journal up to and including its last newline: the part made of whole lines. */
+  goodBytes: number;
+  /** Bytes after the last newline: a record cut short by a crash mid-write (never acknowledged). */
+  tornBytes: number;
+  /** Records applied. */
+  records: number;
+  /** Whole lines that are not records (1-based line numbers, at most the first 10). */
+  corruptLines: number[];
+  /** How many whole lines are not records. */
+  corruptCount: number;
+  /** `missing`: the first line is not the header (the journal was damaged at its start). */
+  header: { kind: 'ours' } | { kind: 'newer'; version: number } | { kind: 'missing' };
+}
+
+const MAX_LISTED = 10;
+
+/**
+ * Applies every record of a journal's text, in order (pure). A line is a record only when it ends
+ * with a newline: each append writes whole lines in one write, so text after the last newline is
+ * the remainder of an append cut short, never acknowledged, and is left out. A whole line that is
+ * not a record (damage inside the file) is skipped and counted; the records around it still count,
+ * because losing one record is better than losing every vote after it. A header from a newer
+ * version stops the replay before anything is applied.
+ */
+export function replayJournal(text: string, apply: (record: JournalRecord) => void): ReplayResult {
+  const lastNewline = text.lastIndexOf('\n');
+  const whole = text.slice(0, lastNewline + 1);
+  const goodBytes = Buffer.byteLength(whole);
+  const result: ReplayResult = {
+    goodBytes,
+    tornBytes: Buffer.byteLength(text) - goodBytes,
+    records: 0,
+    corruptLines: [],
+    corruptCount: 0,
+    header: { kind: 'missing' },
+  };
+  let start = 0;
+  let lineNumber = 0;
+  while (start < whole.length) {
+    const end = whole.indexOf('\n', start);
+    const line = whole.slice(start, end);
+    start = end + 1;
+    lineNumber += 1;
+    if (lineNumber === 1) {
+      const header = readHeader(line);
+      if (header.kind === 'newer') return { ...result, header };
+      if (header.kind === 'ours') {
+        result.header = header;
+        continue;
+      }
+    }
+    if (line.trim() === '') continue;
+    const record = parseRecord(line);
+    if (record === undefined) {
+      result.corruptCount += 1;
+      if (result.corruptLines.length < MAX_LISTED) result.corruptLines.push(lineNumber);
+      continue;
+    }
+    apply(record);
+    result.records += 1;
+  }
+  return result;
+}

@@ -1,0 +1,186 @@
+import type { JournalRecord } from './ledger-records.js';
+import type { DeadLetter, LedgerEntry, Vote } from './types.js';
+
+/** A vote the ledger keeps whole: pending, or finished with a dead letter outstanding. */
+interface LiveEntry {
+  vote: Vote;
+  done: string[];
+  deadLettered: string[];
+  complete: boolean;
+}
+
+/** Which dead letters a take or a listing is about. */
+export interface DeadLetterFilter {
+  keys?: readonly string[];
+  hook?: string;
+}
+
+/**
+ * The in-memory model of a vote ledger, changed only by {@link LedgerState.apply}: the memory
+ * ledger applies records and stops there, the file ledger also appends them to its journal and
+ * replays them on open. One model for both keeps the two ledgers' behaviour identical.
+ */
+export interface LedgerState {
+  apply(record: JournalRecord): void;
+  has(key: string): boolean;
+  /** Pending entries (copies), in the order they were recorded. */
+  pending(): LedgerEntry[];
+  /** Dead letters (copies) matching `filter`, oldest first. */
+  letters(filter?: DeadLetterFilter): DeadLetter[];
+  /** Forgets finished keys whose vote expired more than `keepKeysForMs` before `now`; returns how many. */
+  forget(now: number): number;
+  /** Records that rebuild this state from nothing (a compacted journal). */
+  snapshot(): JournalRecord[];
+  /** About how many bytes {@link snapshot} takes as journal lines. */
+  snapshotBytes(): number;
+  counts(): { keys: number; pending: number; deadLetters: number };
+}
+
+const TWELVE_HOURS_MS = 12 * 60 * 60 * 1000;
+
+/** When the vote expires (epoch ms); a malformed `expiresAt` falls back to the contract's 12 h. */
+export function expiresAtMs(vote: Vote): number {
+  const expires = Date.parse(vote.expiresAt);
+  if (Number.isFinite(expires)) return expires;
+  const created = Date.parse(vote.createdAt);
+  return Number.isFinite(created) ? created + TWELVE_HOURS_MS : 0;
+}
+
+/** A copy that shares nothing mutable with the original (a vote is flat but for `user`). */
+export const copyVote = (vote: Vote): Vote => (vote.user === undefined ? { ...vote } : { ...vote, user: { ...vote.user } });
+
+/**
+ * Expiries are kept in whole minutes (rounded up): small integers that V8 stores inline in the
+ * map, where epoch milliseconds would each be a separate heap object (100 000 of them for a busy bot).
+ */
+const MINUTE_MS = 60_000;
+const toMinutes = (ms: number) => Math.ceil(ms / MINUTE_MS);
+
+const copyLetter = (letter: DeadLetter): DeadLetter => ({ ...letter, vote: copyVote(letter.vote) });
+const letterId = (key: string, hook: string) => `${key}\u0000${hook}`;
+/** Shared by every entry with nothing done yet; lists are replaced, never changed in place. */
+const NONE: string[] = [];
+const without = (list: string[], item: string) => list.filter((value) => value !== item);
+
+/** Creates an empty {@link LedgerState}; finished keys are kept `keepKeysForMs` past their vote's expiry. */
+export function createLedgerState(keepKeysForMs: number): LedgerState {
+  /** Every key the ledger knows, with its vote's expiry in minutes: the dedupe set (no vote kept). */
+  const known = new Map<string, number>();
+  const live = new Map<string, LiveEntry>();
+  const letters = new Map<string, DeadLetter>();
+
+  function putLive(vote: Vote, entry: Omit<LiveEntry, 'vote'>): void {
+    known.set(vote.key, toMinutes(expiresAtMs(vote)));
+    // Delete first: a key recorded again (after it was forgotten) moves to the end of the order.
+    live.delete(vote.key);
+    live.set(vote.key, { vote, ...entry });
+  }
+
+  function apply(record: JournalRecord): void {
+    switch (record.t) {
+      case 'p':
+        // A `p` for a key already known can only follow a forgetting that the journal did not show
+        // yet (compaction forgets in memory before it rewrites): it is a new vote under that key.
+        putLive(record.v, { done: NONE, deadLettered: NONE, complete: false });
+        return;
+      case 'e':
+        putLive(record.v, { done: [...record.done], deadLettered: [...record.dl], complete: record.c });
+        return;
+      case 'k':
+        known.set(record.k, toMinutes(record.e));
+        return;
+      case 'h': {
+        const entry = live.get(record.k);
+        if (entry !== undefined && !entry.done.includes(record.h)) entry.done = [...entry.done, record.h];
+        return;
+      }
+      case 'c': {
+        const entry = live.get(record.k);
+        if (entry === undefined) return;
+        entry.complete = true;
+        // The vote itself is needed no more, only its key: that keeps memory small for busy bots.
+        if (entry.deadLettered.length === 0) live.delete(record.k);
+        return;
+      }
+      case 'd': {
+        letters.set(letterId(record.l.key, record.l.hook), record.l);
+        const entry = live.get(record.l.key);
+        if (entry !== undefined && !entry.deadLettered.includes(record.l.hook)) entry.deadLettered = [...entry.deadLettered, record.l.hook];
+        return;
+      }
+      case 'x': {
+        const id = letterId(record.k, record.h);
+        const letter = letters.get(id);
+        letters.delete(id);
+        const entry = live.get(record.k);
+        if (entry !== undefined) {
+          entry.deadLettered = without(entry.deadLettered, record.h);
+          entry.complete = false;
+        } else if (letter !== undefined) {
+          // Only a damaged journal loses the entry of a dead letter: which other hooks were done is
+          // unknown then, so the vote comes back with none done (at least once beats never).
+          putLive(letter.vote, { done: NONE, deadLettered: NONE, complete: false });
+        }
+        return;
+      }
+    }
+  }
+
+  function matches(letter: DeadLetter, filter: DeadLetterFilter | undefined): boolean {
+    if (filter?.hook !== undefined && letter.hook !== filter.hook) return false;
+    return filter?.keys === undefined || filter.keys.includes(letter.key);
+  }
+
+  return {
+    apply,
+    has: (key) => known.has(key),
+
+    pending() {
+      const entries: LedgerEntry[] = [];
+      for (const entry of live.values()) {
+        if (entry.complete) continue;
+        entries.push({ vote: copyVote(entry.vote), done: [...entry.done], complete: false, deadLettered: [...entry.deadLettered] });
+      }
+      return entries;
+    },
+
+    letters: (filter) => [...letters.values()].filter((letter) => matches(letter, filter)).map(copyLetter),
+
+    forget(now) {
+      const lettered = new Set([...letters.values()].map((letter) => letter.key));
+      let forgotten = 0;
+      for (const [key, expires] of known) {
+        // Pending votes are never forgotten, however old: their hooks are still owed.
+        if (expires * MINUTE_MS + keepKeysForMs >= now || live.has(key) || lettered.has(key)) continue;
+        known.delete(key);
+        forgotten += 1;
+      }
+      return forgotten;
+    },
+
+    snapshot() {
+      const records: JournalRecord[] = [];
+      for (const [key, expires] of known) if (!live.has(key)) records.push({ t: 'k', k: key, e: expires * MINUTE_MS });
+      for (const entry of live.values()) {
+        records.push({ t: 'e', v: entry.vote, done: entry.done, dl: entry.deadLettered, c: entry.complete });
+      }
+      for (const letter of letters.values()) records.push({ t: 'd', l: letter });
+      return records;
+    },
+
+    snapshotBytes() {
+      // `{"t":"k","k":"<key>","e":1700000000000}\n` is 33 bytes besides the key.
+      let bytes = 0;
+      for (const key of known.keys()) if (!live.has(key)) bytes += key.length + 33;
+      for (const entry of live.values()) bytes += JSON.stringify(entry.vote).length + 40 + entry.done.join('","').length + entry.deadLettered.join('","').length;
+      for (const letter of letters.values()) bytes += JSON.stringify(letter).length + 14;
+      return bytes;
+    },
+
+    counts() {
+      let pending = 0;
+      for (const entry of live.values()) if (!entry.complete) pending += 1;
+      return { keys: known.size, pending, deadLetters: letters.size };
+    },
+  };
+}

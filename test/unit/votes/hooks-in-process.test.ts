@@ -1,0 +1,124 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import type { AgentEvents } from '../../../src/agent/events.js';
+import { createInProcessHook, VoteHookError, type VoteListener } from '../../../src/votes/hooks/index.js';
+import type { HookCallContext, Vote } from '../../../src/votes/types.js';
+
+const vote: Vote = {
+  key: '42:1735732800000',
+  userId: '42',
+  platformId: '210987654321098765',
+  projectId: '8',
+  weight: 1,
+  createdAt: '2025-01-01T12:00:00.000Z',
+  expiresAt: '2025-01-02T00:00:00.000Z',
+  road: 'poll',
+};
+
+const context = (signal: AbortSignal = new AbortController().signal): HookCallContext => ({ idempotencyKey: vote.key, attempt: 1, signal });
+
+async function failure(promise: Promise<unknown>): Promise<VoteHookError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(VoteHookError);
+  return error as VoteHookError;
+}
+
+describe('createInProcessHook', () => {
+  it('is named vote-event with 5 retries by default', () => {
+    const hook = createInProcessHook({ listeners: () => [] });
+    expect(hook.name).toBe('vote-event');
+    expect(hook.retries).toBe(5);
+    expect(createInProcessHook({ name: 'x', listeners: () => [], retries: 0 }).retries).toBe(0);
+  });
+
+  it('succeeds with no listener: there is nothing to do', async () => {
+    await expect(createInProcessHook({ listeners: () => [] }).run(vote, context())).resolves.toBeUndefined();
+  });
+
+  it('calls every listener with the vote and waits for all of them', async () => {
+    const seen: string[] = [];
+    const slow: VoteListener = async (v) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      seen.push(`slow ${v.key}`);
+    };
+    const quick: VoteListener = (v) => void seen.push(`quick ${v.key}`);
+    await createInProcessHook({ listeners: () => [slow, quick] }).run(vote, context());
+    expect(seen.sort()).toEqual(['quick 42:1735732800000', 'slow 42:1735732800000']);
+  });
+
+  it('fails when a listener throws, after the others ran, naming it', async () => {
+    const ran: string[] = [];
+    function reward(): never {
+      throw new Error('database is down');
+    }
+    const other: VoteListener = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      ran.push('other');
+    };
+    const error = await failure(createInProcessHook({ listeners: () => [other, reward] }).run(vote, context()));
+    expect(ran).toEqual(['other']);
+    expect(error.code).toBe('vote_hook_failed');
+    expect(error.reason).toBe('listener');
+    expect(error.hook).toBe('vote-event');
+    expect(error.message).toBe('hook "vote-event": vote listener #2 of 2 (reward): database is down');
+    expect((error.cause as Error).message).toBe('database is down');
+  });
+
+  it('fails when listeners reject, listing each', async () => {
+    const error = await failure(
+      createInProcessHook({
+        listeners: () => [async () => Promise.reject(new Error('one')), async () => undefined, async () => Promise.reject(new Error('three'))],
+      }).run(vote, context()),
+    );
+    expect(error.message).toContain('2 vote listeners failed: #1 of 3: one; #3 of 3: three');
+    expect(error.cause).toBeInstanceOf(AggregateError);
+  });
+
+  it('reads the listeners at each call', async () => {
+    const listeners: VoteListener[] = [];
+    const hook = createInProcessHook({ listeners: () => listeners });
+    await hook.run(vote, context());
+    listeners.push(() => {
+      throw new Error('late');
+    });
+    await expect(hook.run(vote, context())).rejects.toThrow('late');
+  });
+
+  it("works with the agent's typed emitter; rawListeners calls a once listener once", async () => {
+    const agent = new EventEmitter<AgentEvents>();
+    let onceCalls = 0;
+    let onCalls = 0;
+    agent.once('vote', () => void onceCalls++);
+    agent.on('vote', async (v) => {
+      expect(v.key).toBe(vote.key);
+      onCalls++;
+    });
+    const hook = createInProcessHook({ listeners: () => agent.rawListeners('vote') });
+    await hook.run(vote, context());
+    await hook.run(vote, context());
+    expect({ onceCalls, onCalls }).toEqual({ onceCalls: 1, onCalls: 2 });
+    // listeners() fits the type as well.
+    createInProcessHook({ listeners: () => agent.listeners('vote') });
+  });
+
+  it('stops waiting when the call is aborted, and when its own timeout passes', async () => {
+    const never: VoteListener = () => new Promise(() => undefined);
+    const controller = new AbortController();
+    const pending = failure(createInProcessHook({ listeners: () => [never] }).run(vote, context(controller.signal)));
+    controller.abort();
+    expect((await pending).reason).toBe('aborted');
+
+    const timedOut = await failure(createInProcessHook({ listeners: () => [never], timeoutMs: 20 }).run(vote, context()));
+    expect(timedOut.reason).toBe('timeout');
+    expect(timedOut.message).toContain('did not finish within 20 ms');
+
+    let called = false;
+    const aborted = AbortSignal.abort();
+    const before = await failure(createInProcessHook({ listeners: () => [() => void (called = true)] }).run(vote, context(aborted)));
+    expect(before.reason).toBe('aborted');
+    expect(called).toBe(false);
+  });
+});
