@@ -56,6 +56,23 @@ export { createClientCommandsSource } from './commands/sources/discord-client.js
 export { createFileCommandsSource } from './commands/sources/file.js';
 export { createStaticCommandsSource } from './commands/sources/static.js';
 
+// Votes: the poller, the pipeline and its ledgers, the hooks.
+export type { Vote, VoteHook, HookCallContext, VoteLedger, DeadLetter, LedgerEntry } from './votes/types.js';
+export { voteKey } from './votes/types.js';
+export { createVotePipeline } from './votes/pipeline.js';
+export type { VotePipeline, VotePipelineOptions, IngestResult } from './votes/pipeline.js';
+export { createFileVoteLedger } from './votes/ledger-file.js';
+export type { FileVoteLedger, FileVoteLedgerOptions } from './votes/ledger-file.js';
+export { createMemoryVoteLedger } from './votes/ledger-memory.js';
+export { createVotePoller } from './votes/poller.js';
+export type { VotePoller, VotePollerOptions } from './votes/poller.js';
+export { createVotesCapability } from './votes/capability.js';
+export type { VotesCapability, VotesCapabilityOptions } from './votes/capability.js';
+export { createHasVoted } from './votes/has-voted.js';
+export type { HasVoted, HasVotedOptions } from './votes/has-voted.js';
+export { createHttpHook, createExecHook, createInProcessHook, hooksFromConfig, voteHookBody, VoteHookError } from './votes/hooks/index.js';
+export type { HttpHookOptions, ExecHookOptions, InProcessHookOptions, VoteHookBody } from './votes/hooks/index.js';
+
 // State stores.
 export { createFileStore } from './store/file.js';
 export type { FileStore, FileStoreOptions } from './store/file.js';
