@@ -129,6 +129,14 @@ export type { SupportedLocale, AnnouncementCategory, Scope, Platform, ProjectTyp
 export { decodeProjectToken } from './contract/project-token.js';
 export type { ProjectTokenPayload, DecodedProjectToken, ProjectTokenProblem } from './contract/project-token.js';
 
-// Signed webhook deliveries.
+// Signed webhook deliveries: verify (pure), the receiver, adapters for Express and Fastify.
 export { signDelivery, computeSignature } from './webhooks/signature.js';
 export type { SignDeliveryOptions } from './webhooks/signature.js';
+export { verifyDelivery, verifyLegacyAuthorization, parseLegacyVote, parseSignatureHeader, DEFAULT_SIGNATURE_TOLERANCE_SECONDS } from './webhooks/verify.js';
+export type { VerifyDeliveryOptions, VerifyResult, VerifiedDelivery, RejectedDelivery, VerifyFailure, WebhookHeaders } from './webhooks/verify.js';
+export type { WebhookEvent, WebhookEventType, VoteCreateData, LegacyVote } from './webhooks/events.js';
+export { expressWebhookHandler, fastifyWebhookHandler, handleWebhookDelivery } from './webhooks/adapters.js';
+export type { WebhookHandlerOptions } from './webhooks/adapters.js';
+export { createWebhookReceiver } from './webhooks/receiver.js';
+export { createWebhookSecrets, recordRotatedSecret } from './webhooks/secrets.js';
+export { createWebhooksCapability } from './webhooks/capability.js';

@@ -26,6 +26,7 @@ import { createVotesCapability, type VotesCapability, type VotesCapabilityOption
 import { configuredVoteHooks } from '../votes/configured.js';
 import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
+import { createWebhooksCapability, type WebhooksCapability, type WebhooksCapabilityOptions } from '../webhooks/capability.js';
 
 /** Options of {@link createListingAgent}. */
 export interface ListingAgentOptions {
@@ -56,6 +57,12 @@ export interface ListingAgentOptions {
    * (`hookOptions.env`: the exec hooks' base environment, default empty), test seams.
    */
   votes?: VotesCapabilityOptions;
+  /**
+   * Options of the webhooks capability (`webhooks.enabled`): receiver tuning (timeouts, limits),
+   * the secret file. Its pipeline is the votes capability's when `votes.enabled`, else its own,
+   * made from the same `votes` options (ledger, hooks).
+   */
+  webhooks?: Omit<WebhooksCapabilityOptions, 'sharedPipeline'>;
   /** The capabilities to run. Default: those the config enables. */
   capabilities?: Capability[];
   /** Current time in epoch ms. Default `Date.now`. */
@@ -84,12 +91,20 @@ function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOp
       ),
     );
   }
+  // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
+  const memory = options.store !== undefined && options.store.describe().startsWith('memory');
+  // Colliding hook names are a configuration error: refuse now, not at every reconnect.
+  if ((config.votes.enabled || config.webhooks.enabled) && options.votes?.hooks === undefined) configuredVoteHooks(config, options.votes?.hookOptions);
+  let votes: VotesCapability | undefined;
   if (config.votes.enabled) {
-    // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
-    const memory = options.store !== undefined && options.store.describe().startsWith('memory');
-    // Colliding hook names are a configuration error: refuse now, not at every reconnect.
-    if (options.votes?.hooks === undefined) configuredVoteHooks(config, options.votes?.hookOptions);
-    capabilities.push(createVotesCapability({ ledger: memory ? 'memory' : 'file', ...options.votes }));
+    votes = createVotesCapability({ ledger: memory ? 'memory' : 'file', ...options.votes });
+    capabilities.push(votes);
+  }
+  if (config.webhooks.enabled) {
+    // One pipeline per agent: the votes capability's (started before this one) when it runs.
+    const shared = votes;
+    const own = { ledger: options.votes?.ledger ?? (memory ? 'memory' : 'file'), ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}), ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}) };
+    capabilities.push(createWebhooksCapability({ ...(shared ? { sharedPipeline: () => shared.pipeline } : own), ...options.webhooks }));
   }
   return capabilities;
 }
@@ -219,7 +234,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     try {
       const project = await this.client.projects.get(undefined, { signal: this.aborter.signal });
       this.mark('service', true, `project ${project.name} (${project.id})`);
-      await this.startCapabilities();
+      await this.startCapabilities({ id: project.id, name: project.name });
       this.phaseValue = 'running';
       this.logger.info({ project: project.name, projectId: project.id }, 'agent ready');
       this.emit('ready', { projectId: project.id, projectName: project.name });
@@ -237,9 +252,10 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     }
   }
 
-  private async startCapabilities(): Promise<void> {
+  private async startCapabilities(project: { id: string; name: string }): Promise<void> {
     const context: CapabilityContext = {
       config: this.config,
+      project,
       client: this.client,
       store: this.store,
       logger: this.logger,
@@ -324,6 +340,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   hasVoted(userId: string, query: HasVotedQuery = {}): Promise<boolean> {
     this.voteCheck ??= createHasVoted({ client: this.client, now: this.now });
     return this.voteCheck.hasVoted(userId, query);
+  }
+
+  /** The webhook receiver's URL while it listens (`webhooks.enabled`), else undefined. */
+  get webhookReceiverUrl(): string | undefined {
+    return this.started.find((c): c is WebhooksCapability => c.name === 'webhooks' && 'url' in c)?.url;
   }
 
   private votesCapability(): VotesCapability | undefined {

@@ -6,6 +6,7 @@ import { RUN_HELP, runRunCommand } from './commands/run.js';
 import { EMULATOR_HELP, runEmulatorCommand } from './commands/emulator.js';
 import { STATS_HELP, runStatsCommand } from './commands/stats.js';
 import { VOTES_HELP, runVotesCommand } from './commands/votes.js';
+import { WEBHOOKS_HELP, runWebhooksCommand } from './commands/webhooks.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
 const require = createRequire(import.meta.url);
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, Command> = {
   config: { summary: 'check the configuration: every problem, or the effective config masked', help: CONFIG_HELP, run: runConfigCommand },
   stats: { summary: 'post the current counts once (or show them with --dry-run)', help: STATS_HELP, run: runStatsCommand },
   votes: { summary: 'list votes, check a voter, list and replay failed rewards', help: VOTES_HELP, run: runVotesCommand },
+  webhooks: { summary: 'run the webhook receiver alone, rotate a secret, send a test delivery', help: WEBHOOKS_HELP, run: runWebhooksCommand },
 };
 
 /** The top-level help. */

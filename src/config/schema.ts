@@ -201,6 +201,9 @@ const webhooksSchema = z
     path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing').describe('The path the webhook receiver answers on.'),
     secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
     legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
+    publicUrl: absoluteUrl()
+      .optional()
+      .describe("The receiver's URL as the service reaches it (through a proxy or tunnel), given as webhook_url in integration handshakes. Default: the listening address and path."),
   })
   .prefault({})
   .meta({ description: 'The signed webhook receiver' });

@@ -2,8 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createListingAgent, type ListingAgent } from '../agent/agent.js';
+import { createListingClient } from '../api/client.js';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { DEFAULT_SEED } from '../emulator/seed.js';
+import { recordRotatedSecret, secretFilePath } from '../webhooks/secrets.js';
 import { createSimulatedBot, simulatedBotSource, type SimulatedBot } from './simulated-bot.js';
 
 /** Options of {@link runDemo}. */
@@ -54,9 +56,11 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   let agent: ListingAgent | undefined;
   let drift: NodeJS.Timeout | undefined;
   let voting: NodeJS.Timeout | undefined;
+  let watching: NodeJS.Timeout | undefined;
   const stateDir = await mkdtemp(join(tmpdir(), 'listing-agent-demo-'));
   try {
-    emulator = await startEmulator({ seed: DEFAULT_SEED });
+    // Loopback http webhook URLs: the receiver listens on 127.0.0.1 without TLS.
+    emulator = await startEmulator({ seed: DEFAULT_SEED, settings: { allowHttpLoopback: true } });
     const project = [...emulator.context.state.projects.values()][0]!;
     const token = emulator.context.state.projectTokens.get(project.id)!;
     print(`[emulator] listening at ${emulator.urls.origin} (v1 ${emulator.urls.v1}, admin ${emulator.urls.admin})`);
@@ -84,6 +88,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         commands: { enabled: true },
         // The in-process hook: the vote listener below is the reward, awaited once per vote.
         votes: { enabled: true, pollInterval: '5s' },
+        // The receiver feeds the same pipeline. The webhook's secret exists only once the webhook
+        // is registered at the receiver's URL (below), so it goes to the secret file; the config
+        // must name one secret to start, and this one signs nothing.
+        webhooks: { enabled: true, listen: '127.0.0.1:0', secrets: ['whs_demo_not_used'] },
       },
       countSource: simulatedBotSource(bot),
       commands: DEMO_COMMANDS,
@@ -103,6 +111,12 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       }
     });
     agent.on('commandsSyncFailed', ({ error }) => print(`[agent]    commands sync failed: ${error.message}`));
+    /** Votes the poller recorded itself (the rest of what it lists was here already). */
+    let recordedByPoll = 0;
+    agent.on('voteReceived', (vote) => {
+      if (vote.road === 'poll') recordedByPoll += 1;
+      print(`[agent]    vote from ${names.get(vote.userId) ?? vote.userId} ${vote.road === 'webhook' ? 'arrived by signed webhook' : 'found on the votes cursor'}, recorded`);
+    });
     agent.on('vote', async (vote) => {
       // A real bot would credit the voter here, keyed by vote.key so that a replay gives nothing twice.
       print(`[agent]    vote from ${names.get(vote.userId) ?? vote.userId}: reward given`);
@@ -131,7 +145,35 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     await agent.start();
     print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
     print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready).');
-    print('[agent]    votes: the cursor is polled every 5 s; each new vote runs the vote listener once (signed webhooks come in a later release).');
+
+    // Register the receiver as the project's webhook, as the owner would through the API.
+    const receiverUrl = agent.webhookReceiverUrl!;
+    const grant = listing.admin.grantAuthorization({ client_id: 'demo-client', user_id: project.owner_user_id!, project_id: project.id, scopes: ['project.webhooks.write'] });
+    {
+      await using owner = createListingClient({ accessToken: grant.access_token, projectId: project.id, v1BaseUrl: listing.urls.v1, v0BaseUrl: listing.urls.v0 });
+      const webhook = await owner.webhooks.create({ label: 'listing-agent demo', url: receiverUrl, allowHttpLoopback: true });
+      await recordRotatedSecret(secretFilePath(stateDir), { webhookId: webhook.id, secret: webhook.secret });
+      print(`[listing]  webhook ${webhook.id} now delivers signed votes to ${receiverUrl}; its secret went to the secret file, as 'listing-agent webhooks rotate' writes it`);
+    }
+    print('[agent]    votes: signed webhooks bring each vote within a second; the cursor, polled every 5 s, lists it too, and the vote key makes the reward fire once.');
+    const running = agent;
+    let polled = await running.metrics.votesReceived.get({ road: 'poll' });
+    let recordedThen = recordedByPoll;
+    let pending = -1;
+    watching = setInterval(() => {
+      void running.metrics.votesReceived.get({ road: 'poll' }).then((seen) => {
+        // Report a poll once its count stopped moving (a poll's votes are recorded together).
+        if (seen === polled || seen !== pending) {
+          pending = seen;
+          return;
+        }
+        const listed = seen - polled;
+        const known = listed - (recordedByPoll - recordedThen);
+        polled = seen;
+        recordedThen = recordedByPoll;
+        if (known > 0) print(`[agent]    votes poll: the cursor listed ${listed}, ${known} of them already here by webhook (same key): no second reward`);
+      });
+    }, 250);
 
     drift = setInterval(() => {
       bot.drift();
@@ -143,6 +185,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   } finally {
     clearInterval(drift);
     clearInterval(voting);
+    clearInterval(watching);
     if (agent) {
       await agent.stop();
       print(`[agent]    stopped; state flushed to ${join(stateDir, 'state.json')}`);

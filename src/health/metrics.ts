@@ -7,7 +7,14 @@ const POST_TARGETS = ['v1', 'v1_batch', 'v0'] as const;
 const POST_RESULTS = ['ok', 'error', 'skipped'] as const;
 const VOTE_ROADS = ['poll', 'webhook'] as const;
 const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
-const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'rejected', 'error'] as const;
+/**
+ * What became of a webhook delivery: `accepted` (verified and recorded, or a test or integration
+ * event handled), `duplicate` (a vote already recorded, answered 2xx), `bad_signature` (no, a
+ * malformed or a wrong signature or v0 `Authorization`), `stale` (outside the clock tolerance),
+ * `malformed` (not an event under a valid signature), `too_large` (413), `rejected` (wrong path or
+ * method, a body that never arrived), `error` (not recorded: 503 so the service retries).
+ */
+const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'malformed', 'too_large', 'rejected', 'error'] as const;
 const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
 
 /** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
@@ -42,7 +49,7 @@ export interface AgentMetrics {
   votesReceived: LabeledCounter<VotesReceivedLabels>;
   /** `listing_agent_hook_runs_total{hook, result}`: reward hook calls. */
   hookRuns: LabeledCounter<HookRunsLabels>;
-  /** `listing_agent_webhook_deliveries_total{outcome}`: signed deliveries received. */
+  /** `listing_agent_webhook_deliveries_total{outcome}`: webhook deliveries received (v1 signed and legacy v0). */
   webhookDeliveries: LabeledCounter<WebhookDeliveriesLabels>;
   /** `listing_agent_command_syncs_total{result}`: command sync runs. */
   commandSyncs: LabeledCounter<CommandSyncsLabels>;
@@ -118,7 +125,8 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     }),
     webhookDeliveries: labeledCounter<WebhookDeliveriesLabels>(registry, {
       name: 'listing_agent_webhook_deliveries_total',
-      help: 'Webhook deliveries by outcome (accepted, duplicate, rejected: bad signature or body, error).',
+      help:
+        'Webhook deliveries by outcome (accepted, duplicate, bad_signature, stale, malformed, too_large, rejected: wrong path or method or a body that never came, error: not recorded, answered 503).',
       known: { outcome: DELIVERY_OUTCOMES },
     }),
     commandSyncs: labeledCounter<CommandSyncsLabels>(registry, {

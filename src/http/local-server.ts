@@ -6,9 +6,10 @@ import { formatAddress, ListenError, type ListenAddress, type ListenSetting } fr
 import { ListingAgentError } from '../errors.js';
 
 /**
- * The agent's own small HTTP servers (health, the push endpoint, and the webhook receiver to
- * come) share one way of listening and closing: short timeouts, bad bytes answered without a
- * crash, a taken port turned into a `ListenError`, and a stop that closes every connection.
+ * The agent's own small HTTP servers (health, the push endpoint, the webhook receiver) share one
+ * way of listening and closing: short timeouts, bad bytes answered without a crash, a taken port
+ * turned into a `ListenError`, an optional cap on open connections, and a stop that closes every
+ * connection (at once, or once the requests in flight are answered).
  */
 
 /** Peers send small requests now and then; anything slow or large is not one of them. */
@@ -30,14 +31,41 @@ export interface LocalServerOptions {
   setting: ListenSetting;
   logger: AgentLogger;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * Tighter or looser timeouts than {@link LOCAL_SERVER_LIMITS} (a receiver that must cut a slow
+   * body off sooner, a test). Default: those limits. `headersTimeout` is kept at most
+   * `requestTimeout` (node refuses otherwise).
+   */
+  limits?: Partial<Record<'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'connectionsCheckingInterval', number>>;
+  /**
+   * Open connections at most; a connection past it is closed at once, before a byte is read (a
+   * flood must not hold memory or file descriptors). Default: no limit.
+   */
+  maxConnections?: number;
+}
+
+/** Options of {@link LocalServer.stop}. */
+export interface LocalServerStopOptions {
+  /**
+   * Epoch ms until which requests in flight may finish (no new connection is accepted meanwhile);
+   * then every connection is closed. Default: close every connection at once.
+   */
+  deadline?: number;
+  /** The clock of `deadline`. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** A server made by {@link createLocalServer}. */
 export interface LocalServer {
   /** Listens; resolves with `http://host:port` (the real port when 0 was asked). Once. */
   start(): Promise<string>;
-  /** Closes the server and every connection, waiting for a listen in progress. Idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Closes the server and every connection, waiting for a listen in progress; with a `deadline`,
+   * requests in flight finish first (until then). Idempotent: a second call returns the first's promise.
+   */
+  stop(options?: LocalServerStopOptions): Promise<void>;
+  /** Requests whose response is not finished yet. */
+  inFlight(): number;
 }
 
 /** `server.listen` as a promise of the bound port; rejects with the system error. */
@@ -61,7 +89,28 @@ function listenOn(server: Server, { host, port }: ListenAddress): Promise<number
 /** Creates a local server (not listening until `start()`). */
 export function createLocalServer(options: LocalServerOptions): LocalServer {
   const { what, listen, setting, logger } = options;
-  const server = createServer(LOCAL_SERVER_LIMITS, options.handler);
+  const requestTimeout = options.limits?.requestTimeout ?? LOCAL_SERVER_LIMITS.requestTimeout;
+  const limits = {
+    ...LOCAL_SERVER_LIMITS,
+    ...options.limits,
+    headersTimeout: Math.min(options.limits?.headersTimeout ?? LOCAL_SERVER_LIMITS.headersTimeout, requestTimeout),
+  };
+  /** Requests in flight, and who waits for them to be done (a graceful stop). */
+  let active = 0;
+  let drained: (() => void) | undefined;
+  const server = createServer(limits, (req, res) => {
+    active += 1;
+    // 'close' fires once per response, whether it finished or the connection died.
+    res.once('close', () => {
+      active -= 1;
+      if (active === 0) drained?.();
+    });
+    options.handler(req, res);
+  });
+  if (options.maxConnections !== undefined) {
+    server.maxConnections = options.maxConnections;
+    server.on('drop', () => logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`));
+  }
   // Garbage, oversized headers or a stalled client must not take the process down.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     logger.debug({ err: error.message, code: error.code }, `bad request on the ${what} port`);
@@ -87,14 +136,35 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
     }
   }
 
-  async function stop(): Promise<void> {
+  /** Resolves when no request is in flight, or at `deadline`, whichever comes first. */
+  function settle(deadline: number, now: () => number): Promise<void> {
+    if (active === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, Math.max(0, deadline - now()));
+      timer.unref();
+      function finish() {
+        clearTimeout(timer);
+        drained = undefined;
+        resolve();
+      }
+      drained = finish;
+    });
+  }
+
+  async function stop(stopOptions: LocalServerStopOptions): Promise<void> {
     // Let a listen in progress finish first, or the socket it opens would outlive stop().
     await starting?.catch(() => undefined);
-    await new Promise<void>((resolve) => {
+    const closed = new Promise<void>((resolve) => {
       // The callback gets ERR_SERVER_NOT_RUNNING when the server never listened: nothing to close.
       server.close(() => resolve());
-      server.closeAllConnections();
     });
+    if (stopOptions.deadline !== undefined) {
+      // No new connection from here; idle keep-alive ones go now, busy ones once answered.
+      server.closeIdleConnections();
+      await settle(stopOptions.deadline, stopOptions.now ?? Date.now);
+    }
+    server.closeAllConnections();
+    await closed;
   }
 
   return {
@@ -103,9 +173,10 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
       starting ??= start();
       return starting;
     },
-    stop() {
-      stopping ??= stop();
+    stop(stopOptions = {}) {
+      stopping ??= stop(stopOptions);
       return stopping;
     },
+    inFlight: () => active,
   };
 }

@@ -32,7 +32,9 @@ describe('listing-agent demo', () => {
         const posted = lines.some((l) => l.startsWith('[listing]'));
         const resynced = lines.some((l) => l.includes('commands: unchanged'));
         const rewarded = lines.filter((l) => l.endsWith(': reward given')).length >= 3;
-        if (drifted && posted && resynced && rewarded) release();
+        const byWebhook = lines.some((l) => l.includes('arrived by signed webhook'));
+        const polledAgain = lines.some((l) => l.includes('already here by webhook'));
+        if (drifted && posted && resynced && rewarded && byWebhook && polledAgain) release();
       },
       until,
       driftEveryMs: 20,
@@ -64,6 +66,14 @@ describe('listing-agent demo', () => {
     expect(rewards).toBeGreaterThanOrEqual(3);
     expect(rewards).toBeLessThanOrEqual(cast);
     expect(text).toContain('votes: ready (polling 1 project every 5s)');
+    // The receiver is registered as the project's webhook: votes arrive signed, the poller lists them
+    // again, and every vote is rewarded once.
+    expect(text).toMatch(/webhooks: ready \(listening at http:\/\/127\.0\.0\.1:\d+\/webhooks\/listing\)/);
+    expect(text).toMatch(/\[listing\]  webhook \d+ now delivers signed votes to http:\/\/127\.0\.0\.1:\d+\/webhooks\/listing/);
+    expect(text).toMatch(/\[agent\]    vote from \w+ arrived by signed webhook, recorded/);
+    expect(text).toMatch(/\[agent\]    votes poll: the cursor listed \d+, \d+ of them already here by webhook \(same key\): no second reward/);
+    const recorded = lines.filter((l) => / (arrived by signed webhook|found on the votes cursor), recorded$/.test(l)).length;
+    expect(rewards).toBeLessThanOrEqual(recorded);
     const stateLine = lines.find((line) => line.includes('state flushed to'))!;
     expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
     expect(lines.at(-1)).toBe('demo over.');

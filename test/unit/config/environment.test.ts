@@ -14,6 +14,7 @@ const SAMPLES: Record<string, string> = {
   'discord.token': 'bot-token',
   'discord.applicationId': '123456789012345678',
   'webhooks.legacyAuthorization': 'legacy-secret',
+  'webhooks.publicUrl': 'https://bot.example/webhooks/listing',
   'stats.schedule': '*/15 * * * *',
   'stats.push.key': 'push-shared-key',
   'commands.file': 'commands.json',

@@ -1,0 +1,238 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createListingClient, type ListingClient } from '../../api/client.js';
+import { createFileTokenStore } from '../../api/oauth/token-store.js';
+import { ConfigError } from '../../config/errors.js';
+import { loadConfig, type LoadedConfig } from '../../config/loader.js';
+import { secretValues } from '../../config/mask.js';
+import { ListingAgentError, ValidationError } from '../../errors.js';
+import { createLogger } from '../../log/logger.js';
+import { createFileStore } from '../../store/file.js';
+import { configuredVoteHooks, stateDirectory, votesLedgerFor } from '../../votes/configured.js';
+import { createVotePipeline } from '../../votes/pipeline.js';
+import { createWebhookReceiver } from '../../webhooks/receiver.js';
+import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+import { hookEnvironment, STOP_DEADLINE_MS } from './run.js';
+import { runWebhooksTestCommand } from './webhooks-test.js';
+
+/** Where `webhooks rotate` reads the OAuth access token when no `--access-token-file` is given (not `LISTING_AGENT_*`: it is no config field). */
+export const ACCESS_TOKEN_VARIABLE = 'LISTING_OAUTH_ACCESS_TOKEN';
+
+export const WEBHOOKS_HELP = `Usage: listing-agent webhooks <subcommand> [options]
+
+The signed webhook receiver.
+
+Subcommands:
+  serve                       run only the receiver, the vote pipeline and the reward hooks
+                              of the config (no poller, stats or commands) until SIGTERM
+  rotate --webhook ID         give the webhook a new secret (through the API, with an OAuth
+         [--project ID]       access token) and write it to the secret file, where a running
+         [--access-token-file F]  receiver picks it up without a restart
+  test --url U --secret S     send a signed test delivery to any URL (see 'webhooks test --help')
+
+Options (serve, rotate):
+  -c, --config FILE   the JSON config (default: LISTING_AGENT_CONFIG, else LISTING_AGENT_* variables)
+  -h, --help          show this help
+
+rotate needs an OAuth access token with project.webhooks.write, never on the command line:
+--access-token-file F (the token alone, or a token file saved by createFileTokenStore) or the
+${ACCESS_TOKEN_VARIABLE} environment variable. The project: --project, else the token
+file's, else the one the config's project token names. The
+secret file is <state.directory>/webhook-secrets.json (mode 0600); the webhook's previous secret
+from that file stays valid for ${DEFAULT_SECRET_GRACE_MS / 60_000} minutes. A secret written in
+webhooks.secrets stays valid until you remove it there. No secret is ever printed.
+
+serve takes the state directory's lock, like 'run': run one or the other on a directory.
+
+Exit codes: 0 done (serve: stopped cleanly), 1 a failure (the port, the state directory, the
+service), 2 usage error, 78 invalid configuration.
+`;
+
+async function load(io: CliIo, sub: string, file: string | undefined): Promise<LoadedConfig | number> {
+  if (file === '') throw new UsageError('--config needs a file path', `webhooks ${sub}`);
+  try {
+    return await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
+    io.stderr(`listing-agent webhooks ${sub}: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
+    return EXIT.config;
+  }
+}
+
+/** Finds the project ID for v0 votes, retrying in the background until found or stopped. */
+function projectFinder(client: ListingClient, onError: (message: string) => void): { id(): string | undefined; stop(): void } {
+  let id: string | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = (delayMs: number) => {
+    client.projects.get().then(
+      (project) => void (id = project.id),
+      (error: unknown) => {
+        onError(error instanceof Error ? error.message : String(error));
+        if (!stopped) timer = setTimeout(() => attempt(Math.min(delayMs * 2, 300_000)), delayMs);
+      },
+    );
+  };
+  attempt(5_000);
+  return {
+    id: () => id,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function runServe(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs('webhooks serve', argv, { config: { type: 'string', short: 'c' } });
+  if (values.help) return help(io);
+  const loaded = await load(io, 'serve', values.config as string | undefined);
+  if (typeof loaded === 'number') return loaded;
+  const { config } = loaded;
+  const directory = stateDirectory(config, io.cwd);
+  const file = secretFilePath(directory);
+  const inFile = (await readSecretFile(file).catch(() => undefined))?.secrets.length ?? 0;
+  if (config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined && inFile === 0) {
+    io.stderr(`listing-agent webhooks serve: no webhook secret: set webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS) or webhooks.legacyAuthorization, or rotate one into ${file}\n`);
+    return EXIT.config;
+  }
+  const logger = createLogger({ level: config.log.level, format: config.log.format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
+  // Hooks first: a bad hook is a configuration error, before any file or port is touched.
+  const hooks = configuredVoteHooks(config, { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd });
+  const store = createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive });
+  await store.open();
+  const client = createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
+  const ledger = votesLedgerFor(config, 'file', { cwd: io.cwd });
+  const pipeline = createVotePipeline({ ledger, hooks, logger, now: Date.now });
+  const secrets = createWebhookSecrets({ configured: config.webhooks.secrets, file, logger });
+  // v0 votes do not name the service project: look it up once (only they need it).
+  const project = config.webhooks.legacyAuthorization === undefined ? undefined : projectFinder(client, (err) => logger.warn({ err }, 'cannot reach the service for the project ID; legacy votes are answered 503 until it can'));
+  try {
+    await pipeline.start();
+    await secrets.start();
+    const receiver = createWebhookReceiver({
+      listen: config.webhooks.listen,
+      path: config.webhooks.path,
+      secrets,
+      ...(config.webhooks.legacyAuthorization ? { legacyAuthorization: config.webhooks.legacyAuthorization } : {}),
+      ...(config.webhooks.publicUrl ? { publicUrl: config.webhooks.publicUrl } : {}),
+      pipeline,
+      projectId: () => project?.id(),
+      anchorStore: store,
+      logger,
+    });
+    const url = await receiver.start();
+    io.stdout(`listing-agent webhooks serve: receiving at ${url} (hooks: ${hooks.map((h) => h.name).join(', ') || 'none'}); SIGTERM or Ctrl-C stops\n`);
+    const signal = await io.stopRequested;
+    logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
+    const deadline = Date.now() + STOP_DEADLINE_MS - 500;
+    await receiver.stop({ deadline });
+    await pipeline.stop(deadline);
+    return EXIT.ok;
+  } finally {
+    project?.stop();
+    secrets.close();
+    await pipeline.stop(Date.now()).catch(() => undefined);
+    await ledger.close().catch(() => undefined);
+    await client.close().catch(() => undefined);
+    await store.close();
+  }
+}
+
+/** The access token and the project it names (a token store file knows it), never from argv. */
+async function accessToken(io: CliIo, tokenFile: string | undefined): Promise<{ token: string; projectId?: string }> {
+  if (tokenFile === undefined) {
+    const token = io.env[ACCESS_TOKEN_VARIABLE]?.trim();
+    if (!token) throw new UsageError(`rotate needs an OAuth access token: --access-token-file F, or the ${ACCESS_TOKEN_VARIABLE} variable`, 'webhooks rotate');
+    return { token };
+  }
+  const path = resolve(io.cwd, tokenFile);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ListingAgentError('token_file', `cannot read the access token file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (text.trimStart().startsWith('{')) {
+    const tokens = await createFileTokenStore(path).load();
+    if (tokens === undefined) throw new ListingAgentError('token_file', `the access token file ${path} is empty`);
+    return { token: tokens.accessToken, ...(tokens.project ? { projectId: tokens.project.id } : {}) };
+  }
+  const token = text.trim();
+  if (token === '') throw new ListingAgentError('token_file', `the access token file ${path} is empty`);
+  return { token };
+}
+
+async function runRotate(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs('webhooks rotate', argv, {
+    config: { type: 'string', short: 'c' },
+    webhook: { type: 'string' },
+    project: { type: 'string' },
+    'access-token-file': { type: 'string' },
+  });
+  if (values.help) return help(io);
+  const webhookId = values.webhook as string | undefined;
+  if (!webhookId) throw new UsageError('give the webhook to rotate: --webhook ID (listed by the API, webhooks.list)', 'webhooks rotate');
+  const credential = await accessToken(io, values['access-token-file'] as string | undefined);
+  const loaded = await load(io, 'rotate', values.config as string | undefined);
+  if (typeof loaded === 'number') return loaded;
+  const { config } = loaded;
+  const bases = { v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 };
+  let projectId = (values.project as string | undefined) ?? credential.projectId;
+  if (projectId === undefined) {
+    // The config's own project: what the project token names.
+    await using own = createListingClient({ projectToken: config.service.token, ...bases });
+    projectId = (await own.projects.get()).id;
+  }
+  const file = secretFilePath(stateDirectory(config, io.cwd));
+  await using client = createListingClient({ accessToken: credential.token, projectId, ...bases });
+  const { secret } = await client.webhooks.rotate(webhookId, projectId);
+  try {
+    await recordRotatedSecret(file, { webhookId, secret });
+  } catch (error) {
+    // The only copy of the new secret is lost with this process: say so, never print it.
+    io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${(error as Error).message}; the new secret was not kept: fix that and rotate again\n`);
+    return EXIT.failure;
+  }
+  io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${file}; a running receiver uses it at once.\n`);
+  io.stdout(`Its previous secret in that file stays valid for ${DEFAULT_SECRET_GRACE_MS / 60_000} minutes; if it is in webhooks.secrets, remove it there.\n`);
+  return EXIT.ok;
+}
+
+function help(io: CliIo): number {
+  io.stdout(WEBHOOKS_HELP);
+  return EXIT.ok;
+}
+
+const SUBCOMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
+  serve: runServe,
+  rotate: runRotate,
+  test: runWebhooksTestCommand,
+};
+
+/** `listing-agent webhooks <serve|rotate|test>`. */
+export async function runWebhooksCommand(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '-h' || sub === '--help') {
+    io.stdout(WEBHOOKS_HELP);
+    return sub === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const run = SUBCOMMANDS[sub];
+  if (!run) {
+    if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'webhooks');
+    throw new UsageError(`unknown subcommand '${sub}'; subcommands: ${Object.keys(SUBCOMMANDS).join(', ')}`, 'webhooks');
+  }
+  try {
+    return await run(rest, io);
+  } catch (error) {
+    // The service, the port, the state directory or a hook said no: one line, never a stack trace.
+    if (error instanceof ListingAgentError) {
+      io.stderr(`listing-agent webhooks ${sub}: ${error.message}\n`);
+      return error instanceof ValidationError && error.subject === 'config' ? EXIT.config : EXIT.failure;
+    }
+    throw error;
+  }
+}

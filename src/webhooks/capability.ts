@@ -1,0 +1,140 @@
+import type { Capability, CapabilityContext } from '../agent/capability.js';
+import { configuredVoteHooks, stateDirectory, votesLedgerFor, type VoteLedgerKind } from '../votes/configured.js';
+import type { HooksFromConfigOptions } from '../votes/hooks/index.js';
+import type { VoteListener } from '../votes/hooks/in-process.js';
+import { createVotePipeline, type VotePipeline } from '../votes/pipeline.js';
+import type { VoteHook, VoteLedger } from '../votes/types.js';
+import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from './receiver.js';
+import { createWebhookSecrets, secretFilePath, type WebhookSecrets } from './secrets.js';
+
+/** The readiness component and log binding of the receiver. */
+export const WEBHOOKS_COMPONENT = 'webhooks';
+
+/** Options of {@link createWebhooksCapability}; everything else comes from the agent's context and `config.webhooks`. */
+export interface WebhooksCapabilityOptions {
+  /**
+   * The running vote pipeline of the votes capability, read at start: the receiver feeds it, so
+   * one vote on both roads fires the hooks once. Default: none, and the capability runs its own
+   * pipeline (the same ledger and hooks the votes capability would), for `votes.enabled: false`.
+   */
+  sharedPipeline?: () => VotePipeline | undefined;
+  /** Its own pipeline's ledger: `file` (default, `<state.directory>/votes.journal`), `memory`, or your own. */
+  ledger?: VoteLedgerKind | VoteLedger;
+  /** Its own pipeline's hooks. Default: the in-process hook over the `vote` listeners, then `votes.hooks`. */
+  hooks?: readonly VoteHook[];
+  /** How its own pipeline's configured hooks are made. Default: none. */
+  hookOptions?: HooksFromConfigOptions;
+  /** The secret file. Default `<state.directory>/webhook-secrets.json`; `false`: none (integration secrets in memory). */
+  secretFile?: string | false;
+  /** Receiver tuning and test seams (timeouts, limits, self-signed handshakes). Default: the receiver's. */
+  receiver?: Partial<
+    Pick<WebhookReceiverOptions, 'timeouts' | 'maxConnections' | 'maxBodyBytes' | 'answerWithinMs' | 'acceptSelfSignedHandshakes' | 'toleranceSeconds' | 'onDelivery'>
+  >;
+}
+
+/** The `webhooks` capability. */
+export interface WebhooksCapability extends Capability {
+  /** The receiver's URL while it listens, else undefined. */
+  readonly url: string | undefined;
+}
+
+/**
+ * Receives signed (and legacy) vote deliveries on `webhooks.listen` + `webhooks.path` and feeds
+ * them to the vote pipeline: the votes capability's when it runs, else one of its own. Secrets:
+ * `webhooks.secrets` plus the secret file, re-read when it changes. Readiness `webhooks` says where
+ * it listens. On stop the port stops taking connections, requests in flight finish (until the
+ * deadline), then its own pipeline (if any) stops and its ledger closes.
+ */
+export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}): WebhooksCapability {
+  let receiver: WebhookReceiver | undefined;
+  let secrets: WebhookSecrets | undefined;
+  let own: { pipeline: VotePipeline; ledger: VoteLedger } | undefined;
+  let url: string | undefined;
+  let now: () => number = Date.now;
+
+  async function ownPipeline(context: CapabilityContext): Promise<VotePipeline> {
+    const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
+    const hooks = options.hooks ?? configuredVoteHooks(context.config, { ...options.hookOptions, listeners });
+    const given = options.ledger ?? 'file';
+    const ledger = typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now }) : given;
+    const pipeline = createVotePipeline({ ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
+    try {
+      await pipeline.start();
+    } catch (error) {
+      await ledger.close().catch(() => undefined);
+      throw error;
+    }
+    own = { pipeline, ledger };
+    context.logger.info({ hooks: hooks.map((hook) => hook.name), ledger: ledger.describe() }, 'webhooks: votes.enabled is off, so the receiver runs its own vote pipeline');
+    return pipeline;
+  }
+
+  async function release(deadline: number): Promise<void> {
+    const running = own;
+    own = undefined;
+    if (running === undefined) return;
+    try {
+      await running.pipeline.stop(deadline);
+    } finally {
+      await running.ledger.close();
+    }
+  }
+
+  return {
+    name: WEBHOOKS_COMPONENT,
+    get url() {
+      return url;
+    },
+    async start(context) {
+      const { config } = context;
+      now = context.now;
+      const shared = options.sharedPipeline?.();
+      if (options.sharedPipeline !== undefined && shared === undefined) {
+        throw new Error('the webhook receiver was given the votes pipeline, but it is not running: start the votes capability first');
+      }
+      const pipeline = shared ?? (await ownPipeline(context));
+      const file = options.secretFile === false ? undefined : (options.secretFile ?? secretFilePath(stateDirectory(config)));
+      secrets = createWebhookSecrets({ configured: config.webhooks.secrets, ...(file ? { file } : {}), now: context.now, logger: context.logger });
+      await secrets.start();
+      const project = context.project;
+      receiver = createWebhookReceiver({
+        ...options.receiver,
+        listen: config.webhooks.listen,
+        path: config.webhooks.path,
+        secrets,
+        ...(config.webhooks.legacyAuthorization ? { legacyAuthorization: config.webhooks.legacyAuthorization } : {}),
+        ...(config.webhooks.publicUrl ? { publicUrl: config.webhooks.publicUrl } : {}),
+        pipeline,
+        projectId: () => project?.id,
+        anchorStore: context.store,
+        logger: context.logger,
+        metrics: context.metrics,
+        now: context.now,
+      });
+      try {
+        url = await receiver.start();
+      } catch (error) {
+        secrets.close();
+        await release(context.now() + 5_000).catch(() => undefined);
+        throw error;
+      }
+      context.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${url}`);
+      if (config.webhooks.legacyAuthorization !== undefined && config.votes.enabled) {
+        // v0 deliveries carry no created_at, so their keys cannot match the cursor's.
+        context.logger.warn({}, 'legacy v0 votes and the votes cursor both run: a vote that comes by both is rewarded twice; use one of them per project');
+      }
+    },
+    async stop(deadline) {
+      try {
+        // The port first: no new delivery is taken, the ones in flight get their answer.
+        await receiver?.stop({ deadline, now });
+      } finally {
+        receiver = undefined;
+        url = undefined;
+        secrets?.close();
+        secrets = undefined;
+        await release(deadline);
+      }
+    },
+  };
+}

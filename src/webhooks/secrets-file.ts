@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+import { ListingAgentError } from '../errors.js';
+import { errnoCode, fsReason } from '../store/errors.js';
+
+/**
+ * The webhook secret file, `<state.directory>/webhook-secrets.json`: the secrets that are not in
+ * the config because they were made while the agent ran (a rotation from the CLI, an integration
+ * handshake). It is read by the receiver (re-read when it changes) and written by the receiver and
+ * by `listing-agent webhooks rotate`, possibly at once: every write takes a lock file beside it,
+ * reads the file again, changes it, and replaces it atomically (temporary file, fsync, rename),
+ * mode 0600 since it holds live secrets.
+ */
+
+/** The file's name in the state directory. */
+export const WEBHOOK_SECRETS_FILE = 'webhook-secrets.json';
+
+/** How long a rotated-out secret stays valid: deliveries signed before the rotation are still retried for ~7 s; a clock skew or a slow queue gets the rest. */
+export const DEFAULT_SECRET_GRACE_MS = 10 * 60_000;
+
+const entrySchema = z.object({
+  secret: z.string().min(1),
+  /** `rotate`: made by `webhooks rotate`; `integration`: from an `integration.create` handshake. */
+  source: z.enum(['rotate', 'integration']),
+  /** The webhook it signs (rotations). */
+  webhookId: z.string().optional(),
+  /** The integration connection it signs (handshakes). */
+  connectionId: z.string().optional(),
+  /** ISO 8601. */
+  addedAt: z.string(),
+  /** ISO 8601: after this the secret is no longer accepted (a rotated-out secret's grace end). */
+  expiresAt: z.string().optional(),
+});
+
+const fileSchema = z.object({ version: z.literal(1), secrets: z.array(entrySchema) });
+
+/** One secret of the file. */
+export type SecretEntry = z.infer<typeof entrySchema>;
+
+/** The file's content. */
+export type SecretFileContent = z.infer<typeof fileSchema>;
+
+const FILE_MODE = 0o600;
+const LOCK_WAIT_MS = 5_000;
+/** A lock older than this was left by a process that died mid-write (a write takes milliseconds). */
+const LOCK_STALE_MS = 30_000;
+
+/** The path of the secret file of a state directory. */
+export function secretFilePath(stateDirectory: string): string {
+  return join(stateDirectory, WEBHOOK_SECRETS_FILE);
+}
+
+/** True while the entry is accepted at `now` (epoch ms). */
+export function entryLive(entry: SecretEntry, now: number): boolean {
+  return entry.expiresAt === undefined || Date.parse(entry.expiresAt) > now;
+}
+
+/**
+ * Reads the file: `undefined` when it does not exist. Throws a `ListingAgentError` naming the file
+ * (never a secret) when it cannot be read or is not a secret file.
+ */
+export async function readSecretFile(path: string): Promise<SecretFileContent | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw new ListingAgentError('webhook_secrets', `cannot read the webhook secret file ${path}: ${fsReason(error)}`, { cause: error });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ListingAgentError('webhook_secrets', `the webhook secret file ${path} is not JSON: fix or delete it (the secrets in the config still work)`);
+  }
+  const parsed = fileSchema.safeParse(json);
+  // Issues name fields only: the message never repeats a secret.
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
+    throw new ListingAgentError('webhook_secrets', `the webhook secret file ${path} is not a secret file (problems at ${where}): fix or delete it`);
+  }
+  return parsed.data;
+}
+
+async function writeAtomically(path: string, content: SecretFileContent): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', FILE_MODE);
+  try {
+    // The umask may have taken bits away from `open`'s mode; make it exact.
+    await handle.chmod(FILE_MODE);
+    await handle.writeFile(`${JSON.stringify(content, null, 2)}\n`, 'utf8');
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  // The rename itself must survive a power cut: sync the directory (not possible everywhere).
+  const directory = await open(dirname(path), 'r').catch(() => undefined);
+  await directory?.sync().catch(() => undefined);
+  await directory?.close();
+}
+
+async function takeLock(lockPath: string, now: () => number): Promise<() => Promise<void>> {
+  const deadline = now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await open(lockPath, 'wx', FILE_MODE);
+      await handle.close();
+      return () => unlink(lockPath).catch(() => undefined);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    }
+    const age = await stat(lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+    if (age > LOCK_STALE_MS) {
+      await unlink(lockPath).catch(() => undefined);
+      continue;
+    }
+    if (now() > deadline) {
+      throw new ListingAgentError('webhook_secrets', `the webhook secret file is locked by another writer (${lockPath}); if no listing-agent is writing it, delete the lock file`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Writers in this process go one after the other (the lock file orders them against other processes). */
+const queues = new Map<string, Promise<unknown>>();
+
+/**
+ * Changes the secret file under its lock: `change` gets the current content (empty when there is
+ * none) with the expired entries already dropped, and returns the new one. Resolves once the new
+ * file is on disk. Creates the state directory when missing.
+ */
+export function updateSecretFile(path: string, change: (content: SecretFileContent) => SecretFileContent, now: () => number = Date.now): Promise<SecretFileContent> {
+  const run = async () => {
+    try {
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      const release = await takeLock(`${path}.lock`, now);
+      try {
+        const current = (await readSecretFile(path)) ?? { version: 1 as const, secrets: [] };
+        const at = now();
+        const next = change({ version: 1, secrets: current.secrets.filter((entry) => entryLive(entry, at)) });
+        await writeAtomically(path, next);
+        return next;
+      } finally {
+        await release();
+      }
+    } catch (error) {
+      if (error instanceof ListingAgentError) throw error;
+      throw new ListingAgentError('webhook_secrets', `cannot write the webhook secret file ${path}: ${fsReason(error)}`, { cause: error });
+    }
+  };
+  const previous = queues.get(path) ?? Promise.resolve();
+  const next = previous.then(run, run);
+  const settled = next.catch(() => undefined);
+  queues.set(path, settled);
+  void settled.then(() => {
+    if (queues.get(path) === settled) queues.delete(path);
+  });
+  return next;
+}
+
+/**
+ * Records a rotated webhook secret: the webhook's earlier secrets in the file stay valid for
+ * `graceMs` more (deliveries signed before the rotation may still be retried), then are dropped.
+ */
+export function recordRotatedSecret(
+  path: string,
+  input: { webhookId: string; secret: string; graceMs?: number },
+  now: () => number = Date.now,
+): Promise<SecretFileContent> {
+  const graceMs = input.graceMs ?? DEFAULT_SECRET_GRACE_MS;
+  return updateSecretFile(
+    path,
+    (content) => {
+      const at = now();
+      const retireAt = new Date(at + graceMs).toISOString();
+      const secrets = content.secrets
+        .filter((entry) => entry.secret !== input.secret)
+        .map((entry) => (entry.source === 'rotate' && entry.webhookId === input.webhookId && entry.expiresAt === undefined ? { ...entry, expiresAt: retireAt } : entry));
+      secrets.push({ secret: input.secret, source: 'rotate', webhookId: input.webhookId, addedAt: new Date(at).toISOString() });
+      return { version: 1, secrets };
+    },
+    now,
+  );
+}
+
+/** Records the secret of an integration connection (replacing an earlier one of the same connection). */
+export function recordIntegrationSecret(path: string, input: { connectionId: string; secret: string }, now: () => number = Date.now): Promise<SecretFileContent> {
+  return updateSecretFile(
+    path,
+    (content) => ({
+      version: 1,
+      secrets: [
+        ...content.secrets.filter((entry) => entry.connectionId !== input.connectionId && entry.secret !== input.secret),
+        { secret: input.secret, source: 'integration', connectionId: input.connectionId, addedAt: new Date(now()).toISOString() },
+      ],
+    }),
+    now,
+  );
+}
+
+/** Forgets the secret of an integration connection at once (it was disconnected). */
+export function forgetIntegrationSecret(path: string, connectionId: string, now: () => number = Date.now): Promise<SecretFileContent> {
+  return updateSecretFile(path, (content) => ({ version: 1, secrets: content.secrets.filter((entry) => entry.connectionId !== connectionId) }), now);
+}
