@@ -160,13 +160,37 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     return reply;
   }
 
+  /**
+   * Records in flight, each with the moment it is late. One coarse timer checks them all: a
+   * timer per delivery costs more than the delivery's own verification at thousands a second.
+   */
+  const inFlight = new Map<symbol, { lateAt: number; late: () => void }>();
+  let lateTimer: NodeJS.Timeout | undefined;
+  function watchLate(): void {
+    if (lateTimer !== undefined) return;
+    lateTimer = setInterval(() => {
+      const time = Date.now();
+      for (const [id, entry] of inFlight) {
+        if (entry.lateAt <= time) {
+          inFlight.delete(id);
+          entry.late();
+        }
+      }
+      if (inFlight.size === 0) {
+        clearInterval(lateTimer);
+        lateTimer = undefined;
+      }
+    }, Math.max(10, Math.min(250, Math.floor(answerWithinMs / 4))));
+    lateTimer.unref();
+  }
+
   /** Records votes within the deadline: 204, or 503 when the pipeline cannot (stopped, disk full, too slow). */
   async function record(votes: Vote[], trace: Record<string, unknown>): Promise<{ reply: Reply; outcome: 'accepted' | 'duplicate' | 'error' }> {
-    let timer: NodeJS.Timeout | undefined;
+    const id = Symbol('record');
     const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), answerWithinMs);
-      timer.unref();
+      inFlight.set(id, { lateAt: Date.now() + answerWithinMs, late: () => resolve('late') });
     });
+    watchLate();
     try {
       const result = await Promise.race([pipeline.ingest(votes, 'webhook'), late]);
       if (result === 'late') {
@@ -177,14 +201,14 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       }
       const outcome = result.accepted.length > 0 ? 'accepted' : 'duplicate';
       count(outcome);
-      logger.info({ ...trace, keys: votes.map((v) => v.key), outcome }, outcome === 'accepted' ? 'vote received by webhook' : 'vote already recorded (a retry or the other road)');
+      logger.debug({ ...trace, keys: votes.map((v) => v.key), outcome }, outcome === 'accepted' ? 'vote received by webhook' : 'vote already recorded (a retry or the other road)');
       return { reply: { status: 204 }, outcome };
     } catch (error) {
       logger.error({ ...trace, err: errorText(error) }, 'could not record a webhook vote; answered 503 so the service retries');
       count('error');
       return { reply: { status: 503, body: { error: 'not recorded, retry' }, headers: { 'retry-after': '1' } }, outcome: 'error' };
     } finally {
-      clearTimeout(timer);
+      inFlight.delete(id);
     }
   }
 

@@ -4,7 +4,7 @@
  * framework. Nothing here reads a clock, a socket or `process`, and nothing here throws: every
  * input, however hostile, ends in a typed answer.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { DECISION_DEFAULTS, SIGNATURE_HEADER, TRACE_HEADER } from '../contract/limits.js';
 import { parseJson, toLegacyVote, toWebhookEvent, type LegacyVote, type WebhookEvent } from './events.js';
 
@@ -139,6 +139,22 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader | un
 }
 
 /**
+ * The HMAC key of a secret, made once: turning a string into a key on every delivery is a
+ * measurable share of a receiver's time at thousands of deliveries a second. Secrets are few (a
+ * rotation holds two or three), so the cache stays tiny; it is cleared past 64 entries anyway.
+ */
+const hmacKeys = new Map<string, KeyObject>();
+function hmacKey(secret: string): KeyObject {
+  let key = hmacKeys.get(secret);
+  if (key === undefined) {
+    if (hmacKeys.size >= 64) hmacKeys.clear();
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    hmacKeys.set(secret, key);
+  }
+  return key;
+}
+
+/**
  * Compares two digests in constant time. `timingSafeEqual` throws on buffers of different lengths
  * (the bug that let one short signature kill other receivers), so a wrong length compares the
  * expected digest with itself, to spend the same time, and then fails on the length check.
@@ -155,7 +171,7 @@ function anySignatureMatches(parsed: ParsedSignatureHeader, rawBody: Uint8Array 
   for (const secret of secrets) {
     // An empty secret would let anyone sign: a configuration slip must not open the door.
     if (typeof secret !== 'string' || secret.length === 0) continue;
-    const expected = createHmac('sha256', secret).update(`${parsed.timestampText}.`).update(rawBody).digest();
+    const expected = createHmac('sha256', hmacKey(secret)).update(`${parsed.timestampText}.`).update(rawBody).digest();
     for (const candidate of parsed.signatures) {
       if (digestsEqual(expected, candidate)) matched = true;
     }
