@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+export { readBody, type BodyResult } from '../http/read-body.js';
+
 /**
  * The receiver's HTTP plumbing, apart from what it decides: reading a capped body, writing a
  * reply, closing a connection whose body is not worth reading, and keeping a flood of bad
@@ -15,47 +17,8 @@ export interface Reply {
   close?: boolean;
 }
 
-/** The body as read: its bytes, too large (reading stopped), or gone (the client left, or the timeout cut it off). */
-export type BodyResult = { kind: 'bytes'; bytes: Buffer } | { kind: 'too_large' } | { kind: 'gone' };
-
 /** How long a refused connection may still drain before it is destroyed, so the client can read the answer first. */
 const LINGER_MS = 250;
-
-/**
- * Reads the request body up to `maxBytes`. A declared `content-length` above it is refused before a
- * byte is read; a body that grows past it stops being kept at once.
- */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > maxBytes) return Promise.resolve({ kind: 'too_large' });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const settle = (result: BodyResult) => {
-      if (settled) return;
-      settled = true;
-      chunks.length = 0;
-      resolve(result);
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        settle({ kind: 'too_large' });
-        // Stop pulling bytes: the connection is closed after the 413.
-        req.pause();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (settled) return;
-      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      settle({ kind: 'bytes', bytes });
-    });
-    req.on('error', () => settle({ kind: 'gone' }));
-    req.on('close', () => settle({ kind: 'gone' }));
-  });
-}
 
 /** Writes `reply`; a connection that is gone is left alone. Never throws. */
 export function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ListingAgentError } from '../errors.js';
+import { writeJsonAtomically } from '../fs/atomic-json.js';
 import { errnoCode, fsReason } from '../store/errors.js';
 
 /**
@@ -84,30 +84,8 @@ export async function readSecretFile(path: string): Promise<SecretFileContent | 
   return parsed.data;
 }
 
-async function writeAtomically(path: string, content: SecretFileContent): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', FILE_MODE);
-  try {
-    // The umask may have taken bits away from `open`'s mode; make it exact.
-    await handle.chmod(FILE_MODE);
-    await handle.writeFile(`${JSON.stringify(content, null, 2)}\n`, 'utf8');
-    await handle.sync();
-  } catch (error) {
-    await handle.close();
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  // The rename itself must survive a power cut: sync the directory (not possible everywhere).
-  const directory = await open(dirname(path), 'r').catch(() => undefined);
-  await directory?.sync().catch(() => undefined);
-  await directory?.close();
+function writeAtomically(path: string, content: SecretFileContent): Promise<void> {
+  return writeJsonAtomically(path, content, FILE_MODE);
 }
 
 async function takeLock(lockPath: string, now: () => number): Promise<() => Promise<void>> {

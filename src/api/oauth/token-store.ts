@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { writeJsonAtomically } from '../../fs/atomic-json.js';
 import { ValidationError } from '../../errors.js';
 import { zodIssues } from '../context.js';
 import { storedTokensSchema, type OAuthTokens } from './tokens.js';
@@ -44,27 +43,7 @@ const FILE_MODE = 0o600;
 export function createFileTokenStore(path: string): TokenStore {
   let queue: Promise<void> = Promise.resolve();
 
-  async function write(tokens: OAuthTokens): Promise<void> {
-    const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    const handle = await open(temp, 'wx', FILE_MODE);
-    try {
-      // The umask may have taken bits away from `open`'s mode; make it exact.
-      await handle.chmod(FILE_MODE);
-      await handle.writeFile(`${JSON.stringify(tokens, null, 2)}\n`, 'utf8');
-      await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
-    await handle.close();
-    try {
-      await rename(temp, path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
-  }
+  const write = (tokens: OAuthTokens) => writeJsonAtomically(path, tokens, FILE_MODE);
 
   return {
     async load() {

@@ -4,6 +4,7 @@ import { silentLogger, type AgentLogger } from '../../agent/logger.js';
 import { ListingAgentError } from '../../errors.js';
 import { formatAddress, type ListenAddress, type ListenSetting } from '../../health/listen-error.js';
 import { createLocalServer } from '../../http/local-server.js';
+import { readBody } from '../../http/read-body.js';
 import type { CountReading, CountSource } from '../source.js';
 import { describeIssues, parsePushBody, summarise, type StoredReport } from './push-reports.js';
 
@@ -61,34 +62,6 @@ interface Reply {
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-type BodyResult = { kind: 'text'; text: string } | { kind: 'too_large' } | { kind: 'gone' };
-
-/** Reads the request body up to `MAX_PUSH_BODY_BYTES`; stops keeping bytes past it. */
-function readBody(req: IncomingMessage): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > MAX_PUSH_BODY_BYTES) return Promise.resolve({ kind: 'too_large' });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const settle = (result: BodyResult) => {
-      if (settled) return;
-      settled = true;
-      chunks.length = 0;
-      resolve(result);
-    };
-    // The listener stays after a 413, discarding the rest until the connection closes.
-    req.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      size += chunk.length;
-      if (size > MAX_PUSH_BODY_BYTES) settle({ kind: 'too_large' });
-      else chunks.push(chunk);
-    });
-    req.on('end', () => settle({ kind: 'text', text: Buffer.concat(chunks).toString('utf8') }));
-    req.on('error', () => settle({ kind: 'gone' }));
-    req.on('close', () => settle({ kind: 'gone' }));
-  });
-}
 
 /**
  * The push source: the bot (or each of its processes) POSTs its shards' counts to a local HTTP
@@ -134,7 +107,8 @@ export function createPushSource(options: PushSourceOptions): PushSource {
   }
 
   async function receive(req: IncomingMessage): Promise<Reply> {
-    const body = await readBody(req);
+    const read = await readBody(req, MAX_PUSH_BODY_BYTES);
+    const body = read.kind === 'bytes' ? { kind: 'text' as const, text: read.bytes.toString('utf8') } : read;
     if (body.kind === 'gone') return { status: 400 };
     if (body.kind === 'too_large') {
       return { status: 413, body: { error: `the body is larger than ${MAX_PUSH_BODY_BYTES} bytes: send one report per shard, or {shards: [...]}` } };
