@@ -1,5 +1,32 @@
 import { request, type Dispatcher } from 'undici';
+import { CLIENT_VERSION } from '../api/version.js';
 import type { RestHeaders } from './rate-limit.js';
+
+/** How every Discord REST source of the agent connects: the bot token and the transport. */
+export interface DiscordConnectionOptions {
+  /** The bot token (`discord.token`), sent as `Authorization: Bot <token>`. A leading `Bot ` is accepted. */
+  token: string;
+  /** Discord's API base, without version. Default `https://discord.com/api`. */
+  apiBaseUrl?: string;
+  /** The API version in the path (`/v10/`). Default 10. */
+  apiVersion?: number;
+  /** The undici dispatcher. Default: undici's global dispatcher. */
+  dispatcher?: Dispatcher;
+  /** The clock (epoch ms), for caches and rate-limit deadlines. Default `Date.now`. */
+  now?: () => number;
+  /** `User-Agent`. Default `DiscordBot (https://www.npmjs.com/package/listing-agent, <version>)`, the form Discord asks for. */
+  userAgent?: string;
+  /** Per-request timeout for the answer's headers and body. Default 15 000 ms. */
+  timeoutMs?: number;
+}
+
+/** The defaults of {@link DiscordConnectionOptions}. */
+export const DISCORD_CONNECTION_DEFAULTS = {
+  apiBaseUrl: 'https://discord.com/api',
+  apiVersion: 10,
+  userAgent: `DiscordBot (https://www.npmjs.com/package/listing-agent, ${CLIENT_VERSION})`,
+  timeoutMs: 15_000,
+} as const satisfies Partial<DiscordConnectionOptions>;
 
 /*
  * The small pieces every caller of Discord's REST API shares (the count source in

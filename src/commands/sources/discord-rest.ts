@@ -1,39 +1,18 @@
-import type { Dispatcher } from 'undici';
 import { redact } from '../../api/redact.js';
-import { CLIENT_VERSION } from '../../api/version.js';
 import { formatDuration } from '../../config/duration.js';
 import { createRateLimitBook, readRateLimit } from '../../discord/rate-limit.js';
-import { botToken, discordGet, discordMessage, errorText } from '../../discord/rest.js';
+import { botToken, DISCORD_CONNECTION_DEFAULTS, discordGet, discordMessage, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
 import { ListingAgentError } from '../../errors.js';
 import type { CommandLoad, CommandSource } from '../types.js';
 
 /** Options of {@link createDiscordCommandsSource}. */
-export interface DiscordCommandsSourceOptions {
-  /** The bot token (`discord.token`), sent as `Authorization: Bot <token>`. A leading `Bot ` is accepted. */
-  token: string;
+export interface DiscordCommandsSourceOptions extends DiscordConnectionOptions {
   /** The bot's application ID (a snowflake). Default: the `id` of `GET /applications/@me`, asked once. */
   applicationId?: string;
-  /** Discord's API base, without version. Default `https://discord.com/api`. */
-  apiBaseUrl?: string;
-  /** The API version in the path (`/v10/`). Default 10. */
-  apiVersion?: number;
-  /** The undici dispatcher. Default: undici's global dispatcher. */
-  dispatcher?: Dispatcher;
-  /** The clock (epoch ms), for rate-limit deadlines. Default `Date.now`. */
-  now?: () => number;
-  /** `User-Agent`. Default `DiscordBot (https://www.npmjs.com/package/listing-agent, <version>)`, the form Discord asks for. */
-  userAgent?: string;
-  /** Per-request timeout for the answer's headers and body. Default 15 000 ms. */
-  timeoutMs?: number;
 }
 
 /** The defaults of {@link DiscordCommandsSourceOptions}. */
-export const DISCORD_COMMANDS_SOURCE_DEFAULTS = {
-  apiBaseUrl: 'https://discord.com/api',
-  apiVersion: 10,
-  userAgent: `DiscordBot (https://www.npmjs.com/package/listing-agent, ${CLIENT_VERSION})`,
-  timeoutMs: 15_000,
-} as const satisfies Partial<DiscordCommandsSourceOptions>;
+export const DISCORD_COMMANDS_SOURCE_DEFAULTS = DISCORD_CONNECTION_DEFAULTS;
 
 const APPLICATION = 'GET /applications/@me';
 /** The rate-limit book's key for the commands route: one bucket whatever the ID. */

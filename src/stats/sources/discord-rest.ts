@@ -1,16 +1,13 @@
-import { request, type Dispatcher } from 'undici';
+import { request } from 'undici';
 import { redact } from '../../api/redact.js';
-import { CLIENT_VERSION } from '../../api/version.js';
 import { formatDuration } from '../../config/duration.js';
 import { ListingAgentError } from '../../errors.js';
 import type { CountReading, CountSource } from '../source.js';
 import { createRateLimitBook, readRateLimit, type RestHeaders } from '../../discord/rate-limit.js';
-import { discordMessage, errorText, parseJson, readBody } from '../../discord/rest.js';
+import { DISCORD_CONNECTION_DEFAULTS, discordMessage, errorText, parseJson, readBody, type DiscordConnectionOptions } from '../../discord/rest.js';
 
 /** Options of {@link createDiscordRestSource}. */
-export interface DiscordRestSourceOptions {
-  /** The bot token (`discord.token`), sent as `Authorization: Bot <token>`. A leading `Bot ` is accepted. */
-  token: string;
+export interface DiscordRestSourceOptions extends DiscordConnectionOptions {
   /**
    * The shard count to report (`stats.rest.shardCount`). Default: the `shards` of
    * `GET /gateway/bot`, which is Discord's recommendation, not necessarily what the bot runs: set
@@ -19,27 +16,12 @@ export interface DiscordRestSourceOptions {
   shardCount?: number;
   /** How long a count read from Discord is reused (`stats.rest.cacheTtl`). Default 600 000 (10 min). */
   cacheTtlMs?: number;
-  /** Discord's API base, without version. Default `https://discord.com/api`. */
-  apiBaseUrl?: string;
-  /** The API version in the path (`/v10/`). Default 10. */
-  apiVersion?: number;
-  /** The undici dispatcher. Default: undici's global dispatcher. */
-  dispatcher?: Dispatcher;
-  /** The clock (epoch ms), for the cache and rate-limit deadlines. Default `Date.now`. */
-  now?: () => number;
-  /** `User-Agent`. Default `DiscordBot (https://www.npmjs.com/package/listing-agent, <version>)`, the form Discord asks for. */
-  userAgent?: string;
-  /** Per-request timeout for the answer's headers and body. Default 15 000 ms. */
-  timeoutMs?: number;
 }
 
 /** The defaults of {@link DiscordRestSourceOptions}. */
 export const DISCORD_REST_DEFAULTS = {
   cacheTtlMs: 600_000,
-  apiBaseUrl: 'https://discord.com/api',
-  apiVersion: 10,
-  userAgent: `DiscordBot (https://www.npmjs.com/package/listing-agent, ${CLIENT_VERSION})`,
-  timeoutMs: 15_000,
+  ...DISCORD_CONNECTION_DEFAULTS,
 } as const satisfies Partial<DiscordRestSourceOptions>;
 
 const APPLICATION = 'GET /applications/@me';
