@@ -93,10 +93,10 @@ const statsSchema = z
   .strictObject({
     enabled: z.boolean().default(false).describe('Post server and shard counts.'),
     source: z
-      .enum(['embedded', 'discord-rest', 'push'])
+      .enum(['embedded', 'discord-rest', 'push', 'redis'])
       .default('embedded')
       .describe(
-        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent).',
+        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
       ),
     interval: duration('1m', '1d').prefault('30m').describe('How often counts are posted (when no schedule is set).'),
     schedule: cronPattern().optional().describe('A cron expression for posting, instead of interval.'),
@@ -125,6 +125,14 @@ const statsSchema = z
       })
       .prefault({})
       .describe('The push source: the bot POSTs {shard_id, shard_count, server_count} per shard.'),
+    redis: z
+      .strictObject({
+        reportEvery: duration('1s', '1h').prefault('30s').describe("How often an embedded agent writes its own shards' counts to Redis (with state.redis)."),
+        staleAfter: duration('3s', '1d').prefault('2m').describe('A shard report older than this has expired: no total is posted while an expected shard has none.'),
+        shardCount: z.number().int().min(1).optional().describe('Shards expected in all; default: the shard count the reports carry (read from Discord by each bot process).'),
+      })
+      .prefault({})
+      .describe('Shard aggregation in Redis: every bot process reports its shards, the leader posts the sum (source redis, or embedded with state.redis).'),
   })
   .prefault({})
   .meta({ description: 'Stats posting (server and shard counts)' });
@@ -187,6 +195,14 @@ const votesSchema = z
     pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
     lookback: duration('0s', '365d').prefault('12h').describe("How far back the first poll starts (at most the contract's one year)."),
     hooks: z.array(hookSchema).default([]).describe('Reward hooks, each called once per new vote (embedded bots can also listen to the vote event).'),
+    stream: z
+      .strictObject({
+        enabled: z.boolean().default(false).describe('Append every new vote to a Redis Stream, for bot processes to consume with createVoteConsumer (needs state.redis).'),
+        key: z.string().min(1).default('votes:stream').describe('The stream, under state.redis.prefix.'),
+        maxLength: z.number().int().min(1_000).default(100_000).describe('Entries kept at most (XADD MAXLEN ~): the oldest, long acknowledged, are trimmed.'),
+      })
+      .prefault({})
+      .describe('The reward stream: votes handed to exactly one live bot process through a consumer group.'),
     keepKeysFor: duration('0s', '7d')
       .prefault('1h')
       .describe("How long after a vote's expires_at its key is kept to recognise a late duplicate (webhook retries, a cursor replay)."),
@@ -211,6 +227,23 @@ const webhooksSchema = z
 const stateSchema = z
   .strictObject({
     directory: z.string().min(1).default('./state').describe("The file store's directory (created if missing)."),
+    redis: z
+      .strictObject({
+        url: secret('state.redis.url').describe('redis://[user:password@]host:port[/db], or rediss:// for TLS. Masked: it may hold a password.'),
+        prefix: z.string().min(1).default('listing-agent:').describe('Prefix of every key, so several bots can share one Redis.'),
+        tls: z
+          .strictObject({
+            enabled: z.boolean().optional().describe('Use TLS; default: on for rediss:// URLs.'),
+            caFile: z.string().min(1).optional().describe("A PEM file of the CA that signed the server's certificate (default: the system's CAs)."),
+            serverName: z.string().min(1).optional().describe("The name the server's certificate must carry; default: the URL's host."),
+          })
+          .prefault({})
+          .describe('TLS to Redis.'),
+        lease: duration('2s', '5m').prefault('15s').describe('The leader lease: a dead leader is replaced within this period.'),
+        agentId: z.string().min(1).max(200).optional().describe('This agent\'s name in the lease and on /readyz; default: <hostname>/<pid>.'),
+      })
+      .optional()
+      .describe('Share the state through Redis: set it to run several agents (one leads, the others stand by).'),
   })
   .prefault({})
   .meta({ description: 'Where the agent keeps its state' });
@@ -266,6 +299,16 @@ export const configSchema = z
         path: ['discord', 'token'],
         message: 'the discord-rest source needs the bot token: set discord.token (LISTING_AGENT_DISCORD_TOKEN)',
       });
+    }
+    if (config.state.redis === undefined) {
+      if (config.stats.enabled && config.stats.source === 'redis') {
+        ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'the redis stats source reads shard reports from Redis: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)' });
+      }
+      if (config.votes.stream.enabled) {
+        ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'the reward stream is a Redis Stream: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)' });
+      }
+    } else if (!/^rediss?:\/\//.test(config.state.redis.url)) {
+      ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'must be a redis:// or rediss:// URL' });
     }
     if (config.webhooks.enabled && config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
       ctx.addIssue({

@@ -5,6 +5,8 @@ import { ListingAgentError } from '../errors.js';
 import type { CountSource } from './source.js';
 import { createDiscordRestSource } from './sources/discord-rest.js';
 import { createPushSource } from './sources/push.js';
+import { createRedisShardsSource } from './sources/redis-shards.js';
+import type { RedisConnection } from '../redis/connection.js';
 
 /** A source the configuration alone cannot make (`embedded` needs the bot's client object). */
 export class SourceConfigError extends ListingAgentError {
@@ -23,6 +25,8 @@ export interface ConfiguredSourceOptions {
   logger?: AgentLogger;
   /** Overrides `discord.apiBaseUrl`. */
   discordApiBaseUrl?: string;
+  /** The agent's Redis connection, for the redis source (`state.redis`). */
+  redis?: RedisConnection;
 }
 
 /**
@@ -62,6 +66,17 @@ export function createConfiguredSource(config: ListingAgentConfig, options: Conf
         ...(stats.push.shardCount !== undefined ? { shardCount: stats.push.shardCount } : {}),
         ...(options.now ? { now: options.now } : {}),
         ...(options.logger ? { logger: options.logger } : {}),
+      });
+    }
+    case 'redis': {
+      if (options.redis === undefined) {
+        throw new SourceConfigError('the redis source reads shard reports through the agent\'s Redis connection: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)');
+      }
+      return createRedisShardsSource({
+        connection: options.redis,
+        staleAfterMs: stats.redis.staleAfter,
+        ...(stats.redis.shardCount !== undefined ? { shardCount: stats.redis.shardCount } : {}),
+        ...(options.now ? { now: options.now } : {}),
       });
     }
     case 'embedded':

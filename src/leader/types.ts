@@ -1,0 +1,29 @@
+import type { EventEmitter } from 'node:events';
+
+/** Events of a {@link Leadership}: `change` when this agent starts or stops leading. */
+export interface LeadershipEvents {
+  change: [leading: boolean];
+}
+
+/**
+ * Who leads among the agents sharing one Redis. The leader alone posts stats, syncs commands and
+ * polls votes; every agent receives webhooks. With no Redis there is one agent, and it leads.
+ */
+export interface Leadership extends EventEmitter<LeadershipEvents> {
+  /** This agent's ID (`state.redis.agentId`, default `<hostname>/<pid>`). */
+  readonly agentId: string;
+  /** True while this agent holds the lease (and believes it has not expired by its own clock). */
+  readonly isLeader: boolean;
+  /** The fencing token of the lease this agent holds; undefined when it does not lead. */
+  readonly fencingToken: number | undefined;
+  /** The leader's agent ID as last seen (this agent's when it leads); undefined when unknown. */
+  readonly leaderId: string | undefined;
+}
+
+/** The fencing a state store checks on each write of a leader-only key. */
+export interface StoreFence {
+  /** The token this agent's lease carries, or undefined when it does not lead. */
+  token(): number | undefined;
+  /** Whether `key` is written by the leader alone (the votes cursor, the command hash, the metrics buffer). */
+  applies(key: string): boolean;
+}

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Where the agent's data lives in Redis, every key under `state.redis.prefix` (default
+ * `listing-agent:`), so that several bots can share one Redis. One place for the names, so the
+ * README's key table, the tests and the code agree.
+ */
+export const REDIS_KEYS = {
+  /** `state:<key>`: one state store value (JSON), for example `state:votes:cursor`. */
+  state: (key: string) => `state:${key}`,
+  /** `vote:<vote key>`: a vote's ledger record (hash), expiring with the vote plus `votes.keepKeysFor`. */
+  vote: (key: string) => `vote:${key}`,
+  /** `votes:pending`: hash of pending vote keys to the agent that runs their hooks. */
+  pending: 'votes:pending',
+  /** `votes:dead`: hash of dead letters (`<vote key>|<hook>` to JSON). */
+  deadLetters: 'votes:dead',
+  /** `agent:<agent id>`: an agent's heartbeat (expires after one lease period). */
+  agent: (id: string) => `agent:${id}`,
+  /** `leader`: the lease, `<agent id>|<fencing token>`, with the lease period as its TTL. */
+  leader: 'leader',
+  /** `leader:fence`: the last fencing token handed out (INCR on every new lease). */
+  fence: 'leader:fence',
+  /** `shards:<shard id>`: one shard's last report (JSON), with `stats.redis.staleAfter` as its TTL. */
+  shard: (id: number) => `shards:${id}`,
+  /** `shards:index`: sorted set of reported shard IDs (score = report time), to find them without SCAN. */
+  shardIndex: 'shards:index',
+  /** `streamed:<vote key>`: marks a vote already appended to the reward stream. */
+  streamed: (key: string) => `streamed:${key}`,
+} as const;
+
+/** A Redis URL for logs: scheme, host, port and database, never the user or password. */
+export function describeRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return '(an invalid Redis URL)';
+  }
+}
+
+/** The SHA-1 of a Lua script, as EVALSHA wants it. */
+export function scriptSha(source: string): string {
+  return createHash('sha1').update(source).digest('hex');
+}
