@@ -21,6 +21,8 @@ export interface ConfigField {
   secret: boolean;
   /** Whether the config is invalid without it (no default, not optional). */
   required: boolean;
+  /** The optional section this field is required in, once that section is set (`state.redis`). */
+  requiredWith?: string;
   /** The default as written, when the schema has one. */
   default?: unknown;
   /** The allowed values of an `enum`. */
@@ -87,13 +89,14 @@ function leafKind(schema: Schema): FieldKind {
   return 'json';
 }
 
-function walk(schema: Schema, path: string[], out: ConfigField[]): void {
+function walk(schema: Schema, path: string[], out: ConfigField[], inOptional = false): void {
   const { inner, descriptions, default: fallback, optional } = unwrap(schema);
   if (inner instanceof z.ZodObject) {
     for (const [key, child] of Object.entries(inner.shape)) {
       // `$schema` only points editors at config.schema.json; it configures nothing.
       if (path.length === 0 && key === '$schema') continue;
-      walk(child, [...path, key], out);
+      // A field of an optional section (state.redis) is required only once the section is used.
+      walk(child, [...path, key], out, inOptional || (optional && fallback === undefined));
     }
     return;
   }
@@ -104,8 +107,9 @@ function walk(schema: Schema, path: string[], out: ConfigField[]): void {
     kind,
     descriptions,
     secret: SECRET_PATHS.has(dotted) || SECRET_PATHS.has(`${dotted}[]`),
-    required: !optional,
+    required: !optional && !inOptional,
   };
+  if (!optional && inOptional) field.requiredWith = path.slice(0, -1).join('.');
   if (fallback !== undefined) field.default = fallback;
   if (inner instanceof z.ZodEnum) field.options = inner.options.map(String);
   if (inner instanceof z.ZodArray) {
@@ -203,6 +207,7 @@ function describeField(field: ConfigField): string {
   const hint = formatHint(field);
   const parts = what ? [sentence(what)] : [];
   if (field.required) parts.push('Required.');
+  if (field.requiredWith !== undefined) parts.push(`Required to use ${field.requiredWith}.`);
   const format = [...forms, ...(hint ? [hint] : [])].map((text) => text.replace(/\.$/, ''));
   if (format.length > 0) parts.push(`Format: ${format.join('; ')}.`);
   if (field.default !== undefined && !(Array.isArray(field.default) && field.default.length === 0)) {

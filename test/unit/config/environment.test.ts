@@ -19,6 +19,11 @@ const SAMPLES: Record<string, string> = {
   'stats.push.key': 'push-shared-key',
   'commands.file': 'commands.json',
   'commands.interval': '10m',
+  'state.redis.url': 'redis://127.0.0.1:6379',
+  'state.redis.tls.caFile': '/etc/ssl/redis-ca.pem',
+  'state.redis.tls.serverName': 'redis.internal',
+  'state.redis.agentId': 'agent-a',
+  'votes.stream.maxLength': '5000',
 };
 
 function sample(name: string): { text: string; expected: unknown } {
@@ -27,8 +32,10 @@ function sample(name: string): { text: string; expected: unknown } {
   switch (field.kind) {
     case 'boolean':
       return field.default === true ? { text: 'no', expected: false } : { text: 'yes', expected: true };
-    case 'number':
-      return { text: '7', expected: 7 };
+    case 'number': {
+      const text = SAMPLES[variable.path] ?? '7';
+      return { text, expected: Number(text) };
+    }
     case 'list':
       return { text: 'whs_one, whs_two,', expected: ['whs_one', 'whs_two'] };
     case 'json':
@@ -55,7 +62,7 @@ describe('LISTING_AGENT_* variables', () => {
     const all = configEnvironmentVariables().map((v) => v.name);
     expect(new Set(all).size).toBe(all.length);
     const secrets = configEnvironmentVariables().filter((v) => v.secret).map((v) => v.path);
-    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization']);
+    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization', 'state.redis.url']);
   });
 
   it.each(configEnvironmentVariables().map((v) => [v.name, v.path]))('%s lands at %s', (name, path) => {
@@ -63,6 +70,8 @@ describe('LISTING_AGENT_* variables', () => {
     const env = { LISTING_AGENT_SERVICE_TOKEN: TOKEN, [name]: text };
     // The webhook receiver needs a secret once enabled.
     if (name === 'LISTING_AGENT_WEBHOOKS_ENABLED') env.LISTING_AGENT_WEBHOOKS_SECRETS = 'whs_x';
+    // The Redis section needs its URL once any of its fields is set, and the stream needs Redis.
+    if ((name.startsWith('LISTING_AGENT_STATE_REDIS_') || name === 'LISTING_AGENT_VOTES_STREAM_ENABLED') && name !== 'LISTING_AGENT_STATE_REDIS_URL') env.LISTING_AGENT_STATE_REDIS_URL = 'redis://127.0.0.1:6379';
     const built = buildConfig({ env });
     expect(valueAt(built.input, path)).toEqual(expected);
     expect(built.variables).toContain(name);
