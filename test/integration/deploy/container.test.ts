@@ -3,6 +3,7 @@ import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dockerStages, readRepoFile, REPO_ROOT, type DockerInstruction } from './deploy-files.js';
+import { configEnvironmentVariables } from '../../../src/config/fields.js';
 
 /**
  * The Dockerfile and deploy/compose.yaml, read as text. No Docker engine runs where these tests
@@ -133,5 +134,31 @@ describe('deploy/compose.yaml (checked as text: no YAML parser is a dependency)'
 
   it('names LISTING_AGENT_SERVICE_TOKEN in the example env file', () => {
     expect(readRepoFile('deploy/.env.example')).toMatch(/^LISTING_AGENT_SERVICE_TOKEN=$/m);
+  });
+});
+
+describe('deploy/compose.many.yaml: two agents and Redis', () => {
+  const MANY = readRepoFile('deploy/compose.many.yaml');
+
+  it('indents with spaces only and runs redis with its append-only file on a volume', () => {
+    expect(MANY).not.toMatch(/^\t/m);
+    expect(MANY).toMatch(/^ {2}redis:\n {4}image: redis:7/m);
+    expect(MANY).toContain('"--appendonly", "yes"');
+    expect(MANY).toMatch(/^ {6}- redis-data:\/data$/m);
+  });
+
+  it('gives both agents the same Redis and different agent IDs and host ports', () => {
+    expect(MANY.match(/LISTING_AGENT_STATE_REDIS_URL: redis:\/\/redis:6379/g)).toHaveLength(2);
+    const ids = [...MANY.matchAll(/LISTING_AGENT_STATE_REDIS_AGENT_ID: (\S+)/g)].map((m) => m[1]);
+    expect(ids).toEqual(['agent-a', 'agent-b']);
+    const hostPorts = [...MANY.matchAll(/"127\.0\.0\.1:(\d+):\d+"/g)].map((m) => m[1]);
+    expect(new Set(hostPorts).size).toBe(hostPorts.length);
+  });
+
+  it('sets only variables the agent knows', () => {
+    const known = new Set(configEnvironmentVariables().map((v) => v.name));
+    const used = [...MANY.matchAll(/^\s+(LISTING_AGENT_[A-Z0-9_]+):/gm)].map((m) => m[1]!);
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((name) => !known.has(name))).toEqual([]);
   });
 });
