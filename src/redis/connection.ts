@@ -135,6 +135,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   let closing: Promise<void> | undefined;
 
   function markDown(reason: string): void {
+    if (closing !== undefined) return;
     const wasUp = up;
     up = false;
     downReason = reason;
@@ -156,16 +157,15 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   client.on('end', () => markDown('connection closed'));
   client.on('reconnecting', () => markDown(downReason ?? 'reconnecting'));
 
+  // defineProperties, not Object.assign: assign would copy the getters' values once.
+  Object.defineProperties(emitter, {
+    isUp: { get: () => up, enumerable: true },
+    downReason: { get: () => downReason, enumerable: true },
+  });
   const connection = Object.assign(emitter, {
     client,
     prefix,
     key: (...parts: string[]) => prefix + parts.join(':'),
-    get isUp() {
-      return up;
-    },
-    get downReason() {
-      return downReason;
-    },
     start() {
       if (started) return;
       started = true;
@@ -211,6 +211,9 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     close() {
       closing ??= (async () => {
         if (!started) return;
+        // A close asked for is not an outage: no "connection lost" warning, no `down` event.
+        up = false;
+        downReason = 'closed';
         try {
           if (client.isOpen) await client.close();
         } catch {

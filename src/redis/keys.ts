@@ -12,19 +12,27 @@ export const REDIS_KEYS = {
   vote: (key: string) => `vote:${key}`,
   /** `votes:pending`: hash of pending vote keys to the agent that runs their hooks. */
   pending: 'votes:pending',
-  /** `votes:dead`: hash of dead letters (`<vote key>|<hook>` to JSON). */
+  /** `votes:dead`: hash of dead letters (`<vote key>|<hook>` to `<seq> <forget at> <letter JSON>`). */
   deadLetters: 'votes:dead',
+  /**
+   * `votes:index`: sorted set of every vote key in the ledger, scored by when it may be forgotten
+   * (`expiresAt` + `votes.keepKeysFor`, epoch ms; `+inf` while pending or dead-lettered): counts
+   * the keys, and lets `compact()` forget by the agent's clock without SCAN.
+   */
+  voteIndex: 'votes:index',
+  /** `votes:seq`: a counter ordering vote records and dead letters (hashes keep no order). */
+  voteSeq: 'votes:seq',
   /** `agent:<agent id>`: an agent's heartbeat (expires after one lease period). */
   agent: (id: string) => `agent:${id}`,
   /** `leader`: the lease, `<agent id>|<fencing token>`, with the lease period as its TTL. */
   leader: 'leader',
   /** `leader:fence`: the last fencing token handed out (INCR on every new lease). */
   fence: 'leader:fence',
-  /** `shards:<shard id>`: one shard's last report (JSON), with `stats.redis.staleAfter` as its TTL. */
+  /** `shards:<shard id>`: one shard's last report (JSON `{shard_id, shard_count, server_count, reportedAt, process}`), with `stats.redis.staleAfter` as its TTL. */
   shard: (id: number) => `shards:${id}`,
   /** `shards:index`: sorted set of reported shard IDs (score = report time), to find them without SCAN. */
   shardIndex: 'shards:index',
-  /** `streamed:<vote key>`: marks a vote already appended to the reward stream. */
+  /** `streamed:<vote key>`: marks a vote already appended to the reward stream (value: its entry ID; TTL: the vote's expiry plus `votes.keepKeysFor`). */
   streamed: (key: string) => `streamed:${key}`,
 } as const;
 

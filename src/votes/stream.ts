@@ -1,73 +1,106 @@
-import type { AgentLogger } from '../agent/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
-import type { Vote, VoteHook } from './types.js';
+import { redisFailure, type RedisConnection } from '../redis/connection.js';
+import { REDIS_KEYS } from '../redis/keys.js';
+import { HOOK_DEFAULTS } from './hooks/errors.js';
+import { markerTtl, voteToFields } from './stream-entries.js';
+import type { HookCallContext, Vote, VoteHook } from './types.js';
+
+/*
+ * The reward stream, producer side: a vote hook that appends each vote to a Redis Stream, for bot
+ * processes to consume through a consumer group (stream-consumer.ts). The pipeline may run a hook
+ * twice for one vote (a crash between the hook's success and its record), so the append is
+ * guarded by a marker: one Lua script sets `streamed:<vote key>` and appends, both or neither.
+ */
 
 /** The name of the hook that appends votes to the reward stream. */
 export const STREAM_HOOK_NAME = 'redis-stream';
+
+/**
+ * Appends the vote unless its marker exists; the marker holds the entry's ID. The stream's type is
+ * checked before anything is written: a Lua script that fails half way keeps what it wrote, and
+ * a marker without its entry would lose the vote.
+ * KEYS: marker, stream. ARGV: marker TTL ms, MAXLEN, field/value pairs. Returns {appended (1|0), entry ID}.
+ */
+const APPEND_SCRIPT = `
+local existing = redis.call('GET', KEYS[1])
+if existing then return {0, existing} end
+local kind = redis.call('TYPE', KEYS[2])['ok']
+if kind ~= 'stream' and kind ~= 'none' then
+  return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' holds a ' .. kind .. ', not a stream')
+end
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
+redis.call('SET', KEYS[1], id, 'PX', ARGV[1])
+return {1, id}
+`;
 
 /** Options of {@link createStreamHook}. */
 export interface StreamHookOptions {
   connection: RedisConnection;
   /** The stream key under the prefix (`votes.stream.key`). */
   key: string;
-  /** Entries kept at most (`votes.stream.maxLength`). */
+  /** Entries kept at most (`votes.stream.maxLength`): XADD MAXLEN ~ trims the oldest. */
   maxLength: number;
-  /** How long the "already appended" marker of a vote is kept. */
+  /**
+   * How long a vote's "already appended" marker is kept after the vote expires (at least one
+   * minute in all): the ledger's `votes.keepKeysFor`, the window in which a vote can come again.
+   */
   markerTtlMs: number;
-  /** Retries after a failure (the pipeline's). Default 5. */
+  /** Retries after a failure (Redis down). Default 5 (the other hooks'). */
   retries?: number;
+  /** Epoch ms. Default `Date.now`. */
+  now?: () => number;
 }
 
-/** A vote hook that appends each vote to the Redis Stream once (a retry never appends twice). */
-export function createStreamHook(options: StreamHookOptions): VoteHook {
-  void options;
-  throw new Error('createStreamHook: not implemented yet');
-}
-
-/** What a stream consumer's handler gets besides the vote. */
-export interface StreamVoteContext {
-  /** The vote key: make the reward idempotent on it. */
-  idempotencyKey: string;
-  /** The stream entry's ID. */
+/** What {@link appendVote} did. */
+export interface StreamAppend {
+  /** False when the vote's marker was there: it was appended before. */
+  appended: boolean;
+  /** The stream entry's ID (the earlier one when not appended now). */
   entryId: string;
-  /** How many times the entry was delivered (2 or more: claimed from a consumer that died). */
-  deliveries: number;
 }
 
-/** Options of {@link createVoteConsumer}. */
-export interface VoteConsumerOptions {
-  /** A Redis URL (its own connection: blocking reads need one), or a connection to duplicate. */
-  url: string;
-  /** `state.redis.prefix`. Default `listing-agent:`. */
-  prefix?: string;
-  /** `votes.stream.key`. Default `votes:stream`. */
-  key?: string;
-  /** The consumer group: every bot process of one bot uses the same. Default `rewards`. */
-  group?: string;
-  /** This process's name in the group, unique per process. Default `<hostname>/<pid>`. */
-  consumer?: string;
-  /** Gives the reward; resolve to acknowledge (XACK), reject to have it delivered again. */
-  handler: (vote: Vote, context: StreamVoteContext) => Promise<void>;
-  /** An entry left unacknowledged this long by its consumer is claimed (XAUTOCLAIM). Default 30 000 ms. */
-  claimIdleMs?: number;
-  /** How long one XREADGROUP blocks. Default 5 000 ms. */
-  blockMs?: number;
-  /** Handler calls at once. Default 8. */
-  concurrency?: number;
-  logger?: AgentLogger;
+/** A {@link VoteHook} that also says what it appended (tests, the CLI). */
+export interface StreamHook extends VoteHook {
+  appendVote(vote: Vote): Promise<StreamAppend>;
 }
 
-/** A running consumer: `stop()` finishes the handlers in flight and disconnects. */
-export interface VoteConsumer {
-  start(): Promise<void>;
-  stop(): Promise<void>;
+/**
+ * A vote hook (`redis-stream`) that appends each vote to the Redis Stream `key` exactly once,
+ * however often it runs for the vote (retries, a replay after a crash), as long as the vote's
+ * marker lives ({@link StreamHookOptions.markerTtlMs}). It fails (and the pipeline retries) while
+ * Redis is down. Consumers read the stream with `createVoteConsumer`.
+ */
+export function createStreamHook(options: StreamHookOptions): StreamHook {
+  const { connection, maxLength } = options;
+  const now = options.now ?? Date.now;
+  const script = connection.script(APPEND_SCRIPT);
+  const streamKey = connection.key(options.key);
+
+  const appendVote = async (vote: Vote): Promise<StreamAppend> => {
+    let reply: unknown;
+    try {
+      reply = await script.run(
+        [connection.key(REDIS_KEYS.streamed(vote.key)), streamKey],
+        [markerTtl(vote, options.markerTtlMs, now()), maxLength, ...voteToFields(vote)],
+      );
+    } catch (error) {
+      throw redisFailure(`append vote ${vote.key} to the reward stream ${streamKey}`, error);
+    }
+    const [appended, entryId] = Array.isArray(reply) ? reply : [];
+    return { appended: appended === 1, entryId: String(entryId) };
+  };
+
+  return {
+    name: STREAM_HOOK_NAME,
+    retries: options.retries ?? HOOK_DEFAULTS.retries,
+    appendVote,
+    async run(vote: Vote, context?: HookCallContext) {
+      context?.signal.throwIfAborted();
+      await appendVote(vote);
+    },
+  };
 }
 
-/** Consumes the reward stream through a consumer group: each vote goes to exactly one live process. */
-export function createVoteConsumer(options: VoteConsumerOptions): VoteConsumer {
-  void options;
-  throw new Error('createVoteConsumer: not implemented yet');
-}
+export { createVoteConsumer, VOTE_CONSUMER_DEFAULTS, type StreamVoteContext, type VoteConsumer, type VoteConsumerOptions } from './stream-consumer.js';
 
 /** Re-exported for consumers' type checks. */
 export type { RedisConnection };

@@ -18,6 +18,10 @@ describe('the Redis connection', () => {
     await redis?.close();
   });
 
+  it('says it is up once connected', () => {
+    expect(connection.isUp).toBe(true);
+  });
+
   it('prefixes keys and runs Lua scripts by SHA, loading them when Redis does not know them', async () => {
     expect(connection.key('state', 'votes:cursor')).toBe('test:state:votes:cursor');
     const script = connection.script("return redis.call('INCRBY', KEYS[1], ARGV[1])");
@@ -36,8 +40,11 @@ describe('the Redis connection', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(downs.length).toBeGreaterThan(0);
     await expect(connection.whenUp({ timeoutMs: 100 })).rejects.toBeInstanceOf(RedisUnavailableError);
+    expect(connection.downReason).toEqual(expect.any(String));
     await redis.start();
     await connection.whenUp({ timeoutMs: 10_000 });
+    expect(connection.isUp).toBe(true);
+    expect(connection.downReason).toBeUndefined();
     // The append-only file kept the data across the restart.
     expect(await connection.client.get(connection.key('n'))).toBe('5');
   });

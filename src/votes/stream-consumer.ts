@@ -1,0 +1,327 @@
+import { hostname } from 'node:os';
+import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { createRedisConnection, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnectionOptions } from '../redis/connection.js';
+import {
+  parseAutoClaimReply,
+  parsePendingDeliveries,
+  parseReadGroupReply,
+  voteFromEntry,
+  type StreamEntry,
+} from './stream-entries.js';
+import type { Vote } from './types.js';
+
+/*
+ * The reward stream, consumer side: bot processes read the votes the agent appended through one
+ * consumer group, so each vote goes to exactly one live process. A process that dies holding a
+ * vote leaves it pending; another process claims it once it has been idle `claimIdleMs`
+ * (XAUTOCLAIM) and runs it. Two connections: blocking reads hold theirs for up to `blockMs`, and
+ * an XACK queued behind a block would wait that long.
+ */
+
+/** What a stream consumer's handler gets besides the vote. */
+export interface StreamVoteContext {
+  /** The vote key: make the reward idempotent on it (a vote can be delivered twice, see {@link createVoteConsumer}). */
+  idempotencyKey: string;
+  /** The stream entry's ID. */
+  entryId: string;
+  /** How many times the entry was delivered: 1, or 2 and more when it was claimed again. */
+  deliveries: number;
+}
+
+/** Options of {@link createVoteConsumer}. */
+export interface VoteConsumerOptions {
+  /** A Redis URL (`state.redis.url`); the consumer opens its own connections (blocking reads need one). */
+  url: string;
+  /** `state.redis.prefix`. Default `listing-agent:`. */
+  prefix?: string;
+  /** `votes.stream.key`. Default `votes:stream`. */
+  key?: string;
+  /** The consumer group: every bot process of one bot uses the same. Default `rewards`. */
+  group?: string;
+  /** This process's name in the group, unique per live process. Default `<hostname>/<pid>`. */
+  consumer?: string;
+  /** Gives the reward; resolve to acknowledge (XACK), reject to have it delivered again after `claimIdleMs`. */
+  handler: (vote: Vote, context: StreamVoteContext) => Promise<void>;
+  /**
+   * An entry left unacknowledged this long is claimed (XAUTOCLAIM) and run again: from a consumer
+   * that died, or after a handler failed. Keep it above the longest handler. Default 30 000 ms.
+   */
+  claimIdleMs?: number;
+  /** How often pending entries are looked for. Default half of `claimIdleMs`, at most 5 000 ms. */
+  claimEveryMs?: number;
+  /** How long one XREADGROUP blocks. Default 5 000 ms. */
+  blockMs?: number;
+  /** Handler calls at once. Default 8. */
+  concurrency?: number;
+  /** Where a group created now starts: `start` (every entry still in the stream) or `new` (only later ones). Default `start`. */
+  from?: 'start' | 'new';
+  /** How long `stop()` waits for handlers in flight. Default 10 000 ms. */
+  stopTimeoutMs?: number;
+  /** How long `start()` waits for Redis. Default 10 000 ms. */
+  startTimeoutMs?: number;
+  /** TLS, as `state.redis.tls`. */
+  tls?: RedisConnectionOptions['tls'];
+  /** Waits between reconnection attempts. Default the connection's (100 ms up to 2 s). */
+  reconnectDelaysMs?: readonly number[];
+  logger?: AgentLogger;
+}
+
+/** The defaults of {@link VoteConsumerOptions}. */
+export const VOTE_CONSUMER_DEFAULTS = {
+  prefix: REDIS_CONNECTION_DEFAULTS.prefix,
+  key: 'votes:stream',
+  group: 'rewards',
+  claimIdleMs: 30_000,
+  blockMs: 5_000,
+  concurrency: 8,
+  from: 'start',
+  stopTimeoutMs: 10_000,
+  startTimeoutMs: 10_000,
+} as const;
+
+/** A running consumer: `stop()` finishes the handlers in flight and disconnects. */
+export interface VoteConsumer {
+  /**
+   * Connects, creates the group if needed (XGROUP CREATE MKSTREAM) and starts reading. Rejects
+   * with `RedisUnavailableError` when Redis cannot be reached within `startTimeoutMs`; the
+   * consumer is then spent (create another to try again). Later outages never reject: it reconnects.
+   */
+  start(): Promise<void>;
+  /** Stops reading, waits for the handlers in flight (at most `stopTimeoutMs`) and closes. */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Consumes the reward stream through a consumer group: each vote goes to exactly one live
+ * process. Reads with XREADGROUP BLOCK, runs `handler` (at most `concurrency` at once), XACKs on
+ * success and leaves the entry pending on failure; every `claimEveryMs` it claims entries idle
+ * longer than `claimIdleMs` (XAUTOCLAIM: a consumer that died, or a failed handler) and runs them.
+ * It rides out a Redis outage (reading again, and creating the group again if Redis lost it).
+ *
+ * At least once, not exactly once: a process that dies after its reward but before the XACK, an
+ * XACK lost to an outage, or a handler slower than `claimIdleMs` hands the vote to another run,
+ * so make the reward idempotent on `idempotencyKey`. An entry that is not a vote (another
+ * writer's, damaged, a newer format) is poison: it is logged at `error` and acknowledged, so it
+ * cannot block the group. Entries read just as `stop()` begins are not run here; they stay
+ * pending and another process claims them after `claimIdleMs`.
+ */
+export function createVoteConsumer(options: VoteConsumerOptions): VoteConsumer {
+  const prefix = options.prefix ?? VOTE_CONSUMER_DEFAULTS.prefix;
+  const streamKey = prefix + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
+  const group = options.group ?? VOTE_CONSUMER_DEFAULTS.group;
+  const consumer = options.consumer ?? `${hostname()}/${process.pid}`;
+  const claimIdleMs = options.claimIdleMs ?? VOTE_CONSUMER_DEFAULTS.claimIdleMs;
+  const claimEveryMs = options.claimEveryMs ?? Math.max(50, Math.min(5_000, Math.floor(claimIdleMs / 2)));
+  const blockMs = options.blockMs ?? VOTE_CONSUMER_DEFAULTS.blockMs;
+  const concurrency = Math.max(1, options.concurrency ?? VOTE_CONSUMER_DEFAULTS.concurrency);
+  const from = options.from ?? VOTE_CONSUMER_DEFAULTS.from;
+  const logger = (options.logger ?? silentLogger).child({ stream: streamKey, group, consumer });
+  const base = {
+    url: options.url,
+    prefix,
+    clientName: 'listing-agent-consumer',
+    ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.reconnectDelaysMs ? { reconnectDelaysMs: options.reconnectDelaysMs } : {}),
+  };
+  // The reader's outages are logged by the read loop; its own logger would also speak at stop().
+  const reader = createRedisConnection({ ...base, commandTimeoutMs: blockMs + 5_000, logger: silentLogger });
+  const commands = createRedisConnection({ ...base, logger });
+
+  const inFlight = new Map<string, Promise<void>>();
+  let slotWaiters: (() => void)[] = [];
+  const stopping = new AbortController();
+  let running = false;
+  let starting: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+  let readLoop: Promise<void> | undefined;
+  let claimTimer: NodeJS.Timeout | undefined;
+  let claimCursor = '0-0';
+
+  const wakeSlots = () => {
+    const waiters = slotWaiters;
+    slotWaiters = [];
+    for (const wake of waiters) wake();
+  };
+  const slotFree = () => (inFlight.size < concurrency || !running ? Promise.resolve() : new Promise<void>((resolve) => slotWaiters.push(resolve)));
+
+  async function ensureGroup(): Promise<void> {
+    try {
+      await reader.client.sendCommand(['XGROUP', 'CREATE', streamKey, group, from === 'start' ? '0' : '$', 'MKSTREAM']);
+      logger.info({ from }, 'reward stream consumer group created');
+    } catch (error) {
+      if (!messageOf(error).startsWith('BUSYGROUP')) throw error;
+    }
+  }
+
+  async function ack(id: string): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await commands.client.sendCommand(['XACK', streamKey, group, id]);
+        return;
+      } catch (error) {
+        if (attempt >= 2) {
+          logger.warn({ entryId: id, err: messageOf(error) }, 'could not acknowledge a reward stream entry: it will be delivered again (rewards must be idempotent on idempotencyKey)');
+          return;
+        }
+        // A short outage: wait for the connection a little rather than hand the vote to another run.
+        await commands.whenUp({ timeoutMs: Math.min(5_000, Math.max(100, Math.floor(claimIdleMs / 2))) }).catch(() => undefined);
+      }
+    }
+  }
+
+  async function handle(entry: StreamEntry, deliveries: number): Promise<void> {
+    const parsed = voteFromEntry(entry);
+    if (!parsed.ok) {
+      logger.error({ entryId: entry.id, problem: parsed.problem }, `reward stream entry ${parsed.problem}: acknowledged and skipped (poison)`);
+      await ack(entry.id);
+      return;
+    }
+    const { vote } = parsed;
+    try {
+      await options.handler(vote, { idempotencyKey: vote.key, entryId: entry.id, deliveries });
+    } catch (error) {
+      logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: messageOf(error) }, `reward handler failed; the vote stays pending and is delivered again after ${claimIdleMs} ms`);
+      return;
+    }
+    await ack(entry.id);
+  }
+
+  function dispatch(entry: StreamEntry, deliveries: number): void {
+    // Our own entry, claimed back while its handler is still running: never run it twice here.
+    if (inFlight.has(entry.id)) return;
+    const work = handle(entry, deliveries)
+      .catch((error: unknown) => logger.error({ entryId: entry.id, err: messageOf(error) }, 'reward stream entry failed unexpectedly'))
+      .finally(() => {
+        inFlight.delete(entry.id);
+        wakeSlots();
+      });
+    inFlight.set(entry.id, work);
+  }
+
+  async function runReadLoop(): Promise<void> {
+    let needGroup = false;
+    let outage: string | undefined;
+    let backoffMs = 0;
+    while (running) {
+      while (running && inFlight.size >= concurrency) await slotFree();
+      if (!running) break;
+      try {
+        if (needGroup) await ensureGroup();
+        needGroup = false;
+        const reply = await reader.client.sendCommand([
+          'XREADGROUP', 'GROUP', group, consumer, 'COUNT', String(concurrency - inFlight.size), 'BLOCK', String(blockMs), 'STREAMS', streamKey, '>',
+        ]);
+        if (outage !== undefined) logger.info('reward stream: reading again');
+        outage = undefined;
+        backoffMs = 0;
+        // Read as stop() began: left pending, for another process to claim.
+        if (!running) break;
+        for (const entry of parseReadGroupReply(reply)) dispatch(entry, 1);
+      } catch (error) {
+        if (!running) break;
+        const problem = messageOf(error);
+        if (outage === undefined) logger.warn({ err: problem }, 'reward stream: cannot read; trying again');
+        outage = problem;
+        // Redis may have come back without its data (no persistence): the group must exist again.
+        needGroup = true;
+        await reader.whenUp({ signal: stopping.signal }).catch(() => undefined);
+        // A failure that lasts while connected (a key of another type) must not spin.
+        backoffMs = Math.min(2_000, Math.max(50, backoffMs * 2));
+        await sleep(backoffMs, stopping.signal);
+      }
+    }
+  }
+
+  async function claimRound(): Promise<void> {
+    const free = concurrency - inFlight.size;
+    if (!running || free <= 0) return;
+    const reply = await commands.client.sendCommand(['XAUTOCLAIM', streamKey, group, consumer, String(claimIdleMs), claimCursor, 'COUNT', String(free)]);
+    const { cursor, entries } = parseAutoClaimReply(reply);
+    claimCursor = cursor;
+    const claimed = entries.filter((entry) => !inFlight.has(entry.id));
+    if (claimed.length === 0 || !running) return;
+    let deliveries = new Map<string, number>();
+    try {
+      deliveries = parsePendingDeliveries(
+        await commands.client.sendCommand(['XPENDING', streamKey, group, claimed[0]!.id, claimed.at(-1)!.id, String(claimed.length + inFlight.size), consumer]),
+      );
+    } catch {
+      // Only the count in the context is lost: a claimed entry was delivered at least twice.
+    }
+    logger.info({ entries: claimed.map((entry) => entry.id) }, 'reward stream: claimed entries left idle by a consumer that died or failed');
+    for (const entry of claimed) dispatch(entry, deliveries.get(entry.id) ?? 2);
+  }
+
+  function scheduleClaims(): void {
+    claimTimer = setTimeout(() => {
+      claimRound()
+        .catch((error: unknown) => logger.debug({ err: messageOf(error) }, 'reward stream: claim round failed; trying again'))
+        .finally(() => {
+          if (running) scheduleClaims();
+        });
+    }, claimEveryMs);
+    claimTimer.unref();
+  }
+
+  async function stop(): Promise<void> {
+    stopped ??= (async () => {
+      await starting?.catch(() => undefined);
+      running = false;
+      stopping.abort();
+      clearTimeout(claimTimer);
+      wakeSlots();
+      // Ends a read blocked for up to blockMs at once; acknowledgements use the other connection.
+      if (reader.client.isOpen) reader.client.destroy();
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        Promise.allSettled([...inFlight.values()]).then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.stopTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.stopTimeoutMs))),
+      ]);
+      clearTimeout(timer);
+      if (!waited) logger.warn({ entries: [...inFlight.keys()] }, 'reward stream: stopped with handlers still running; their votes will be delivered again');
+      await readLoop;
+      await Promise.all([reader.close(), commands.close()]);
+    })();
+    return stopped;
+  }
+
+  return {
+    start() {
+      starting ??= (async () => {
+        if (stopped) throw new RedisUnavailableError('the vote consumer was stopped: create a new one');
+        reader.start();
+        commands.start();
+        const timeoutMs = options.startTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.startTimeoutMs;
+        try {
+          await Promise.all([reader.whenUp({ timeoutMs }), commands.whenUp({ timeoutMs })]);
+          await ensureGroup();
+        } catch (error) {
+          // Not connected: a graceful close would wait for a connection that may never come.
+          for (const connection of [reader, commands]) if (connection.client.isOpen) connection.client.destroy();
+          throw redisFailure(`start the reward stream consumer on ${reader.describe()}`, error);
+        }
+        running = true;
+        readLoop = runReadLoop();
+        scheduleClaims();
+        logger.info({ claimIdleMs, concurrency }, 'reward stream consumer started');
+      })();
+      return starting;
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
