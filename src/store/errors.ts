@@ -44,3 +44,23 @@ export function fsReason(error: unknown): string {
   if (code !== undefined && REASONS[code] !== undefined) return REASONS[code];
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A write of a leader-only state key (the votes cursor, the command hash, the metrics buffer)
+ * was refused: this agent does not hold the leader lease, or holds a stale one (its fencing
+ * token is not the newest). Nothing was written; the current leader writes that key. Code
+ * `store_fenced`.
+ */
+export class FencedError extends ListingAgentError {
+  /** The state key whose write was refused. */
+  readonly key: string;
+  /** The fencing token this agent presented; undefined when it does not lead. */
+  readonly token: number | undefined;
+
+  constructor(key: string, token: number | undefined, current?: string) {
+    const held = token === undefined ? 'it holds no lease' : `its fencing token ${token} is not the newest${current === undefined ? '' : ` (${current})`}`;
+    super('store_fenced', `the write of state key "${key}" was refused: this agent no longer holds the leader lease (${held}); the current leader writes it`);
+    this.key = key;
+    this.token = token;
+  }
+}

@@ -8,7 +8,11 @@ import { createInProcessHook, IN_PROCESS_HOOK_NAME, type VoteListener } from './
 import { replayJournal } from './journal.js';
 import { createFileVoteLedger } from './ledger-file.js';
 import { createMemoryVoteLedger } from './ledger-memory.js';
+import { createRedisVoteLedger } from './ledger-redis.js';
 import { createLedgerState } from './ledger-state.js';
+import { ListingAgentError } from '../errors.js';
+import type { RedisConnection } from '../redis/connection.js';
+import { createStreamHook, STREAM_HOOK_NAME } from './stream.js';
 import type { DeadLetter, VoteHook, VoteLedger } from './types.js';
 
 /**
@@ -16,8 +20,11 @@ import type { DeadLetter, VoteHook, VoteLedger } from './types.js';
  * which ledger, which hooks, and where the dead letters are read.
  */
 
-/** Where the vote ledger lives: the journal in the state directory, or memory (nothing survives). */
-export type VoteLedgerKind = 'file' | 'memory';
+/**
+ * Where the vote ledger lives: the journal in the state directory, memory (nothing survives), or
+ * Redis (`state.redis`: one ledger for every agent of the bot).
+ */
+export type VoteLedgerKind = 'file' | 'memory' | 'redis';
 
 /** Options of {@link votesLedgerFor}. */
 export interface VotesLedgerForOptions {
@@ -25,6 +32,8 @@ export interface VotesLedgerForOptions {
   cwd?: string;
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
+  /** For the `redis` kind: the agent's Redis connection (started by the agent) and its agent ID. Default: none. */
+  redis?: { connection: RedisConnection; agentId: string };
 }
 
 /** The state directory of `config`, resolved against `cwd` when given. */
@@ -34,12 +43,25 @@ export function stateDirectory(config: ListingAgentConfig, cwd?: string): string
 
 /**
  * The vote ledger `config` asks for: `file` is `<state.directory>/votes.journal` (the embedded
- * and daemon default), `memory` keeps nothing across restarts. Keys are kept `votes.keepKeysFor`
- * past their vote's expiry either way.
+ * and daemon default), `memory` keeps nothing across restarts, `redis` is shared by every agent
+ * on `state.redis` (heartbeat and orphan sweep every `state.redis.lease`; needs `options.redis`).
+ * Keys are kept `votes.keepKeysFor` past their vote's expiry in every kind.
  */
 export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind, options: VotesLedgerForOptions = {}): VoteLedger {
   const keepKeysForMs = config.votes.keepKeysFor;
   if (kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
+  if (kind === 'redis') {
+    if (config.state.redis === undefined || options.redis === undefined) {
+      throw new ListingAgentError('votes_ledger_redis', 'the redis vote ledger needs state.redis in the config and the agent\'s Redis connection and agent ID (options.redis)');
+    }
+    return createRedisVoteLedger({
+      connection: options.redis.connection,
+      agentId: options.redis.agentId,
+      leaseMs: config.state.redis.lease,
+      keepKeysForMs,
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
   return createFileVoteLedger({
     directory: stateDirectory(config, options.cwd),
     keepKeysForMs,
@@ -54,15 +76,33 @@ export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
    * comes first, before the configured hooks. Default: none, no in-process hook (the CLI).
    */
   listeners?: () => readonly VoteListener[];
+  /** The agent's Redis connection (`state.redis`): needed when `votes.stream.enabled`. Default: none. */
+  redis?: RedisConnection;
 }
 
 /**
  * Every reward hook of `config`: the in-process hook over the `vote` listeners when `listeners`
- * is given, then `votes.hooks` in order. Throws `ValidationError` for colliding hook names.
+ * is given, then `votes.hooks` in order, then the reward stream hook `redis-stream` when
+ * `votes.stream.enabled` (its markers kept `votes.keepKeysFor` past each vote's expiry, as the
+ * ledger keeps the key). Throws `ValidationError` for colliding hook names, and
+ * `ListingAgentError` (code `votes_stream`) when the stream is enabled but no `redis` is given.
  */
 export function configuredVoteHooks(config: ListingAgentConfig, options: ConfiguredVoteHooksOptions = {}): VoteHook[] {
-  const { listeners, ...hookOptions } = options;
-  const hooks = hooksFromConfig(config.votes.hooks, hookOptions);
+  const { listeners, redis, ...hookOptions } = options;
+  const stream = config.votes.stream;
+  const hooks = hooksFromConfig(config.votes.hooks, {
+    ...hookOptions,
+    reservedNames: [...(hookOptions.reservedNames ?? [IN_PROCESS_HOOK_NAME]), ...(stream.enabled ? [STREAM_HOOK_NAME] : [])],
+  });
+  if (stream.enabled) {
+    if (redis === undefined) {
+      throw new ListingAgentError(
+        'votes_stream',
+        'votes.stream is enabled but no Redis connection was given: the reward stream lives in state.redis (set state.redis.url, LISTING_AGENT_STATE_REDIS_URL)',
+      );
+    }
+    hooks.push(createStreamHook({ connection: redis, key: stream.key, maxLength: stream.maxLength, markerTtlMs: config.votes.keepKeysFor }));
+  }
   if (listeners === undefined) return hooks;
   return [createInProcessHook({ name: IN_PROCESS_HOOK_NAME, listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
 }

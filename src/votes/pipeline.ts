@@ -99,6 +99,8 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
    * it is durable by then, and its hooks run now rather than at the next start.
    */
   const unconfirmed = new Map<string, Vote>();
+  /** Subscribed to the ledger's recovered votes (once: the listener checks the phase). */
+  let recovering = false;
 
   function checkIdle(): void {
     if (idleWaiters.length === 0 || jobs.size > 0 || inFlight.size > 0) return;
@@ -282,6 +284,24 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     );
   }
 
+  /**
+   * Votes the ledger took over from a stopped agent (a shared ledger's `onRecovered`): run like
+   * the pending votes of a start. A key already running here is skipped; one from a failed batch
+   * is confirmed now, so a retried delivery of it is a plain duplicate.
+   */
+  function recover(entries: readonly LedgerEntry[]): void {
+    // Not running: they stay pending under this agent, for its next start or the agent taking over.
+    if (phase !== 'running') return;
+    let resumed = 0;
+    for (const entry of entries) {
+      unconfirmed.delete(entry.vote.key);
+      if (jobs.has(entry.vote.key)) continue;
+      resume(entry);
+      resumed += 1;
+    }
+    if (resumed > 0) logger.info({ votes: resumed }, 'resuming votes left pending by an agent that stopped');
+  }
+
   function scheduleCompaction(): void {
     cancelCompaction = schedule(() => {
       if (phase !== 'running') return;
@@ -324,6 +344,10 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
         phase = 'running';
         for (const entry of pending) resume(entry);
         if (pending.length > 0) logger.info({ votes: pending.length }, 'resuming votes left pending by the last run');
+        if (!recovering && ledger.onRecovered !== undefined) {
+          recovering = true;
+          ledger.onRecovered(recover);
+        }
         scheduleCompaction();
       })().finally(() => (starting = undefined));
       return starting;

@@ -108,6 +108,12 @@ export interface VoteLedger {
    * leave it out.
    */
   warnings?(): readonly string[];
+  /**
+   * Calls `listener` with votes this ledger took over while open: pending votes of another agent
+   * that stopped (its heartbeat expired), now this agent's to run, exactly as the pending votes
+   * `open()` returned. Optional: only ledgers shared by several agents (Redis) take votes over.
+   */
+  onRecovered?(listener: (entries: LedgerEntry[]) => void): void;
 }
 
 /** What the `vote` event carries: the vote, the hook context of the in-process hook. */

@@ -1,0 +1,271 @@
+import type { DeadLetter, LedgerEntry, Vote } from './types.js';
+
+/**
+ * The Lua scripts of the Redis vote ledger, and the parsing of their replies (pure). Each script
+ * runs atomically in Redis: that is what makes two agents recording the same vote, or sweeping
+ * the same orphan, end with exactly one winner.
+ *
+ * Every script takes the same four keys and its first argument is the prefix of vote records:
+ *
+ * - `KEYS[1]` `votes:pending` (hash: vote key → agent ID running its hooks)
+ * - `KEYS[2]` `votes:dead` (hash: `<vote key>|<hook>` → `<seq> <forget at> <letter JSON>`)
+ * - `KEYS[3]` `votes:index` (sorted set: vote key → forget-at ms, `+inf` while pending or lettered)
+ * - `KEYS[4]` `votes:seq` (counter: the order of records and letters)
+ * - `ARGV[1]` `<prefix>vote:`; a record `<prefix>vote:<key>` is a hash: `v` the vote JSON, `s` its
+ *   sequence number, `d` hooks done (JSON array), `dl` hooks dead-lettered and not yet taken
+ *   (JSON array), `c` `1` once complete, `f` when it may be forgotten (expiresAt + keepKeysFor).
+ *
+ * A record has no TTL while pending or lettered (its hooks are owed, however old the vote); once
+ * finished it gets `PEXPIRE` until its forget-at (by the agent's clock), so Redis bounds the
+ * ledger even if no agent compacts. Vote keys in records are not declared in `KEYS`: the ledger
+ * needs one Redis (or a primary with replicas), not Redis Cluster.
+ *
+ * Each script ends with {@link COUNTS}: `{pending, dead letters, keys}`, the sizes `stats()` shows.
+ */
+
+const HELPERS = `
+local function list(raw)
+  if not raw then return {} end
+  local ok, value = pcall(cjson.decode, raw)
+  if ok and type(value) == 'table' then return value end
+  return {}
+end
+local function contains(items, item)
+  for _, value in ipairs(items) do if value == item then return true end end
+  return false
+end
+local function without(items, item)
+  local kept = {}
+  for _, value in ipairs(items) do if value ~= item then kept[#kept + 1] = value end end
+  return kept
+end
+-- cjson writes an empty table as {}: the records keep [] for an empty list.
+local function encode(items)
+  if #items == 0 then return '[]' end
+  return cjson.encode(items)
+end
+local function counts()
+  return {redis.call('HLEN', KEYS[1]), redis.call('HLEN', KEYS[2]), redis.call('ZCARD', KEYS[3])}
+end
+`;
+
+/**
+ * `ARGV[2]` the agent ID, then `key, vote JSON, forget-at` per vote. Creates each record that does
+ * not exist (a key twice in one batch: once), files it as pending under this agent. Replies
+ * `{new keys, counts}`: the cross-agent dedupe point.
+ */
+export const RECORD_PENDING = `${HELPERS}
+local fresh = {}
+for i = 3, #ARGV, 3 do
+  local key = ARGV[i]
+  local record = ARGV[1] .. key
+  if redis.call('EXISTS', record) == 0 then
+    local seq = redis.call('INCR', KEYS[4])
+    redis.call('HSET', record, 'v', ARGV[i + 1], 's', seq, 'd', '[]', 'dl', '[]', 'c', '0', 'f', ARGV[i + 2])
+    redis.call('HSET', KEYS[1], key, ARGV[2])
+    redis.call('ZADD', KEYS[3], '+inf', key)
+    fresh[#fresh + 1] = key
+  end
+end
+return {fresh, counts()}
+`;
+
+/**
+ * `ARGV[2]` now (epoch ms, the agent's clock), `ARGV[3]` keepKeysFor (ms), then `op, key, hook,
+ * payload` per write, applied in order: `h` hook done, `c` complete, `d` dead letter (payload
+ * `<forget at> <letter JSON>`). A vote finishing after its forget-at (a late one, caught up from
+ * the cursor) is kept keepKeysFor from now, so the retries that follow it are still recognised.
+ * Every write is idempotent, so a batch whose reply was lost (a timeout) may safely be sent again.
+ */
+export const APPLY_WRITES = `${HELPERS}
+local now = tonumber(ARGV[2])
+for i = 4, #ARGV, 4 do
+  local op, key, hook, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local record = ARGV[1] .. key
+  local exists = redis.call('EXISTS', record) == 1
+  if op == 'h' then
+    if exists then
+      local done = list(redis.call('HGET', record, 'd'))
+      if not contains(done, hook) then
+        done[#done + 1] = hook
+        redis.call('HSET', record, 'd', encode(done))
+      end
+    end
+  elseif op == 'c' then
+    redis.call('HDEL', KEYS[1], key)
+    if exists then
+      redis.call('HSET', record, 'c', '1')
+      if #list(redis.call('HGET', record, 'dl')) == 0 then
+        local forgetAt = math.max(tonumber(redis.call('HGET', record, 'f')) or 0, now + tonumber(ARGV[3]))
+        redis.call('ZADD', KEYS[3], forgetAt, key)
+        redis.call('PEXPIRE', record, math.max(1, math.floor(forgetAt - now)))
+      end
+    end
+  elseif op == 'd' then
+    local seq = redis.call('INCR', KEYS[4])
+    redis.call('HSET', KEYS[2], key .. '|' .. hook, seq .. ' ' .. payload)
+    if exists then
+      local lettered = list(redis.call('HGET', record, 'dl'))
+      if not contains(lettered, hook) then
+        lettered[#lettered + 1] = hook
+        redis.call('HSET', record, 'dl', encode(lettered))
+      end
+      redis.call('PERSIST', record)
+      redis.call('ZADD', KEYS[3], '+inf', key)
+    end
+  end
+end
+return counts()
+`;
+
+/**
+ * `ARGV[2]` the agent ID, `ARGV[3]` the agents' heartbeat prefix (`<prefix>agent:`), `ARGV[4]`
+ * `1` to include every entry pending under this agent, then vote keys to include if they are
+ * pending under this agent. Claims every pending entry whose owner's heartbeat is gone (it is
+ * this agent's from now on) and replies `{{key, vote, seq, done, lettered}..., counts}` with the
+ * claimed and included entries. A pending entry whose record is gone (nothing to run) is dropped.
+ */
+export const CLAIM_PENDING = `${HELPERS}
+local also = {}
+for i = 5, #ARGV do also[ARGV[i]] = true end
+local out = {}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local key, owner = all[i], all[i + 1]
+  local mine = owner == ARGV[2]
+  local claim = (not mine) and redis.call('EXISTS', ARGV[3] .. owner) == 0
+  if claim or (mine and (ARGV[4] == '1' or also[key])) then
+    local record = redis.call('HMGET', ARGV[1] .. key, 'v', 's', 'd', 'dl')
+    if record[1] then
+      if claim then redis.call('HSET', KEYS[1], key, ARGV[2]) end
+      out[#out + 1] = {key, record[1], record[2] or '0', record[3] or '[]', record[4] or '[]'}
+    else
+      redis.call('HDEL', KEYS[1], key)
+    end
+  end
+end
+return {out, counts()}
+`;
+
+/**
+ * `ARGV[2]` the agent ID, `ARGV[3]` the hook ('' for any), `ARGV[4]` `1` when vote keys follow
+ * (only those), then the keys. Removes the matching dead letters and makes their votes pending
+ * again under this agent for those hooks (re-creating a record that is gone from the letter).
+ * Replies `{letters taken (stored form), counts}`.
+ */
+export const TAKE_DEAD_LETTERS = `${HELPERS}
+local wanted = nil
+if ARGV[4] == '1' then
+  wanted = {}
+  for i = 5, #ARGV do wanted[ARGV[i]] = true end
+end
+local taken = {}
+local all = redis.call('HGETALL', KEYS[2])
+for i = 1, #all, 2 do
+  local field, value = all[i], all[i + 1]
+  local cut = string.find(field, '|[^|]*$')
+  local key, hook = string.sub(field, 1, cut - 1), string.sub(field, cut + 1)
+  if (ARGV[3] == '' or hook == ARGV[3]) and (wanted == nil or wanted[key]) then
+    redis.call('HDEL', KEYS[2], field)
+    taken[#taken + 1] = value
+    local record = ARGV[1] .. key
+    if redis.call('EXISTS', record) == 1 then
+      redis.call('HSET', record, 'dl', encode(without(list(redis.call('HGET', record, 'dl')), hook)), 'c', '0')
+    else
+      -- Only a flushed or hand-edited Redis loses a lettered record: rebuild it, no hook done.
+      local first = string.find(value, ' ', 1, true)
+      local second = string.find(value, ' ', first + 1, true)
+      local letter = cjson.decode(string.sub(value, second + 1))
+      local seq = redis.call('INCR', KEYS[4])
+      redis.call('HSET', record, 'v', cjson.encode(letter.vote), 's', seq, 'd', '[]', 'dl', '[]', 'c', '0', 'f', string.sub(value, first + 1, second - 1))
+    end
+    redis.call('PERSIST', record)
+    redis.call('ZADD', KEYS[3], '+inf', key)
+    redis.call('HSET', KEYS[1], key, ARGV[2])
+  end
+end
+return {taken, counts()}
+`;
+
+/**
+ * `ARGV[2]` now (epoch ms), `ARGV[3]` at most this many keys, `ARGV[4]` `1` to also drop pending
+ * entries whose record is gone. Forgets finished records whose forget-at is before `now` (a
+ * record found pending or lettered again goes back to `+inf`). Replies `{keys looked at, counts}`:
+ * the caller repeats while it looked at `ARGV[3]`.
+ */
+export const COMPACT = `${HELPERS}
+local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, key in ipairs(due) do
+  local record = ARGV[1] .. key
+  local state = redis.call('HMGET', record, 'c', 'dl')
+  if state[1] == '1' and #list(state[2]) == 0 or not state[1] then
+    redis.call('DEL', record)
+    redis.call('ZREM', KEYS[3], key)
+  else
+    redis.call('ZADD', KEYS[3], '+inf', key)
+  end
+end
+if ARGV[4] == '1' then
+  for _, key in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if redis.call('EXISTS', ARGV[1] .. key) == 0 then redis.call('HDEL', KEYS[1], key) end
+  end
+end
+return {#due, counts()}
+`;
+
+/** Deletes this agent's heartbeat if it is still this instance's (`ARGV[1]` its nonce). */
+export const RELEASE_HEARTBEAT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/** The sizes every script replies with. */
+export interface LedgerCounts {
+  pending: number;
+  deadLetters: number;
+  keys: number;
+}
+
+/** `{pending, dead, keys}` as a script replies it. */
+export function parseCounts(reply: unknown): LedgerCounts {
+  const [pending, deadLetters, keys] = (Array.isArray(reply) ? reply : []).map(Number);
+  return { pending: pending ?? 0, deadLetters: deadLetters ?? 0, keys: keys ?? 0 };
+}
+
+/** A JSON array of hook names as a record keeps it (`{}` from cjson counts as empty). */
+export function parseList(raw: unknown): string[] {
+  if (typeof raw !== 'string') return [];
+  try {
+    const value: unknown = JSON.parse(raw);
+    return Array.isArray(value) ? value.map(String) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Entries of a {@link CLAIM_PENDING} reply, in recording order. */
+export function parseEntries(rows: unknown): LedgerEntry[] {
+  const parsed: Array<{ seq: number; entry: LedgerEntry }> = [];
+  for (const row of Array.isArray(rows) ? rows : []) {
+    const [, vote, seq, done, lettered] = row as [string, string, string, string, string];
+    parsed.push({ seq: Number(seq), entry: { vote: JSON.parse(vote) as Vote, done: parseList(done), complete: false, deadLettered: parseList(lettered) } });
+  }
+  return parsed.sort((a, b) => a.seq - b.seq).map((item) => item.entry);
+}
+
+/** How a dead letter is stored: `<seq> <forget at> <letter JSON>` (`<seq> ` is added by the script). */
+export function letterPayload(letter: DeadLetter, forgetAt: number): string {
+  return `${forgetAt} ${JSON.stringify(letter)}`;
+}
+
+/** Dead letters in their stored form, oldest first. */
+export function parseLetters(values: unknown): DeadLetter[] {
+  const parsed: Array<{ seq: number; letter: DeadLetter }> = [];
+  for (const value of Array.isArray(values) ? values : []) {
+    const text = String(value);
+    const first = text.indexOf(' ');
+    const second = text.indexOf(' ', first + 1);
+    parsed.push({ seq: Number(text.slice(0, first)), letter: JSON.parse(text.slice(second + 1)) as DeadLetter });
+  }
+  return parsed.sort((a, b) => a.seq - b.seq).map((item) => item.letter);
+}
