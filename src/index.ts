@@ -77,8 +77,24 @@ export type { HttpHookOptions, ExecHookOptions, InProcessHookOptions, VoteHookBo
 export { createFileStore } from './store/file.js';
 export type { FileStore, FileStoreOptions } from './store/file.js';
 export { createMemoryStore } from './store/memory.js';
-export { StoreError } from './store/errors.js';
+export { StoreError, FencedError } from './store/errors.js';
 export type { StateStore, WriteOptions } from './store/types.js';
+
+// Many machines: Redis (shared state and vote ledger), shard reports, the reward stream.
+export { createRedisConnection, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS } from './redis/connection.js';
+export type { RedisConnection, RedisConnectionOptions, RedisConnectionEvents } from './redis/connection.js';
+export { REDIS_KEYS } from './redis/keys.js';
+export { createRedisStore } from './store/redis.js';
+export type { RedisStoreOptions } from './store/redis.js';
+export { createRedisVoteLedger } from './votes/ledger-redis.js';
+export type { RedisVoteLedger, RedisVoteLedgerOptions } from './votes/ledger-redis.js';
+export { createShardReporter, createRedisShardsSource } from './stats/sources/redis-shards.js';
+export type { ShardReporter, ShardReporterOptions, RedisShardsSourceOptions } from './stats/sources/redis-shards.js';
+export { ownShardsSourceFor } from './stats/sources/redis-shards-local.js';
+export type { OwnShardsSource } from './stats/sources/redis-shards-reports.js';
+export { createStreamHook, STREAM_HOOK_NAME, createVoteConsumer, VOTE_CONSUMER_DEFAULTS } from './votes/stream.js';
+export type { StreamHook, StreamHookOptions, VoteConsumer, VoteConsumerOptions, StreamVoteContext } from './votes/stream.js';
+export type { Leadership, LeadershipEvents, StoreFence } from './leader/types.js';
 
 // Health, metrics and logs.
 export { createHealthServer } from './health/server.js';
