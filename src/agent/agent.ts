@@ -9,6 +9,15 @@ import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } f
 import { createHealthServer, type HealthServer } from '../health/server.js';
 import { createAgentMetrics, type AgentMetrics } from '../health/metrics.js';
 import { createFileStore } from '../store/file.js';
+import { createRedisStore } from '../store/redis.js';
+import { whileLeading, type LeaderOnlyCapability } from '../leader/gate.js';
+import { createRedisLeadership, type RedisLeadership } from '../leader/redis-lease.js';
+import type { Leadership } from '../leader/types.js';
+import { createRedisConnection, defaultAgentId, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { COMMANDS_STATE_KEY } from '../commands/sync.js';
+import { BUFFER_KEY } from '../stats/buffer-store.js';
+import { CURSOR_KEY_PREFIX } from '../votes/cursor-state.js';
+import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
 import type { StateStore } from '../store/types.js';
 import type { Capability, CapabilityContext } from './capability.js';
 import type { AgentEvents } from './events.js';
@@ -18,7 +27,7 @@ import { CLIENT_VERSION } from '../api/version.js';
 import { createCommandsCapability, type CommandsCapability } from '../commands/capability.js';
 import { commandsSourceFor } from '../commands/configured-source.js';
 import type { CommandSyncResult } from '../commands/types.js';
-import { createStatsCapability } from '../stats/capability.js';
+import { createShardReporterCapability, createStatsCapability } from '../stats/capability.js';
 import { createConfiguredSource } from '../stats/configured-source.js';
 import type { CountSource } from '../stats/source.js';
 import { countSourceFor } from '../stats/sources/detect.js';
@@ -69,51 +78,101 @@ export interface ListingAgentOptions {
   now?: () => number;
   /** Waits before retrying the service check after a failure. Default 5 s, doubling to 5 min. */
   reconnectDelaysMs?: readonly number[];
+  /**
+   * This agent's ID in the leader lease, its pending votes and `/readyz`, with `state.redis`.
+   * Default: `state.redis.agentId`, else `<hostname>/<8 random hex digits>` (the daemon passes
+   * `<hostname>/<pid>`: the library never reads `process`).
+   */
+  agentId?: string;
 }
 
 /** Where a stopped or failing agent stands. */
 export type AgentPhase = 'idle' | 'starting' | 'connecting' | 'running' | 'stopping' | 'stopped';
 
 const STATE_KEY = 'agent:lastRun';
+
+/** How long `start()` waits for Redis before going on without it (it keeps reconnecting). */
+const REDIS_START_WAIT_MS = 2_000;
+
+/**
+ * The state keys only the leader writes, fenced by its lease token in the Redis store: the votes
+ * cursors (`votes:cursor:<project>`), the command hash (`commands:lastSync`) and the stats buffer
+ * (`stats:buffer`).
+ */
+export function isLeaderOnlyKey(key: string): boolean {
+  return key.startsWith(CURSOR_KEY_PREFIX) || key === COMMANDS_STATE_KEY || key === BUFFER_KEY;
+}
+
+/** What an agent on `state.redis` shares its work through. */
+interface Cluster {
+  connection: RedisConnection;
+  leadership: RedisLeadership;
+  agentId: string;
+}
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
 
-/** The capabilities `config` enables, with their sources. Throws `ValidationError` when one cannot run. */
-function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions): Capability[] {
+/**
+ * The capabilities `config` enables, with their sources. Throws `ValidationError` when one cannot
+ * run. With a `cluster` (several agents on one Redis), stats and commands run on the leader only,
+ * the votes poller too; the vote pipeline and the webhook receiver run on every agent, on the
+ * Redis ledger; an embedded bot's shards are reported to Redis by every agent and summed by the
+ * leader's poster.
+ */
+function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions, cluster: Cluster | undefined): Capability[] {
   const capabilities: Capability[] = [];
-  if (config.stats.enabled) capabilities.push(createStatsCapability(statsSource(config, options)));
+  const leaderOnly = (capability: Capability): Capability => (cluster ? whileLeading(capability, cluster.leadership) : capability);
+  if (config.stats.enabled) {
+    if (cluster && options.countSource === undefined && (config.stats.source === 'embedded' || config.stats.source === 'redis')) {
+      if (config.stats.source === 'embedded') {
+        capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
+      }
+      const summed = createConfiguredSource({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection });
+      capabilities.push(leaderOnly(createStatsCapability(summed)));
+    } else {
+      capabilities.push(leaderOnly(createStatsCapability(statsSource(config, options))));
+    }
+  }
   if (config.commands.enabled) {
     capabilities.push(
-      createCommandsCapability(
-        commandsSourceFor(config, {
-          ...(options.commands !== undefined ? { commands: options.commands } : {}),
-          ...(options.discord !== undefined ? { discord: options.discord } : {}),
-        }),
+      leaderOnly(
+        createCommandsCapability(
+          commandsSourceFor(config, {
+            ...(options.commands !== undefined ? { commands: options.commands } : {}),
+            ...(options.discord !== undefined ? { discord: options.discord } : {}),
+          }),
+        ),
       ),
     );
   }
   // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
   const memory = options.store !== undefined && options.store.describe().startsWith('memory');
+  const ledger = cluster ? 'redis' : memory ? 'memory' : 'file';
+  const redis = cluster ? { connection: cluster.connection, agentId: cluster.agentId } : undefined;
   // Colliding hook names are a configuration error: refuse now, not at every reconnect.
-  if ((config.votes.enabled || config.webhooks.enabled) && options.votes?.hooks === undefined) configuredVoteHooks(config, options.votes?.hookOptions);
+  if ((config.votes.enabled || config.webhooks.enabled) && options.votes?.hooks === undefined) {
+    configuredVoteHooks(config, { ...options.votes?.hookOptions, ...(redis ? { redis: redis.connection } : {}) });
+  }
   let votes: VotesCapability | undefined;
   if (config.votes.enabled) {
-    votes = createVotesCapability({ ledger: memory ? 'memory' : 'file', ...options.votes });
+    votes = createVotesCapability({ ledger, ...(redis ? { redis, leadership: cluster!.leadership } : {}), ...options.votes });
     capabilities.push(votes);
   }
   if (config.webhooks.enabled) {
     // One pipeline per agent: the votes capability's (started before this one) when it runs.
     const shared = votes;
-    const own = { ledger: options.votes?.ledger ?? (memory ? 'memory' : 'file'), ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}), ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}) };
+    const own = {
+      ledger: options.votes?.ledger ?? ledger,
+      ...(redis ? { redis } : {}),
+      ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}),
+      ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}),
+    };
     capabilities.push(createWebhooksCapability({ ...(shared ? { sharedPipeline: () => shared.pipeline } : own), ...options.webhooks }));
   }
   return capabilities;
 }
 
-function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
-  if (options.countSource) return options.countSource;
-  if (config.stats.source !== 'embedded') {
-    return createConfiguredSource(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
-  }
+/** The bot object of embedded mode, or a `ValidationError` saying to pass it. */
+function embeddedBot(options: ListingAgentOptions): unknown {
   if (options.discord === undefined) {
     throw new ValidationError('config', 'the configuration', [
       {
@@ -123,7 +182,15 @@ function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): 
       },
     ]);
   }
-  return countSourceFor(options.discord);
+  return options.discord;
+}
+
+function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
+  if (options.countSource) return options.countSource;
+  if (config.stats.source !== 'embedded') {
+    return createConfiguredSource(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
+  }
+  return countSourceFor(embeddedBot(options));
 }
 
 /** Validates a configuration as the agent would, or throws `ValidationError` listing every problem. */
@@ -137,6 +204,11 @@ export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig 
  * The listing agent: the same object whether embedded in a bot's code or run by
  * `listing-agent run`. It never touches `process`, registers no signal handler, and never throws
  * from a timer: failures are logged, emitted as `error`, and retried.
+ *
+ * With `state.redis` (and no `store` option) several agents share the work: the state, the vote
+ * ledger and a leader lease live in Redis; the leader alone posts stats, syncs commands and polls
+ * votes; every agent receives webhooks. Readiness shows `redis` and `leader`; `/metrics` shows
+ * `listing_agent_redis_up` and `listing_agent_leader`.
  */
 export class ListingAgent extends EventEmitter<AgentEvents> {
   readonly config: ListingAgentConfig;
@@ -150,6 +222,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly capabilities: Capability[];
   private readonly reconnectDelaysMs: readonly number[];
   private readonly ownsClient: boolean;
+  private readonly cluster: Cluster | undefined;
   private health: HealthServer | undefined;
   private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
@@ -158,6 +231,10 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private started: Capability[] = [];
   private stopping: Promise<void> | undefined;
   private voteCheck: HasVoted | undefined;
+  /** Whether the Redis connection is up (from its events: the client's own flag lags them). */
+  private redisUp = false;
+  /** Retries the connect step as soon as Redis comes back (while it waits for a retry). */
+  private retryOnRedisUp: (() => void) | undefined;
 
   constructor(options: ListingAgentOptions) {
     super();
@@ -167,7 +244,22 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
     this.registry = options.registry ?? new Registry();
     this.metrics = createAgentMetrics(this.registry, this.readiness);
-    this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
+    const redis = this.config.state.redis;
+    if (redis !== undefined && options.store === undefined) {
+      const agentId = options.agentId ?? redis.agentId ?? defaultAgentId();
+      const connection = createRedisConnection({
+        url: redis.url,
+        prefix: redis.prefix,
+        tls: redis.tls,
+        clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
+        logger: this.logger.child({ component: 'redis' }),
+      });
+      const leadership = createRedisLeadership({ connection, agentId, leaseMs: redis.lease, logger: this.logger.child({ component: 'leader' }) });
+      this.cluster = { connection, leadership, agentId };
+      this.store = createRedisStore({ connection, fence: { token: () => leadership.fencingToken, applies: isLeaderOnlyKey } });
+    } else {
+      this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
+    }
     this.ownsClient = options.client === undefined;
     this.client =
       options.client ??
@@ -177,7 +269,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         v0BaseUrl: this.config.service.v0,
         ...options.transport,
       });
-    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options);
+    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
   }
 
@@ -192,10 +284,21 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 
   /**
+   * Who leads among the agents sharing `state.redis` (this agent's `agentId`, `isLeader`,
+   * `fencingToken`, `leaderId`, and `change` events). Undefined without Redis: the one agent does
+   * everything.
+   */
+  get leadership(): Leadership | undefined {
+    return this.cluster?.leadership;
+  }
+
+  /**
    * Opens the state store, starts the health server, and tries the service once. Resolves when
    * that first try is over, reached or not: a service that cannot be reached is retried in the
    * background (`/readyz` says why). Rejects only when the agent cannot run at all (the store
-   * cannot be opened, the health port is taken), with an error that says what to fix.
+   * cannot be opened, the health port is taken), with an error that says what to fix. With
+   * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis is
+   * down, and the capabilities start when it comes back.
    */
   async start(): Promise<void> {
     if (this.phaseValue !== 'idle') throw new Error(`start() was already called (the agent is ${this.phaseValue})`);
@@ -203,6 +306,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.mark('store', false, 'opening');
     this.mark('service', false, 'not reached yet');
     try {
+      if (this.cluster) await this.startRedis(this.cluster);
       await this.store.open();
       // A corrupt file set aside, a stale lock taken over: the store goes on, a person should know.
       for (const warning of this.store.warnings?.() ?? []) this.logger.warn({ store: this.store.describe() }, warning);
@@ -217,41 +321,118 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         this.healthUrl = await this.health.start();
         this.logger.info({ url: this.healthUrl }, 'health server listening');
       }
-      await this.store.set(STATE_KEY, { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() }, { durable: true });
+      const record = { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() };
+      if (this.cluster) {
+        // A record of this agent's run, no more: Redis being down must not stop the start.
+        await this.store.set(this.stateKey(), record, { durable: true }).catch((error: unknown) => {
+          this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the start in Redis');
+        });
+      } else {
+        await this.store.set(STATE_KEY, record, { durable: true });
+      }
     } catch (error) {
       this.phaseValue = 'stopped';
       await this.health?.stop().catch(() => undefined);
       await this.store.close().catch(() => undefined);
+      await this.cluster?.connection.close().catch(() => undefined);
       throw error;
     }
     this.phaseValue = 'connecting';
     await this.connect(0);
   }
 
+  /** The key of this agent's run record: one per agent when several share the state. */
+  private stateKey(): string {
+    return this.cluster ? `${STATE_KEY}:${this.cluster.agentId}` : STATE_KEY;
+  }
+
+  /**
+   * Connects to Redis (waiting a little for it, never failing on it), and wires its readiness
+   * (`redis`, `leader`), metrics and logs.
+   */
+  private async startRedis(cluster: Cluster): Promise<void> {
+    const { connection, leadership, agentId } = cluster;
+    const where = connection.describe();
+    this.mark('redis', false, `connecting to ${where}`);
+    this.mark('leader', true, `standing by (leader: none yet); agent ${agentId}`);
+    connection.on('up', () => {
+      this.redisUp = true;
+      this.mark('redis', true, where);
+      this.retryOnRedisUp?.();
+    });
+    connection.on('down', (reason) => {
+      this.redisUp = false;
+      this.mark('redis', false, `${where} is down (${reason}): webhook votes are answered 503 until it returns`);
+    });
+    const markLeader = () => {
+      const token = leadership.fencingToken;
+      if (token !== undefined) this.mark('leader', true, `leading (token ${token}); agent ${agentId}`);
+      else this.mark('leader', true, `standing by (leader: ${leadership.leaderId ?? 'none yet'}); agent ${agentId}`);
+    };
+    leadership.on('change', markLeader);
+    leadership.on('leader', markLeader);
+    this.metrics.watchCluster(() => ({ redisUp: this.redisUp, agentId, leading: leadership.isLeader }));
+    connection.start();
+    try {
+      await connection.whenUp({ timeoutMs: REDIS_START_WAIT_MS, signal: this.aborter.signal });
+    } catch {
+      const reason = `${where} not reachable: the agent runs, and its capabilities start when Redis comes back`;
+      this.mark('redis', false, reason);
+      this.logger.warn({ redis: where }, 'Redis is not reachable; starting without it and reconnecting in the background');
+    }
+  }
+
   /** Tries the service; on success starts the capabilities, else schedules another try. */
   private async connect(attempt: number): Promise<void> {
     if (this.phaseValue !== 'connecting') return;
+    this.retryOnRedisUp = undefined;
     try {
       const project = await this.client.projects.get(undefined, { signal: this.aborter.signal });
       this.mark('service', true, `project ${project.name} (${project.id})`);
+      // Every capability keeps state in Redis: none starts before it is there.
+      if (this.cluster && !this.redisUp) throw new RedisUnavailableError(`Redis: ${this.cluster.connection.describe()} is down; the capabilities start when it returns`);
       await this.startCapabilities({ id: project.id, name: project.name });
       this.phaseValue = 'running';
-      this.logger.info({ project: project.name, projectId: project.id }, 'agent ready');
+      // Only an agent that runs its capabilities competes for the lease.
+      this.cluster?.leadership.start();
+      this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, 'agent ready');
       this.emit('ready', { projectId: project.id, projectName: project.name });
     } catch (error) {
       if (this.aborter.signal.aborted) return;
       const delay = this.reconnectDelaysMs[Math.min(attempt, this.reconnectDelaysMs.length - 1)] ?? 60_000;
       const detail = error instanceof Error ? error.message : String(error);
-      this.mark('service', false, detail);
-      // 404 on @me: the token's project no longer exists; retrying will not help either.
-      const fatal = error instanceof ApiError && [400, 401, 403, 404].includes(error.status);
-      this.logger[fatal ? 'error' : 'warn']({ err: detail, retryInMs: delay }, fatal ? 'the service refused the project token' : 'service not reachable');
+      const retry = () => {
+        clearTimeout(this.reconnectTimer);
+        this.retryOnRedisUp = undefined;
+        void this.connect(attempt + 1);
+      };
+      if (this.cluster && (error instanceof RedisUnavailableError || !this.redisUp)) {
+        // Redis, not the service: try again the moment it is back (or after the delay).
+        this.logger.warn({ err: detail, retryInMs: delay }, 'waiting for Redis before starting the capabilities');
+        this.retryOnRedisUp = retry;
+        // Back already (between the failure and now): no 'up' will come, so try again soon.
+        if (this.redisUp) {
+          this.reportError(error);
+          this.reconnectTimer = setTimeout(retry, 100);
+          this.reconnectTimer.unref();
+          return;
+        }
+      } else {
+        this.mark('service', false, detail);
+        // 404 on @me: the token's project no longer exists; retrying will not help either.
+        const fatal = error instanceof ApiError && [400, 401, 403, 404].includes(error.status);
+        this.logger[fatal ? 'error' : 'warn']({ err: detail, retryInMs: delay }, fatal ? 'the service refused the project token' : 'service not reachable');
+      }
       this.reportError(error);
-      this.reconnectTimer = setTimeout(() => void this.connect(attempt + 1), delay);
+      this.reconnectTimer = setTimeout(retry, delay);
       this.reconnectTimer.unref();
     }
   }
 
+  /**
+   * Starts the capabilities in order. When one fails, those this call started are stopped again
+   * (in reverse) before the error goes up, so that the next try starts each exactly once.
+   */
   private async startCapabilities(project: { id: string; name: string }): Promise<void> {
     const context: CapabilityContext = {
       config: this.config,
@@ -273,16 +454,32 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       },
       listeners: (event) => this.rawListeners(event),
     };
+    const startedNow: Capability[] = [];
     for (const capability of this.capabilities) {
       this.mark(capability.name, false, 'starting');
-      await capability.start({ ...context, logger: this.logger.child({ capability: capability.name }) });
+      try {
+        await capability.start({ ...context, logger: this.logger.child({ capability: capability.name }) });
+      } catch (error) {
+        this.mark(capability.name, false, `could not start: ${error instanceof Error ? error.message : String(error)}`);
+        // The failed one may have half-started (a port open, a ledger open): stop it too.
+        const deadline = this.now() + 10_000;
+        for (const undo of [capability, ...startedNow.reverse()]) {
+          await undo.stop(deadline).catch((stopError: unknown) => this.reportError(stopError));
+          if (undo !== capability) this.readiness.remove(undo.name);
+        }
+        this.started = this.started.filter((c) => !startedNow.includes(c));
+        throw error;
+      }
+      startedNow.push(capability);
       this.started.push(capability);
     }
   }
 
   /**
    * Stops gracefully: capabilities finish or checkpoint their work (until `deadlineMs`, default
-   * 10 s), the state is flushed, servers close. Safe to call more than once.
+   * 10 s), the state is flushed, servers close. With `state.redis`, the lease is then released (a
+   * standby takes over at its next try) and the Redis connection is closed last. Safe to call more
+   * than once.
    */
   stop(options: { deadlineMs?: number } = {}): Promise<void> {
     this.stopping ??= this.doStop(options.deadlineMs ?? 10_000);
@@ -294,19 +491,36 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.phaseValue = 'stopping';
     this.aborter.abort(new Error('the agent is stopping'));
     clearTimeout(this.reconnectTimer);
+    this.retryOnRedisUp = undefined;
+    if (this.cluster) {
+      // Leader-only work first, then the lease goes at once (a standby takes over at its next try,
+      // instead of waiting for the rest of this agent's stop or the lease to expire).
+      for (const capability of [...this.started].reverse()) {
+        if (!('inner' in capability)) continue;
+        await capability.stop(deadline).catch((error: unknown) => this.reportError(error));
+        this.readiness.remove(capability.name);
+        this.started = this.started.filter((c) => c !== capability);
+      }
+      await this.votesCapability()?.stopPolling(deadline).catch((error: unknown) => this.reportError(error));
+      await this.cluster.leadership.stop().catch((error: unknown) => this.reportError(error));
+    }
     for (const capability of this.started.reverse()) {
       await capability.stop(deadline).catch((error: unknown) => this.reportError(error));
       this.readiness.remove(capability.name);
     }
+    this.started = [];
     try {
-      const last = (await this.store.get<Record<string, unknown>>(STATE_KEY)) ?? {};
-      await this.store.set(STATE_KEY, { ...last, stoppedAt: new Date(this.now()).toISOString() });
+      const key = this.stateKey();
+      const last = (await this.store.get<Record<string, unknown>>(key)) ?? {};
+      await this.store.set(key, { ...last, stoppedAt: new Date(this.now()).toISOString() });
       await this.store.close();
     } catch (error) {
       this.reportError(error);
+      if (this.cluster) await this.store.close().catch(() => undefined);
     }
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
     if (this.ownsClient) await this.client.close().catch(() => undefined);
+    await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));
     this.phaseValue = 'stopped';
     this.logger.info('agent stopped');
     this.emit('stopped');
@@ -317,7 +531,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * `commands.enabled` is off or the agent is not running, and with the sync's error.
    */
   syncCommands(options: { force?: boolean } = {}): Promise<CommandSyncResult> {
-    const capability = this.started.find((c): c is CommandsCapability => c.name === 'commands' && 'syncNow' in c);
+    const gate = this.started.find((c): c is LeaderOnlyCapability => c.name === 'commands' && 'inner' in c);
+    if (gate && !gate.active) {
+      return Promise.reject(new Error(`this agent stands by: the leader (${this.cluster?.leadership.leaderId ?? 'none yet'}) syncs the commands`));
+    }
+    const capability = [gate?.inner, ...this.started].find((c): c is CommandsCapability => c?.name === 'commands' && 'syncNow' in c);
     if (!capability) {
       return Promise.reject(new Error(this.phaseValue === 'running' ? 'commands sync is off: set commands.enabled' : `the agent is ${this.phaseValue}, not running`));
     }

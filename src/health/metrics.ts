@@ -62,6 +62,23 @@ export interface AgentMetrics {
    * read from it at every scrape and this value is overwritten.
    */
   setReady(ready: boolean): void;
+  /**
+   * Adds the gauges of an agent sharing its work through Redis, read from `read` at every scrape:
+   * `listing_agent_redis_up` (1 connected, 0 not) and `listing_agent_leader{agent}` (1 while this
+   * agent holds the leader lease, else 0; `agent` is its `state.redis.agentId`). An agent without
+   * Redis never calls it, so it shows neither. Calling it twice throws (one agent, one Redis).
+   */
+  watchCluster(read: () => ClusterStatus): void;
+}
+
+/** What {@link AgentMetrics.watchCluster} reads at each scrape. */
+export interface ClusterStatus {
+  /** Whether the Redis connection is up. */
+  redisUp: boolean;
+  /** This agent's ID (the `agent` label). */
+  agentId: string;
+  /** Whether this agent holds the leader lease now. */
+  leading: boolean;
 }
 
 /**
@@ -137,6 +154,28 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     lastSuccess,
     markSuccess: (capability, nowMs) => lastSuccess.set({ capability }, nowMs / 1000),
     setReady: (value) => ready.set(value ? 1 : 0),
+    watchCluster(read) {
+      new Gauge({
+        name: 'listing_agent_redis_up',
+        help: '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.',
+        registers: [registry],
+        collect() {
+          this.set(read().redisUp ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'listing_agent_leader',
+        help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
+        labelNames: ['agent'],
+        registers: [registry],
+        collect() {
+          const status = read();
+          // Reset first: one series, under the current ID.
+          this.reset();
+          this.set({ agent: status.agentId }, status.leading ? 1 : 0);
+        },
+      });
+    },
   };
 }
 

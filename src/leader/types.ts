@@ -1,8 +1,12 @@
 import type { EventEmitter } from 'node:events';
 
-/** Events of a {@link Leadership}: `change` when this agent starts or stops leading. */
+/**
+ * Events of a {@link Leadership}: `change` when this agent starts or stops leading, `leader` when
+ * the leader it sees changes (its own ID while it leads; undefined when it sees none).
+ */
 export interface LeadershipEvents {
   change: [leading: boolean];
+  leader: [leaderId: string | undefined];
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -87,9 +88,12 @@ export class RedisUnavailableError extends ListingAgentError {
   }
 }
 
-/** A default agent ID: `<hostname>/<pid>`. */
-export function defaultAgentId(pid: number): string {
-  return `${hostname()}/${pid}`;
+/**
+ * A default agent ID, `<hostname>/<8 random hex digits>`: unique per process without reading
+ * `process` (the daemon passes `<hostname>/<pid>` instead, from the CLI).
+ */
+export function defaultAgentId(): string {
+  return `${hostname()}/${randomUUID().slice(0, 8)}`;
 }
 
 /** Turns any Redis failure into a {@link RedisUnavailableError} naming what was being done. */

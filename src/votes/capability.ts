@@ -1,4 +1,8 @@
 import type { Capability, CapabilityContext } from '../agent/capability.js';
+import type { Readiness } from '../agent/readiness.js';
+import { standingByDetail } from '../leader/gate.js';
+import type { Leadership } from '../leader/types.js';
+import type { RedisConnection } from '../redis/connection.js';
 import type { ScheduleFactory } from '../stats/scheduler.js';
 import { configuredVoteHooks, type VoteLedgerKind, votesLedgerFor } from './configured.js';
 import type { HooksFromConfigOptions } from './hooks/index.js';
@@ -11,10 +15,25 @@ import type { VoteHook, VoteLedger } from './types.js';
 export interface VotesCapabilityOptions {
   /**
    * The vote ledger: `file` (default) is `<state.directory>/votes.journal`, `memory` keeps
-   * nothing across restarts (for an agent on a memory store), or a ledger of your own. The
-   * capability opens it (through the pipeline) and closes it on stop.
+   * nothing across restarts (for an agent on a memory store), `redis` is shared by every agent on
+   * `state.redis` (needs `redis`), or a ledger of your own. The capability opens it (through the
+   * pipeline) and closes it on stop.
    */
   ledger?: VoteLedgerKind | VoteLedger;
+  /**
+   * The agent's Redis connection and ID, for the `redis` ledger and the reward stream hook
+   * (`votes.stream`). Default: none.
+   */
+  redis?: { connection: RedisConnection; agentId: string };
+  /**
+   * Several agents share the work: the pipeline runs on every one (webhook deliveries feed it),
+   * but the cursor poller only while `leadership` says this agent leads. It is started when the
+   * agent takes the lease and stopped (its page in flight finished, within `pollerStopDeadlineMs`)
+   * when it loses it. Default: none, the poller always runs (one agent).
+   */
+  leadership?: Leadership;
+  /** How long the poller has to stop when leadership is lost. Default 5 000 ms. */
+  pollerStopDeadlineMs?: number;
   /**
    * The reward hooks. Default: the in-process hook over the agent's `vote` listeners (named
    * `vote-event`), then `votes.hooks` of the config.
@@ -34,8 +53,16 @@ export interface VotesCapabilityOptions {
 export interface VotesCapability extends Capability {
   /** The running pipeline (both roads feed it), or undefined before start and after stop. */
   readonly pipeline: VotePipeline | undefined;
-  /** Polls the votes cursor now (what a tick does). Rejects when the capability is not running. */
+  /**
+   * Polls the votes cursor now (what a tick does). Rejects when the capability is not running, or
+   * when it stands by (another agent leads and polls).
+   */
   pollNow(): Promise<PollResult>;
+  /**
+   * Stops the cursor poller for good, keeping the pipeline running (the agent calls it on stop,
+   * before it hands the leader lease over). Resolves at once when no poller runs.
+   */
+  stopPolling(deadline: number): Promise<void>;
 }
 
 /**
@@ -43,22 +70,82 @@ export interface VotesCapability extends Capability {
  * and the votes a crash left pending re-run (the pipeline), then the poller starts. On stop, in
  * the reverse order: the poller stops taking pages, the hooks in flight finish or are aborted at
  * the deadline (their votes stay pending for the next start), and the ledger is closed.
+ *
+ * With `leadership` (several agents on one Redis), the pipeline runs on every agent and the
+ * poller only on the leader; a standby's `votes` component reads `standing by (leader: <id>)`.
  */
 export function createVotesCapability(options: VotesCapabilityOptions = {}): VotesCapability {
   let pipeline: VotePipeline | undefined;
   let poller: VotePoller | undefined;
   let ledger: VoteLedger | undefined;
+  /** The context while started (set once the pipeline runs). */
+  let started: CapabilityContext | undefined;
+  /** Poller starts and stops, in order. */
+  let pollerChain: Promise<void> = Promise.resolve();
+  /** Set by stopPolling(): no poller starts again until the next start(). */
+  let pollingEnded = false;
 
   function makeLedger(context: CapabilityContext): VoteLedger {
     const given = options.ledger ?? 'file';
-    return typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now }) : given;
+    return typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(options.redis ? { redis: options.redis } : {}) }) : given;
   }
 
   function makeHooks(context: CapabilityContext): readonly VoteHook[] {
     if (options.hooks) return options.hooks;
     const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
-    return configuredVoteHooks(context.config, { ...options.hookOptions, listeners });
+    return configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
   }
+
+  /** The poller over `running`, its readiness writes dropped once it is no longer the current one. */
+  function startPoller(context: CapabilityContext, running: VotePipeline): void {
+    const { config } = context;
+    const readiness: Pick<Readiness, 'set'> = {
+      set: (component, ready, detail) => (poller === made ? context.readiness.set(component, ready, detail) : false),
+    };
+    const made: VotePoller = createVotePoller({
+      client: context.client,
+      store: context.store,
+      pipeline: running,
+      lookbackMs: config.votes.lookback,
+      pollIntervalMs: config.votes.pollInterval,
+      logger: context.logger,
+      metrics: context.metrics,
+      readiness,
+      now: context.now,
+      reportError: context.reportError,
+      ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+      ...(options.schedules ? { schedules: options.schedules } : {}),
+    });
+    poller = made;
+    made.start();
+  }
+
+  /** Starts or stops the poller to match leadership, one step at a time. */
+  function reconcilePoller(): Promise<void> {
+    pollerChain = pollerChain.then(async () => {
+      const context = started;
+      const leadership = options.leadership;
+      if (context === undefined || leadership === undefined || pipeline === undefined) return;
+      if (leadership.isLeader && !pollingEnded && poller === undefined) {
+        context.logger.info({}, 'votes: this agent leads, polling the cursor');
+        startPoller(context, pipeline);
+      } else if ((!leadership.isLeader || pollingEnded) && poller !== undefined) {
+        const running = poller;
+        poller = undefined;
+        context.logger.info({ leader: leadership.leaderId ?? null }, 'votes: no longer the leader, the cursor poller stops');
+        await running.stop(context.now() + (options.pollerStopDeadlineMs ?? 5_000)).catch((error: unknown) => context.reportError(error));
+      }
+      if (poller === undefined && started !== undefined) {
+        context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
+      }
+    });
+    return pollerChain;
+  }
+
+  const onLeadership = () => void reconcilePoller();
+  const onLeader = () => {
+    if (poller === undefined && started !== undefined && options.leadership) void reconcilePoller();
+  };
 
   async function closeLedger(): Promise<void> {
     const open = ledger;
@@ -73,6 +160,8 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     },
     async start(context) {
       const { config } = context;
+      started = undefined;
+      pollingEnded = false;
       // Hooks first: a bad hook name is a configuration error, before any file is touched.
       const hooks = makeHooks(context);
       ledger = makeLedger(context);
@@ -92,28 +181,32 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
         throw error;
       }
       pipeline = running;
-      poller = createVotePoller({
-        client: context.client,
-        store: context.store,
-        pipeline: running,
-        lookbackMs: config.votes.lookback,
-        pollIntervalMs: config.votes.pollInterval,
-        logger: context.logger,
-        metrics: context.metrics,
-        readiness: context.readiness,
-        now: context.now,
-        reportError: context.reportError,
-        ...(options.projectIds ? { projectIds: options.projectIds } : {}),
-        ...(options.schedules ? { schedules: options.schedules } : {}),
-      });
-      poller.start();
+      started = context;
+      const leadership = options.leadership;
+      if (leadership === undefined) startPoller(context, running);
+      else {
+        leadership.on('change', onLeadership);
+        leadership.on('leader', onLeader);
+        await reconcilePoller();
+      }
       context.logger.info(
-        { hooks: hooks.map((hook) => hook.name), pollInterval: config.votes.pollInterval, lookback: config.votes.lookback, ledger: ledger.describe() },
-        'votes: polling the cursor, rewards once per vote',
+        {
+          hooks: hooks.map((hook) => hook.name),
+          pollInterval: config.votes.pollInterval,
+          lookback: config.votes.lookback,
+          ledger: ledger.describe(),
+          ...(leadership ? { poller: 'while this agent leads' } : {}),
+        },
+        leadership ? 'votes: rewards once per vote; the cursor is polled by the leader' : 'votes: polling the cursor, rewards once per vote',
       );
     },
     async stop(deadline) {
+      started = undefined;
+      options.leadership?.off('change', onLeadership);
+      options.leadership?.off('leader', onLeader);
       try {
+        // A poller start or stop under way finishes first; then nothing starts one again.
+        await pollerChain.catch(() => undefined);
         await poller?.stop(deadline);
         await pipeline?.stop(deadline);
       } finally {
@@ -122,7 +215,20 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
         await closeLedger();
       }
     },
+    async stopPolling(deadline) {
+      pollingEnded = true;
+      if (options.leadership === undefined) {
+        const running = poller;
+        poller = undefined;
+        await running?.stop(deadline);
+        return;
+      }
+      await reconcilePoller();
+    },
     pollNow() {
+      if (!poller && pipeline && options.leadership) {
+        return Promise.reject(new Error(`this agent stands by: the leader (${options.leadership.leaderId ?? 'none yet'}) polls the votes cursor`));
+      }
       if (!poller) return Promise.reject(new Error('the votes capability is not running'));
       return poller.poll();
     },

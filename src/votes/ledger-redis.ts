@@ -80,7 +80,8 @@ const COMPACT_BATCH = 1_000;
  *   `open()` returns the votes pending under this agent ID (a restart with the same ID) and claims
  *   those of agents whose heartbeat expired; every `leaseMs` a sweep claims more such orphans and
  *   hands them to the `onRecovered` listeners. Claims are atomic: two sweeping agents never both
- *   take one vote. `close()` deletes the heartbeat, so a successor need not wait for it to expire.
+ *   take one vote. After a Redis outage an agent beats at once and claims nothing for one lease,
+ *   so that agents alive through the outage are not taken for dead. `close()` deletes the heartbeat, so a successor need not wait for it to expire.
  * - `has()` is synchronous, so it answers from a local memory of keys (those known at `open()`,
  *   then those this agent recorded or saw), at most `maxKnownKeys`: a miss only means that
  *   `recordPending` decides, which it always does.
@@ -125,6 +126,13 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping = false;
   let beatFailing = false;
+  // After Redis comes back, every agent's heartbeat may have expired during the outage: claim
+  // nothing until the others had one lease to beat again, or live agents' votes would be taken.
+  let quietUntil = 0;
+  const onRedisUp = (): void => {
+    quietUntil = performance.now() + leaseMs;
+    void beat();
+  };
   let warnings: string[] = [];
   let closing: Promise<void> | undefined;
 
@@ -166,7 +174,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
   }
 
   async function sweep(): Promise<void> {
-    if (sweeping || phase !== 'open' || listeners.size === 0 || !connection.isUp) return;
+    if (sweeping || phase !== 'open' || listeners.size === 0 || !connection.isUp || performance.now() < quietUntil) return;
     sweeping = true;
     try {
       const also = [...uncertain];
@@ -204,6 +212,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
   }
 
   function stopTimers(): void {
+    connection.off('up', onRedisUp);
     clearInterval(heartbeatTimer);
     clearInterval(sweepTimer);
     heartbeatTimer = undefined;
@@ -211,6 +220,8 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
   }
 
   const ledger: RedisVoteLedger = {
+    // The sweep claims this agent's own votes whose recordPending answer was lost (`uncertain`).
+    recoversLostRecords: true,
     async open() {
       if (phase === 'open') return claim(true);
       if (phase === 'opening' || phase === 'closing') throw new StoreError(`cannot open the vote ledger in ${description} while it is ${phase}`, description);
@@ -235,6 +246,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
         heartbeatTimer.unref();
         sweepTimer = setInterval(() => void sweep(), leaseMs);
         sweepTimer.unref();
+        connection.on('up', onRedisUp);
         phase = 'open';
         return entries;
       } catch (error) {

@@ -362,7 +362,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
       try {
         accepted = await ledger.recordPending(marked);
       } catch (error) {
-        for (const vote of unknown) unconfirmed.set(vote.key, vote);
+        if (ledger.recoversLostRecords !== true) for (const vote of unknown) unconfirmed.set(vote.key, vote);
         throw error;
       }
       const confirmed = [...accepted];

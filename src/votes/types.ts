@@ -109,6 +109,13 @@ export interface VoteLedger {
    */
   warnings?(): readonly string[];
   /**
+   * True when the ledger itself finds the votes whose `recordPending` answer was lost (and hands
+   * them to `onRecovered`). The pipeline then never takes a later "already known" for its own lost
+   * write: on a ledger shared by several agents, that key may be another agent's record, and
+   * running it would fire the hooks twice. Absent means false (the file and memory ledgers).
+   */
+  readonly recoversLostRecords?: boolean;
+  /**
    * Calls `listener` with votes this ledger took over while open: pending votes of another agent
    * that stopped (its heartbeat expired), now this agent's to run, exactly as the pending votes
    * `open()` returned. Optional: only ledgers shared by several agents (Redis) take votes over.

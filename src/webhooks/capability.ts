@@ -1,6 +1,7 @@
 import type { Capability, CapabilityContext } from '../agent/capability.js';
 import { configuredVoteHooks, stateDirectory, votesLedgerFor, type VoteLedgerKind } from '../votes/configured.js';
 import type { HooksFromConfigOptions } from '../votes/hooks/index.js';
+import type { RedisConnection } from '../redis/connection.js';
 import type { VoteListener } from '../votes/hooks/in-process.js';
 import { createVotePipeline, type VotePipeline } from '../votes/pipeline.js';
 import type { VoteHook, VoteLedger } from '../votes/types.js';
@@ -18,8 +19,10 @@ export interface WebhooksCapabilityOptions {
    * pipeline (the same ledger and hooks the votes capability would), for `votes.enabled: false`.
    */
   sharedPipeline?: () => VotePipeline | undefined;
-  /** Its own pipeline's ledger: `file` (default, `<state.directory>/votes.journal`), `memory`, or your own. */
+  /** Its own pipeline's ledger: `file` (default, `<state.directory>/votes.journal`), `memory`, `redis` (needs `redis`), or your own. */
   ledger?: VoteLedgerKind | VoteLedger;
+  /** Its own pipeline's Redis connection and agent ID (the `redis` ledger, the reward stream hook). Default: none. */
+  redis?: { connection: RedisConnection; agentId: string };
   /** Its own pipeline's hooks. Default: the in-process hook over the `vote` listeners, then `votes.hooks`. */
   hooks?: readonly VoteHook[];
   /** How its own pipeline's configured hooks are made. Default: none. */
@@ -54,9 +57,10 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
 
   async function ownPipeline(context: CapabilityContext): Promise<VotePipeline> {
     const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
-    const hooks = options.hooks ?? configuredVoteHooks(context.config, { ...options.hookOptions, listeners });
+    const redis = options.redis;
+    const hooks = options.hooks ?? configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(redis ? { redis: redis.connection } : {}) });
     const given = options.ledger ?? 'file';
-    const ledger = typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now }) : given;
+    const ledger = typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(redis ? { redis } : {}) }) : given;
     const pipeline = createVotePipeline({ ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
     try {
       await pipeline.start();

@@ -1,10 +1,9 @@
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
 import { ListingAgentError } from '../../errors.js';
-import { collectProcessMetrics } from '../../health/metrics.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
@@ -12,6 +11,14 @@ import { EXIT, UsageError, type CliIo } from '../io.js';
 
 /** How long a graceful stop may take before `run` gives up and exits 1. */
 export const STOP_DEADLINE_MS = 10_000;
+
+/**
+ * How often the event-loop delay is sampled for the `nodejs_eventloop_lag_*` metrics, ms.
+ * prom-client's default (10 ms) wakes an idle daemon 100 times a second: about 0.3% of a core,
+ * most of what the daemon spends idle (bench/footprint.bench.ts). Once a second is plenty for a
+ * sidecar scraped every 15 s or more.
+ */
+export const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
 
 export const RUN_HELP = `Usage: listing-agent run [options]
 
@@ -68,7 +75,8 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
     secrets: secretValues(config),
   });
   const registry = new Registry();
-  collectProcessMetrics(registry);
+  // The process metrics (CPU, memory, event loop, GC) are only read through /metrics.
+  if (config.health.enabled) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
 
   let agent: ListingAgent;
   try {
@@ -76,7 +84,10 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       config: loaded.input as never,
       logger,
       registry,
-      store: createFileStore({ directory: config.state.directory, owner: io.owner, isProcessAlive: io.isProcessAlive }),
+      // With state.redis the agent makes the Redis store itself; its agent ID names this process.
+      ...(config.state.redis === undefined
+        ? { store: createFileStore({ directory: config.state.directory, owner: io.owner, isProcessAlive: io.isProcessAlive }) }
+        : { agentId: config.state.redis.agentId ?? `${io.owner.host}/${io.owner.pid}` }),
       // Exec hooks inherit the daemon's environment, less every variable the config was built
       // from (LISTING_AGENT_* and the ${VAR}s): a reward script never sees the agent's secrets.
       votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },

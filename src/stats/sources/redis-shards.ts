@@ -108,7 +108,7 @@ export interface ShardReporterOptions {
   everyMs: number;
   /** Each report's TTL (`stats.redis.staleAfter`): keep it several times `everyMs`. */
   ttlMs: number;
-  /** Names this process in its reports. Default `<hostname>/<pid>`. */
+  /** Names this process in its reports. Default `<hostname>/<8 random hex digits>`. */
   process?: string;
   logger?: AgentLogger;
   /** Epoch ms. Default `Date.now`. */
@@ -144,7 +144,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
   const { connection, source, everyMs, ttlMs } = options;
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
-  const processName = options.process ?? defaultAgentId(process.pid);
+  const processName = options.process ?? defaultAgentId();
   const script = connection.script(REPORT_SCRIPT);
   let timer: NodeJS.Timeout | undefined;
   let running = false;
