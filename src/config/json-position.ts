@@ -13,6 +13,12 @@ export interface JsonSyntaxError {
   reason: string;
 }
 
+/**
+ * How deep a JSON text may nest. A config is a few levels deep (a command file a few more); a text
+ * nested thousands of levels deep would overflow the stack of every recursive walk after the parse.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 class Stop {
   constructor(readonly offset: number, readonly reason: string) {}
 }
@@ -21,6 +27,7 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 function scan(text: string): void {
   let i = 0;
+  let depth = 0;
   const fail = (reason: string, at = i): never => {
     throw new Stop(at, reason);
   };
@@ -76,10 +83,12 @@ function scan(text: string): void {
     fail('unexpected character (strings need double quotes)');
   };
   const container = (close: string, object: boolean): void => {
+    if (++depth > MAX_JSON_DEPTH) fail(`nested more than ${MAX_JSON_DEPTH} levels deep`);
     i++;
     space();
     if (text[i] === close) {
       i++;
+      depth--;
       return;
     }
     for (;;) {
@@ -102,6 +111,7 @@ function scan(text: string): void {
       }
       if (text[i] === close) {
         i++;
+        depth--;
         return;
       }
       fail(i >= text.length ? `unexpected end of file (a missing ${close}?)` : `expected , or ${close}`);
@@ -131,10 +141,26 @@ export function locateJsonError(text: string): JsonSyntaxError | undefined {
  */
 export function parseJsonLocated(text: string): { value: unknown } | { error: JsonSyntaxError } {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
   try {
-    return { value: JSON.parse(body) as unknown };
+    value = JSON.parse(body) as unknown;
   } catch {
     // Our scanner and V8 agree on JSON; should they ever not, still say where to look.
     return { error: locateJsonError(body) ?? { line: 1, column: 1, reason: 'not valid JSON' } };
   }
+  // Valid but absurdly deep: refused here, where the scanner can say where, before a walk overflows.
+  if (deeperThan(value, MAX_JSON_DEPTH)) return { error: locateJsonError(body) ?? { line: 1, column: 1, reason: `nested more than ${MAX_JSON_DEPTH} levels deep` } };
+  return { value };
+}
+
+/** Whether `value` nests objects and arrays more than `limit` levels deep (iterative: no recursion to overflow). */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -2,12 +2,13 @@ import type { z } from 'zod';
 import type { FieldIssue } from '../errors.js';
 import { configFields, environmentVariableName, knownKeys } from './fields.js';
 
-/** A field path as people read it: `votes.hooks[1].url`. */
+/** A field path as people read it: `votes.hooks[1].url`. An empty key is shown as `""`, so the path still names it. */
 export function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)),
-    '',
-  );
+  return path.reduce<string>((text, key) => {
+    if (typeof key === 'number') return `${text}[${key}]`;
+    const name = key === '' ? '""' : String(key);
+    return text ? `${text}.${name}` : name;
+  }, '');
 }
 
 /** Whether `path` is `parent` or lies under it (`votes.hooks[1].url` under `votes.hooks`). */

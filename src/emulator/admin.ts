@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONTRACT_LIMITS, type Scope } from '../contract/limits.js';
 import type { EmulatorContext } from './context.js';
-import { faultSchema, type Fault } from './faults.js';
+import { chaosSchema, faultSchema, type ChaosStatus, type Fault } from './faults.js';
 import { HttpError, iso } from './http.js';
 import { randomToken } from './ids.js';
 import { addProject, addUser, addVote } from './model.js';
@@ -104,6 +104,12 @@ export interface EmulatorAdmin {
   injectFault(input: z.input<typeof faultSchema>): Fault;
   faults(): Fault[];
   clearFaults(): void;
+  /** Turns random faults on (a seeded probability per matching request); see {@link chaosSchema}. */
+  setChaos(input: z.input<typeof chaosSchema>): ChaosStatus;
+  /** The chaos setting and its counters (requests seen, faults injected, per kind). */
+  chaos(): ChaosStatus;
+  /** Turns random faults off; the counters stay readable. */
+  clearChaos(): void;
   /** Moves the emulator clock forward; returns the new time (ISO 8601). */
   advanceClock(seconds: number): { now: string };
   now(): { now: string };
@@ -295,6 +301,9 @@ export function createAdmin(emu: EmulatorContext): EmulatorAdmin {
     injectFault: (input) => emu.faults.add(parseAdminInput(faultSchema, input)),
     faults: () => emu.faults.list(),
     clearFaults: () => emu.faults.clear(),
+    setChaos: (input) => emu.faults.setChaos(parseAdminInput(chaosSchema, input)),
+    chaos: () => emu.faults.chaosStatus(),
+    clearChaos: () => emu.faults.clearChaos(),
     advanceClock(seconds) {
       if (!Number.isFinite(seconds) || seconds < 0) {
         throw new HttpError(400, 'advance_seconds: must be a number of seconds, 0 or more');

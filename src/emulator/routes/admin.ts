@@ -61,6 +61,9 @@ export function adminRoutes(admin: EmulatorAdmin): Route[] {
     { method: 'POST', pattern: '/faults', handler: (ctx) => json(201, admin.injectFault(body(ctx) as never)) },
     { method: 'GET', pattern: '/faults', handler: () => json(200, admin.faults()) },
     { method: 'DELETE', pattern: '/faults', handler: () => (admin.clearFaults(), empty()) },
+    { method: 'POST', pattern: '/faults/chaos', handler: (ctx) => json(201, admin.setChaos(body(ctx) as never)) },
+    { method: 'GET', pattern: '/faults/chaos', handler: () => json(200, admin.chaos()) },
+    { method: 'DELETE', pattern: '/faults/chaos', handler: () => (admin.clearChaos(), empty()) },
     {
       method: 'POST',
       pattern: '/clock',
