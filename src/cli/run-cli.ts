@@ -1,12 +1,4 @@
 import { createRequire } from 'node:module';
-import { COMMANDS_HELP, runCommandsCommand } from './commands/commands.js';
-import { CONFIG_HELP, runConfigCommand } from './commands/config-check.js';
-import { DEMO_HELP, runDemoCommand } from './commands/demo.js';
-import { RUN_HELP, runRunCommand } from './commands/run.js';
-import { EMULATOR_HELP, runEmulatorCommand } from './commands/emulator.js';
-import { STATS_HELP, runStatsCommand } from './commands/stats.js';
-import { VOTES_HELP, runVotesCommand } from './commands/votes.js';
-import { WEBHOOKS_HELP, runWebhooksCommand } from './commands/webhooks.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
 const require = createRequire(import.meta.url);
@@ -14,19 +6,45 @@ const { version } = require('../../package.json') as { version: string };
 
 interface Command {
   summary: string;
-  help: string;
-  run(argv: string[], io: CliIo): Promise<number>;
+  /** Loads the command's module: only the command that runs is loaded (start-up time and memory). */
+  load(): Promise<{ help: string; run(argv: string[], io: CliIo): Promise<number> }>;
 }
 
+// Each command's module (and what it imports: the emulator, the demo, the agent) is loaded only
+// when that command runs, so `run` does not pay for the emulator nor `emulator` for the agent.
 const COMMANDS: Record<string, Command> = {
-  demo: { summary: 'run the agent against the embedded emulator and a simulated bot', help: DEMO_HELP, run: runDemoCommand },
-  run: { summary: 'run the agent as a daemon (sidecar, systemd service)', help: RUN_HELP, run: runRunCommand },
-  emulator: { summary: 'start a local emulator of the listing service', help: EMULATOR_HELP, run: runEmulatorCommand },
-  commands: { summary: 'show or sync the slash commands the listing shows', help: COMMANDS_HELP, run: runCommandsCommand },
-  config: { summary: 'check the configuration: every problem, or the effective config masked', help: CONFIG_HELP, run: runConfigCommand },
-  stats: { summary: 'post the current counts once (or show them with --dry-run)', help: STATS_HELP, run: runStatsCommand },
-  votes: { summary: 'list votes, check a voter, list and replay failed rewards', help: VOTES_HELP, run: runVotesCommand },
-  webhooks: { summary: 'run the webhook receiver alone, rotate a secret, send a test delivery', help: WEBHOOKS_HELP, run: runWebhooksCommand },
+  demo: {
+    summary: 'run the agent against the embedded emulator and a simulated bot',
+    load: async () => import('./commands/demo.js').then((m) => ({ help: m.DEMO_HELP, run: m.runDemoCommand })),
+  },
+  run: {
+    summary: 'run the agent as a daemon (sidecar, systemd service)',
+    load: async () => import('./commands/run.js').then((m) => ({ help: m.RUN_HELP, run: m.runRunCommand })),
+  },
+  emulator: {
+    summary: 'start a local emulator of the listing service',
+    load: async () => import('./commands/emulator.js').then((m) => ({ help: m.EMULATOR_HELP, run: m.runEmulatorCommand })),
+  },
+  commands: {
+    summary: 'show or sync the slash commands the listing shows',
+    load: async () => import('./commands/commands.js').then((m) => ({ help: m.COMMANDS_HELP, run: m.runCommandsCommand })),
+  },
+  config: {
+    summary: 'check the configuration: every problem, or the effective config masked',
+    load: async () => import('./commands/config-check.js').then((m) => ({ help: m.CONFIG_HELP, run: m.runConfigCommand })),
+  },
+  stats: {
+    summary: 'post the current counts once (or show them with --dry-run)',
+    load: async () => import('./commands/stats.js').then((m) => ({ help: m.STATS_HELP, run: m.runStatsCommand })),
+  },
+  votes: {
+    summary: 'list votes, check a voter, list and replay failed rewards',
+    load: async () => import('./commands/votes.js').then((m) => ({ help: m.VOTES_HELP, run: m.runVotesCommand })),
+  },
+  webhooks: {
+    summary: 'run the webhook receiver alone, rotate a secret, send a test delivery',
+    load: async () => import('./commands/webhooks.js').then((m) => ({ help: m.WEBHOOKS_HELP, run: m.runWebhooksCommand })),
+  },
 };
 
 /** The top-level help. */
@@ -69,7 +87,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       }
       const command = COMMANDS[topic];
       if (!command) throw new UsageError(`unknown command '${topic}'`);
-      io.stdout(command.help);
+      io.stdout((await command.load()).help);
       return EXIT.ok;
     }
     if (first.startsWith('-')) throw new UsageError(`unknown option '${first}' (options go after the command)`);
@@ -77,7 +95,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (!command) {
       throw new UsageError(`unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(', ')}`);
     }
-    return await command.run(rest, io);
+    return await (await command.load()).run(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       const hint = error.command ? `listing-agent ${error.command} --help` : 'listing-agent --help';

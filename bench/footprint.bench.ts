@@ -1,0 +1,145 @@
+/**
+ * Footprint: RSS and CPU of a process idle for 60 s after its first post, each against its own
+ * emulator (in this process), all four measured in the same window:
+ *   (a)  the daemon, `node dist/cli/main.js run`, as a sidecar: stats (source `push`), votes
+ *        (cursor polled every 60 s, the default) and webhooks (receiver listening) enabled, health
+ *        server on (the default); interval 30 m (the default);
+ *   (a') the daemon with stats only (source `push`, health off): the autoposter's job, for information;
+ *   (c)  topgg-autoposter 2.0.2 with the same 30 m interval (bench/helpers/autoposter.mjs: its
+ *        BasePoster over a stand-in client, the sdk's requests sent to the emulator);
+ *   (0)  `node -e "setInterval(() => {}, 2 ** 30)"`: the Node runtime doing nothing, the floor.
+ * Stats source `push` rather than `discord-rest`: the autoposter is handed its counts in memory,
+ * and `push` is the sidecar source that is handed them too (the bench pushes one report after the
+ * endpoint listens; it stays fresh for the default 10 min) instead of fetching from Discord.
+ *
+ * RSS is VmRSS of /proc/<pid>/status sampled every second inside the window; VmHWM is the peak of
+ * the process's whole life (start-up included); CPU is utime + stime of /proc/<pid>/stat over the
+ * window (10 ms resolution: 0.1% of a core over 60 s is 6 ticks). Requests are those each
+ * emulator logged inside the window.
+ *
+ * Run:  npm run bench:footprint   (= npm run build && vitest bench --run bench/footprint.bench.ts), about 75 s.
+ * `BENCH_IDLE_SECONDS` (default 60) shortens the window for a trial run.
+ */
+import { spawn } from 'node:child_process';
+import { bench, describe } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { assertBuilt, machine, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
+import { mib, MiB, sampleProc, type ProcWindow } from './helpers/proc.js';
+
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
+const SETTLE_MS = 3_000;
+const SHARDS = [617, 617];
+const RSS_TARGET = 60 * 1000 * 1000; // 60 MB
+const CPU_TARGET_PERCENT = 0.1;
+
+interface Target {
+  label: string;
+  pid: number;
+  emulator: RunningEmulator;
+  stop(): Promise<unknown>;
+}
+
+async function project(emu: RunningEmulator): Promise<string> {
+  const owner = emu.admin.createUser({ username: 'bench-owner' });
+  return emu.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Bench Bot' }).project_token;
+}
+
+const posted = (emu: RunningEmulator, path: RegExp) => () =>
+  emu.admin.requests().some((r) => r.method === 'POST' && path.test(r.path) && r.status < 300) ? true : undefined;
+
+async function daemonTarget(label: string, full: boolean): Promise<Target> {
+  const emulator = await startEmulator();
+  const token = await project(emulator);
+  const daemon = spawnDaemon({ v1: emulator.urls.v1, v0: emulator.urls.v0, token, stats: { source: 'push' }, votes: full, webhooks: full, health: full });
+  const listening = await daemon.waitFor('push endpoint listening');
+  const pushed = await pushCounts(listening.url as string, SHARDS);
+  if (pushed.status !== 204) throw new Error(`push answered ${pushed.status}`);
+  await until(posted(emulator, /\/metrics\/batch$/), 20_000, `${label}: first post`, 20);
+  return { label, pid: daemon.child.pid!, emulator, stop: () => daemon.stop() };
+}
+
+async function autoposterTarget(label: string): Promise<Target> {
+  const emulator = await startEmulator();
+  const token = await project(emulator);
+  const poster = spawnAutoposter({ origin: emulator.urls.origin, token, serverCount: SHARDS[0]! + SHARDS[1]!, shardCount: SHARDS.length });
+  await until(posted(emulator, /^\/api\/bots\/stats$/), 20_000, `${label}: first post`, 20);
+  return { label, pid: poster.child.pid!, emulator, stop: () => poster.stop() };
+}
+
+async function nodeFloor(label: string): Promise<Target> {
+  const emulator = await startEmulator();
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 2 ** 30)'], { stdio: 'ignore' });
+  await sleep(500);
+  return {
+    label,
+    pid: child.pid!,
+    emulator,
+    stop: async () => {
+      child.kill();
+      await new Promise((resolve) => child.on('exit', resolve));
+    },
+  };
+}
+
+async function run(): Promise<string> {
+  assertBuilt();
+  const header = await machine();
+  const targets = await Promise.all([
+    daemonTarget('(a) listing-agent daemon: stats (push) + votes + webhooks + health', true),
+    daemonTarget("(a') listing-agent daemon: stats (push) only, health off (information)", false),
+    autoposterTarget('(c) topgg-autoposter 2.0.2 (stats only)'),
+    nodeFloor('(0) node, an empty interval (the floor)'),
+  ]);
+  try {
+    await sleep(SETTLE_MS);
+    const marks = targets.map((t) => t.emulator.admin.requests().length);
+    const samplers = targets.map((t) => sampleProc(t.pid));
+    await sleep(IDLE_SECONDS * 1000);
+    const windows: ProcWindow[] = samplers.map((s) => s.stop());
+    const requests = targets.map((t, i) => {
+      const sent = t.emulator.admin.requests().slice(marks[i]);
+      const byRoute = new Map<string, number>();
+      for (const r of sent) byRoute.set(`${r.method} ${r.path}`, (byRoute.get(`${r.method} ${r.path}`) ?? 0) + 1);
+      return sent.length === 0 ? '0' : `${sent.length} (${[...byRoute].map(([route, n]) => `${n}× ${route}`).join(', ')})`;
+    });
+    const rows = targets.map((t, i) => {
+      const w = windows[i]!;
+      return [t.label, mib(w.rssEnd), mib(w.rssMean), mib(w.rssPeak), mib(w.hwm), `${w.cpuPercent.toFixed(3)}%`, `${(w.cpuSeconds * 1000).toFixed(0)} ms`, requests[i]!];
+    });
+    const a = windows[0]!;
+    const verdicts = [
+      ['idle RSS of (a), mean in the window', `${mib(a.rssMean)} (${(a.rssMean / 1e6).toFixed(1)} MB)`, '< 60 MB', a.rssMean < RSS_TARGET ? 'met' : '**not met**'],
+      ['idle CPU of (a)', `${a.cpuPercent.toFixed(3)}% of a core`, `< ${CPU_TARGET_PERCENT}%`, a.cpuPercent < CPU_TARGET_PERCENT ? 'met' : '**not met**'],
+    ];
+    return [
+      '',
+      `Footprint, idle for ${IDLE_SECONDS} s after the first post (${(windows[0]!.seconds).toFixed(1)} s measured), 1 s RSS samples. ${header}`,
+      '',
+      table(
+        ['process', 'RSS at the end', 'RSS mean', 'RSS peak in the window', 'VmHWM (whole life)', 'CPU, % of a core', 'CPU time', 'requests to the service in the window'],
+        rows,
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      ),
+      '',
+      table(['measure', 'value', 'target', ''], verdicts),
+      '',
+      `(1 MiB = ${MiB.toLocaleString('en-US')} bytes; the target's 60 MB = 57.2 MiB.)`,
+      '',
+    ].join('\n');
+  } finally {
+    await Promise.all(targets.map(async (t) => {
+      await t.stop();
+      await t.emulator.close();
+    }));
+  }
+}
+
+describe('footprint', () => {
+  bench(
+    `idle ${IDLE_SECONDS} s: daemon (stats+votes+webhooks) vs topgg-autoposter`,
+    async () => {
+      console.log(await run());
+    },
+    { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 },
+  );
+});

@@ -1,0 +1,97 @@
+/**
+ * Memory and CPU of a child process, read from Linux's /proc the same way for every process a
+ * bench compares: RSS from `/proc/<pid>/status` (VmRSS now, VmHWM the peak since the process
+ * started) and CPU from `/proc/<pid>/stat` (utime + stime, in clock ticks).
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat (`getconf CLK_TCK`, 100 on Linux). */
+export const CLK_TCK: number = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+export interface ProcReading {
+  /** Resident set size now, bytes. */
+  rss: number;
+  /** Peak resident set size since the process started (VmHWM), bytes. */
+  hwm: number;
+  /** User + system CPU time so far, seconds (resolution 1/CLK_TCK). */
+  cpu: number;
+  /** performance.now() of the reading. */
+  at: number;
+}
+
+const kib = (status: string, field: string): number => {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+  if (!match) throw new Error(`no ${field} in /proc status`);
+  return Number(match[1]) * 1024;
+};
+
+/** One reading of `pid`. Throws when the process is gone. */
+export function readProc(pid: number): ProcReading {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces: fields are counted after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return { rss: kib(status, 'VmRSS'), hwm: kib(status, 'VmHWM'), cpu: (utime + stime) / CLK_TCK, at: performance.now() };
+}
+
+/** What {@link sampleProc} saw over its window. */
+export interface ProcWindow {
+  seconds: number;
+  /** CPU seconds used inside the window. */
+  cpuSeconds: number;
+  /** CPU used as a share of one core, percent. */
+  cpuPercent: number;
+  rssStart: number;
+  rssEnd: number;
+  rssMean: number;
+  /** Highest VmRSS sampled inside the window. */
+  rssPeak: number;
+  /** VmHWM at the end: the peak over the process's whole life (start-up included). */
+  hwm: number;
+  samples: number;
+}
+
+/** Samples `pid` every `everyMs` until `stop()`; the window is from this call to `stop()`. */
+export function sampleProc(pid: number, everyMs = 1_000): { stop(): ProcWindow } {
+  const first = readProc(pid);
+  const rss: number[] = [first.rss];
+  const timer = setInterval(() => {
+    try {
+      rss.push(readProc(pid).rss);
+    } catch {
+      // gone: stop() reports what was seen
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const last = readProc(pid);
+      rss.push(last.rss);
+      const seconds = (last.at - first.at) / 1000;
+      const cpuSeconds = last.cpu - first.cpu;
+      return {
+        seconds,
+        cpuSeconds,
+        cpuPercent: (cpuSeconds / seconds) * 100,
+        rssStart: first.rss,
+        rssEnd: last.rss,
+        rssMean: rss.reduce((a, b) => a + b, 0) / rss.length,
+        rssPeak: Math.max(...rss),
+        hwm: last.hwm,
+        samples: rss.length,
+      };
+    },
+  };
+}
+
+export const MiB = 1024 * 1024;
+export const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;

@@ -1,0 +1,145 @@
+/**
+ * The vote ingestion of bench/votes.bench.ts, from the built dist/: 100,000 votes in pages of 100
+ * (each page awaited, as the poller hands them over: each costs at least one durable journal
+ * append) through the file ledger to one in-process hook (a no-op async listener); then the clock
+ * moves past the votes' expiry plus `keepKeysFor`, the ledger is compacted and the state directory
+ * measured.
+ *
+ * `runIngestion()` runs it in the calling process. Run as a script (`node --expose-gc
+ * bench/helpers/votes-ingest.mjs`), it runs it in a process of its own and prints the result as
+ * one JSON line, with VmHWM (the process's peak RSS over its whole life) from /proc/self/status.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const dist = new URL('../../dist/', import.meta.url);
+const { silentLogger } = await import(new URL('agent/logger.js', dist).href);
+const { createFileStore } = await import(new URL('store/file.js', dist).href);
+const { createFileVoteLedger } = await import(new URL('votes/ledger-file.js', dist).href);
+const { createVotePipeline } = await import(new URL('votes/pipeline.js', dist).href);
+const { createInProcessHook } = await import(new URL('votes/hooks/in-process.js', dist).href);
+
+export const VOTES = 100_000;
+export const PAGE = 100;
+const HOUR = 3_600_000;
+const KEEP_KEYS_FOR_MS = HOUR; // the config's default votes.keepKeysFor
+
+async function directoryBytes(dir) {
+  const names = await readdir(dir);
+  const sizes = await Promise.all(names.map(async (name) => (await stat(join(dir, name))).size));
+  return sizes.reduce((sum, size) => sum + size, 0);
+}
+
+/** Page `index` of the stream: 100 votes of distinct users, spread over the last 12 h. */
+function page(index, start) {
+  const votes = [];
+  for (let i = 0; i < PAGE; i++) {
+    const n = index * PAGE + i;
+    const userId = String(300_000_000_000_000 + n);
+    const created = start + Math.floor((n * 12 * HOUR) / VOTES);
+    votes.push({
+      key: `${userId}:${created}`,
+      userId,
+      platformId: String(100_000_000_000_000_000n + BigInt(n)),
+      projectId: '803190510032756736',
+      weight: 1,
+      createdAt: new Date(created).toISOString(),
+      expiresAt: new Date(created + 12 * HOUR).toISOString(),
+      road: 'poll',
+    });
+  }
+  return votes;
+}
+
+/** VmHWM of this process, bytes (Linux), or undefined. */
+export function ownPeakRss() {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs the ingestion in this process; RSS sampled every 5 ms and at every page. */
+export async function runIngestion() {
+  const root = await mkdtemp(join(tmpdir(), 'listing-agent-votes-bench-'));
+  try {
+    const start = Date.UTC(2024, 4, 1);
+    let clock = start + 12 * HOUR;
+    const now = () => clock;
+    // The ledger lives in the directory the agent's file store locks (state.lock), as in the agent.
+    const store = createFileStore({ directory: root, now });
+    await store.open();
+    const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now });
+    let hookCalls = 0;
+    // The real in-process hook, with one async listener, as an embedded bot's agent.on('vote') would be.
+    const inProcess = createInProcessHook({
+      listeners: () => [
+        async () => {
+          hookCalls += 1;
+        },
+      ],
+    });
+    const pipeline = createVotePipeline({ ledger, hooks: [inProcess], logger: silentLogger, now });
+    await pipeline.start();
+
+    globalThis.gc?.();
+    const baseline = process.memoryUsage().rss;
+    let peak = baseline;
+    const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
+    const sampler = setInterval(sample, 5);
+    const started = performance.now();
+    let accepted = 0;
+    for (let index = 0; index < VOTES / PAGE; index++) {
+      accepted += (await pipeline.ingest(page(index, start), 'poll')).accepted.length;
+      sample();
+    }
+    const ingestedMs = performance.now() - started;
+    await pipeline.idle();
+    const elapsedMs = performance.now() - started;
+    sample();
+    clearInterval(sampler);
+    const heapUsed = process.memoryUsage().heapUsed;
+    const grown = ledger.stats();
+    const directoryBefore = await directoryBytes(root);
+
+    clock = start + 12 * HOUR + 12 * HOUR + KEEP_KEYS_FOR_MS + 60_000; // every vote expired, plus the slack
+    const compactStarted = performance.now();
+    await ledger.compact(clock);
+    const compactMs = performance.now() - compactStarted;
+    const after = ledger.stats();
+    const directoryAfter = await directoryBytes(root);
+    await pipeline.stop(clock + 5_000);
+    await ledger.close();
+    await store.close();
+
+    if (accepted !== VOTES || hookCalls !== VOTES) throw new Error(`expected ${VOTES} votes and hook calls, got ${accepted} and ${hookCalls}`);
+    return {
+      votesPerSecond: (VOTES / elapsedMs) * 1000,
+      ingestOnlyPerSecond: (VOTES / ingestedMs) * 1000,
+      elapsedMs,
+      commits: grown.commits,
+      journalBytes: grown.bytes,
+      keys: grown.keys,
+      baselineRss: baseline,
+      peakRss: peak,
+      heapUsedAtEnd: heapUsed,
+      directoryBefore,
+      directoryAfter,
+      keysAfter: after.keys,
+      compactMs,
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) {
+  const result = await runIngestion();
+  process.stdout.write(`${JSON.stringify({ ...result, vmHwm: ownPeakRss(), node: process.version })}\n`);
+}
