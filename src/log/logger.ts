@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
 import { redact } from '../api/redact.js';
 
 /** Options of {@link createLogger}. */
@@ -29,8 +29,9 @@ const REDACTED_KEYS = ['token', 'secret', 'secrets', 'authorization', 'password'
 export function createLogger(options: LoggerOptions): Logger {
   const pretty = options.format === 'pretty' || (options.format !== 'json' && options.isTTY === true);
   const secrets = [...(options.secrets ?? [])].filter((s) => s.length >= 4);
+  // Required only for pretty output: a daemon writing JSON lines never loads it (about 9 MB).
   const stream = pretty
-    ? pinoPretty({
+    ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({
         destination: options.destination,
         colorize: options.isTTY === true,
         translateTime: 'SYS:HH:MM:ss',

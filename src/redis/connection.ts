@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { createClient, type RedisClientType } from '@redis/client';
+import type { RedisClientType } from '@redis/client';
 import { silentLogger, type AgentLogger } from '../agent/logger.js';
 import { ListingAgentError } from '../errors.js';
+import { redisModule } from './client-module.js';
 import { describeRedisUrl, scriptSha } from './keys.js';
 
 /**
@@ -118,7 +119,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       throw new RedisUnavailableError(`state.redis.tls.caFile: cannot read ${options.tls.caFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
-  const client = createClient({
+  const client = redisModule().createClient({
     url: options.url,
     name: options.clientName ?? REDIS_CONNECTION_DEFAULTS.clientName,
     disableOfflineQueue: true,

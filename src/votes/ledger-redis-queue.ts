@@ -1,4 +1,4 @@
-import { ErrorReply } from '@redis/client';
+import { isRedisErrorReply } from '../redis/client-module.js';
 import { silentLogger, type AgentLogger } from '../agent/logger.js';
 import { redisFailure, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
 
@@ -52,7 +52,7 @@ interface Entry extends QueuedWrite {
  * rejected rather than blocking every later write. `LOADING`, `BUSY`, `OOM`, `READONLY`... pass.
  */
 function isDefinite(error: unknown): boolean {
-  return error instanceof ErrorReply && /^(ERR|WRONGTYPE)\b/.test(error.message);
+  return isRedisErrorReply(error) && /^(ERR|WRONGTYPE)\b/.test(error.message);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
