@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import { createListingClient } from '../../api/client.js';
 import { commandsSourceFor } from '../../commands/configured-source.js';
 import { formatDiff } from '../../commands/diff.js';
@@ -8,10 +6,9 @@ import { ConfigError } from '../../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../../config/loader.js';
 import { ListingAgentError } from '../../errors.js';
 import { silentLogger } from '../../agent/logger.js';
-import { parseStateDocument } from '../../store/document.js';
-import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { cliState } from '../state.js';
 
 export const COMMANDS_HELP = `Usage: listing-agent commands <subcommand> [options]
 
@@ -27,7 +24,13 @@ Options (both):
   -h, --help          show this help
 
 The commands come from commands.source: discord (Discord's API with discord.token) or file
-(commands.file). The last synced set is read from the state directory.
+(commands.file). The last synced set is read from the state directory, or from Redis with
+state.redis (Redis must answer within 5 s).
+
+sync takes the state directory's lock, so run it while the daemon is stopped. With state.redis
+it takes no lock and runs beside the agents: the command hash is written to Redis directly,
+without the leader's fence that guards the agents' own writes of it, because a sync from the
+CLI is an operator's explicit action; the leader's next sync then finds the commands unchanged.
 `;
 
 async function load(io: CliIo, file: string | undefined, what: string): Promise<LoadedConfig | number> {
@@ -41,23 +44,6 @@ async function load(io: CliIo, file: string | undefined, what: string): Promise<
   }
 }
 
-/** The last synced set, read without taking the state directory's lock (a running agent holds it). */
-function readOnlyState(directory: string) {
-  return {
-    async get<T>(key: string): Promise<T | undefined> {
-      let text: string;
-      try {
-        text = await readFile(join(directory, 'state.json'), 'utf8');
-      } catch {
-        return undefined;
-      }
-      const parsed = parseStateDocument(text);
-      const raw = parsed.ok ? parsed.entries.get(key) : undefined;
-      return raw === undefined ? undefined : (JSON.parse(raw) as T);
-    },
-  };
-}
-
 async function runDiff(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('commands diff', argv, { config: { type: 'string', short: 'c' } });
   if (values.help) {
@@ -68,7 +54,9 @@ async function runDiff(argv: string[], io: CliIo): Promise<number> {
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
   const source = commandsSourceFor(config, { cwd: io.cwd });
-  const plan = await planCommandSync(source, readOnlyState(resolve(io.cwd, config.state.directory)));
+  // The last synced set, read without the state directory's lock (a running agent holds it).
+  await using state = cliState(config, io);
+  const plan = await planCommandSync(source, await state.reader());
   if (plan.last === undefined) io.stdout(`No sync recorded yet: a sync would send all ${plan.commands.length} commands.\n`);
   else if (plan.unchanged) io.stdout(`No change since the last sync (${plan.commands.length} commands, synced ${plan.last.syncedAt}).\n`);
   else io.stdout(`Changes since the last sync (${plan.last.syncedAt}):\n`);
@@ -86,24 +74,21 @@ async function runSync(argv: string[], io: CliIo): Promise<number> {
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
   const source = commandsSourceFor(config, { cwd: io.cwd });
-  const store = createFileStore({ directory: resolve(io.cwd, config.state.directory), owner: io.owner, isProcessAlive: io.isProcessAlive });
+  // File: the store takes the state directory's lock. Redis: the store without the leader's fence.
+  await using state = cliState(config, io);
   await using client = createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
-  await store.open();
-  try {
-    const result = await syncCommands(
-      { source, client, store, logger: silentLogger, now: Date.now },
-      { reason: 'demand', force: values.force === true },
-    );
-    io.stdout(
-      result.skipped
-        ? `Unchanged since the last sync: nothing sent (${result.count} commands). Use --force to send them anyway.\n`
-        : `Synced ${result.count} commands to the listing.\n`,
-    );
-    for (const line of formatDiff(result.diff)) io.stdout(`  ${line}\n`);
-    return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  const store = await state.store();
+  const result = await syncCommands(
+    { source, client, store, logger: silentLogger, now: Date.now },
+    { reason: 'demand', force: values.force === true },
+  );
+  io.stdout(
+    result.skipped
+      ? `Unchanged since the last sync: nothing sent (${result.count} commands). Use --force to send them anyway.\n`
+      : `Synced ${result.count} commands to the listing.\n`,
+  );
+  for (const line of formatDiff(result.diff)) io.stdout(`  ${line}\n`);
+  return EXIT.ok;
 }
 
 /** `listing-agent commands <diff|sync>`. */

@@ -7,12 +7,11 @@ import { loadConfig } from '../../config/loader.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
 import { ListingAgentError, ValidationError } from '../../errors.js';
-import { createFileStore } from '../../store/file.js';
-import { configuredVoteHooks, readDeadLetters, stateDirectory, votesLedgerFor } from '../../votes/configured.js';
 import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
 import { voteKey, type DeadLetter } from '../../votes/types.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { cliAgentId, cliState } from '../state.js';
 
 export const VOTES_HELP = `Usage: listing-agent votes <subcommand> [options]
 
@@ -36,8 +35,12 @@ hooks of the config (with their retries, a short backoff), and leaves votes a cr
 to the agent's next start. Dead letters of the in-process hook (vote-event) can only be replayed
 by the embedded agent: agent.votePipeline.retry().
 
+With state.redis, both work on the dead letters in Redis (under state.redis.prefix), beside
+running agents: 'failed' only reads them, and 'retry' takes them through the shared vote ledger
+(no lock; the reward stream hook too, when votes.stream.enabled). Redis must answer within 5 s.
+
 Exit codes: 0 done, 1 a failure (a hook failed again, the service or the state cannot be
-reached), 2 usage error, 78 invalid configuration.
+reached, Redis does not answer), 2 usage error, 78 invalid configuration.
 `;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -81,15 +84,16 @@ async function runFailed(argv: string[], io: CliIo): Promise<number> {
   if (values.help) return help(io);
   const config = await load(io, 'failed', values);
   if (typeof config === 'number') return config;
-  const reading = await readDeadLetters(stateDirectory(config, io.cwd));
+  await using state = cliState(config, io);
+  const reading = await state.deadLetters();
   if (values.json === true) {
     for (const letter of reading.letters) io.stdout(`${JSON.stringify(letter)}\n`);
     return EXIT.ok;
   }
-  if (!reading.exists) io.stdout(`No vote journal at ${reading.path} yet: no vote was recorded there, so nothing failed.\n`);
-  else if (reading.letters.length === 0) io.stdout(`No dead letters in ${reading.path}.\n`);
+  if (!reading.exists) io.stdout(`No vote journal at ${reading.where} yet: no vote was recorded there, so nothing failed.\n`);
+  else if (reading.letters.length === 0) io.stdout(`No dead letters in ${reading.where}.\n`);
   else {
-    io.stdout(`${reading.letters.length} dead ${reading.letters.length === 1 ? 'letter' : 'letters'} in ${reading.path}:\n`);
+    io.stdout(`${reading.letters.length} dead ${reading.letters.length === 1 ? 'letter' : 'letters'} in ${reading.where}:\n`);
     io.stdout(`${letterLines(reading.letters).join('\n')}\n`);
     io.stdout(`Replay with 'listing-agent votes retry' (--key K, --hook H), once the hook works again.\n`);
   }
@@ -104,30 +108,28 @@ async function runRetry(argv: string[], io: CliIo): Promise<number> {
   if (typeof config === 'number') return config;
   const keys = values.key as string[] | undefined;
   const hook = values.hook as string | undefined;
-  const hooks = configuredVoteHooks(config, { env: io.env, cwd: io.cwd });
-  const directory = stateDirectory(config, io.cwd);
-  // The lock keeps a running agent and this replay from appending to one journal at once.
-  const store = createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive });
-  await store.open();
-  try {
-    const result = await replayDeadLetters({
-      ledger: votesLedgerFor(config, 'file', { cwd: io.cwd }),
-      hooks,
-      ...(keys === undefined ? {} : { keys }),
-      ...(hook === undefined ? {} : { hook }),
-    });
-    const replayed = result.succeeded.length + result.failedAgain.length;
-    if (replayed === 0 && result.skipped.length === 0) io.stdout('No dead letter matches: nothing to replay.\n');
-    if (replayed > 0) io.stdout(`Replayed ${replayed} dead ${replayed === 1 ? 'letter' : 'letters'}: ${result.succeeded.length} succeeded, ${result.failedAgain.length} failed again.\n`);
-    for (const letter of result.succeeded) io.stdout(`  ok      ${letter.key}  hook ${letter.hook}\n`);
-    for (const letter of result.failedAgain) io.stdout(`  failed  ${letter.key}  hook ${letter.hook}: ${letter.error}\n`);
-    if (result.skipped.length > 0) {
-      io.stdout(`${result.skipped.length} dead letters of hooks not in the config (${[...new Set(result.skipped.map((l) => l.hook))].join(', ')}) were left alone: the embedded agent replays those with agent.votePipeline.retry().\n`);
-    }
-    return result.failedAgain.length > 0 ? EXIT.failure : EXIT.ok;
-  } finally {
-    await store.close();
+  // Its own agent ID in Redis, never the daemon's: the replayed votes are pending under it meanwhile.
+  await using state = cliState(config, io, { agentId: cliAgentId(io, 'votes-retry') });
+  // Hooks first: a bad hook is a configuration error, before the lock or Redis is touched.
+  const hooks = state.hooks({ env: io.env, cwd: io.cwd });
+  // File: the ledger comes with the state lock (a running agent and this replay never append to
+  // one journal at once). Redis: the shared ledger, beside the running agents.
+  const ledger = await state.ledger();
+  const result = await replayDeadLetters({
+    ledger,
+    hooks,
+    ...(keys === undefined ? {} : { keys }),
+    ...(hook === undefined ? {} : { hook }),
+  });
+  const replayed = result.succeeded.length + result.failedAgain.length;
+  if (replayed === 0 && result.skipped.length === 0) io.stdout('No dead letter matches: nothing to replay.\n');
+  if (replayed > 0) io.stdout(`Replayed ${replayed} dead ${replayed === 1 ? 'letter' : 'letters'}: ${result.succeeded.length} succeeded, ${result.failedAgain.length} failed again.\n`);
+  for (const letter of result.succeeded) io.stdout(`  ok      ${letter.key}  hook ${letter.hook}\n`);
+  for (const letter of result.failedAgain) io.stdout(`  failed  ${letter.key}  hook ${letter.hook}: ${letter.error}\n`);
+  if (result.skipped.length > 0) {
+    io.stdout(`${result.skipped.length} dead letters of hooks not in the config (${[...new Set(result.skipped.map((l) => l.hook))].join(', ')}) were left alone: the embedded agent replays those with agent.votePipeline.retry().\n`);
   }
+  return result.failedAgain.length > 0 ? EXIT.failure : EXIT.ok;
 }
 
 async function runCheck(argv: string[], io: CliIo): Promise<number> {

@@ -7,13 +7,13 @@ import { loadConfig, type LoadedConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
 import { ListingAgentError, ValidationError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
-import { createFileStore } from '../../store/file.js';
-import { configuredVoteHooks, stateDirectory, votesLedgerFor } from '../../votes/configured.js';
+import { stateDirectory } from '../../votes/configured.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
 import { createWebhookReceiver } from '../../webhooks/receiver.js';
 import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { cliAgentId, cliState } from '../state.js';
 import { hookEnvironment, STOP_DEADLINE_MS } from './run.js';
 import { runWebhooksTestCommand } from './webhooks-test.js';
 
@@ -45,9 +45,18 @@ from that file stays valid for ${DEFAULT_SECRET_GRACE_MS / 60_000} minutes. A se
 webhooks.secrets stays valid until you remove it there. No secret is ever printed.
 
 serve takes the state directory's lock, like 'run': run one or the other on a directory.
+With state.redis it takes no lock: it records votes in the Redis vote ledger that every agent
+of the bot shares (a vote delivered to two receivers is rewarded once), keeps v0 vote anchors
+in Redis, and runs the reward stream hook when votes.stream.enabled. Its agent ID is
+state.redis.agentId, else <hostname>/<pid>: give it its own beside a 'run' agent. Redis must
+answer within 5 s at the start.
+
+The secret file stays a file with state.redis: rotate writes it on this machine only, and a
+receiver reads only its own machine's file. For several machines, copy it to each agent's
+state.directory, or put the secrets in webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS).
 
 Exit codes: 0 done (serve: stopped cleanly), 1 a failure (the port, the state directory, the
-service), 2 usage error, 78 invalid configuration.
+service, Redis not answering), 2 usage error, 78 invalid configuration.
 `;
 
 async function load(io: CliIo, sub: string, file: string | undefined): Promise<LoadedConfig | number> {
@@ -100,12 +109,14 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     return EXIT.config;
   }
   const logger = createLogger({ level: config.log.level, format: config.log.format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
-  // Hooks first: a bad hook is a configuration error, before any file or port is touched.
-  const hooks = configuredVoteHooks(config, { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd });
-  const store = createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive });
-  await store.open();
+  // With state.redis this receiver is one more agent on the shared ledger, named like 'run' names one.
+  await using state = cliState(config, io, { agentId: config.state.redis?.agentId ?? cliAgentId(io), logger: logger.child({ component: 'redis' }) });
+  // Hooks first: a bad hook is a configuration error, before any file, port or connection is touched.
+  const hooks = state.hooks({ env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd });
+  // File: the state directory's lock, like 'run'. Redis: the store (v0 anchors) and ledger there.
+  const store = await state.store();
+  const ledger = await state.ledger();
   const client = createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
-  const ledger = votesLedgerFor(config, 'file', { cwd: io.cwd });
   const pipeline = createVotePipeline({ ledger, hooks, logger, now: Date.now });
   const secrets = createWebhookSecrets({ configured: config.webhooks.secrets, file, logger });
   // v0 votes do not name the service project: look it up once (only they need it).
@@ -125,6 +136,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
       logger,
     });
     const url = await receiver.start();
+    logger.info({ state: state.description, ledger: ledger.describe() }, 'webhooks serve: votes are recorded here');
     io.stdout(`listing-agent webhooks serve: receiving at ${url} (hooks: ${hooks.map((h) => h.name).join(', ') || 'none'}); SIGTERM or Ctrl-C stops\n`);
     const signal = await io.stopRequested;
     logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
@@ -136,9 +148,10 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     project?.stop();
     secrets.close();
     await pipeline.stop(Date.now()).catch(() => undefined);
-    await ledger.close().catch(() => undefined);
+    await ledger.close().catch((error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not close the vote ledger cleanly'));
     await client.close().catch(() => undefined);
-    await store.close();
+    // The store (releasing the lock), then the Redis connection: after every user of them.
+    await state.close();
   }
 }
 
@@ -199,6 +212,10 @@ async function runRotate(argv: string[], io: CliIo): Promise<number> {
   }
   io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${file}; a running receiver uses it at once.\n`);
   io.stdout(`Its previous secret in that file stays valid for ${DEFAULT_SECRET_GRACE_MS / 60_000} minutes; if it is in webhooks.secrets, remove it there.\n`);
+  if (config.state.redis !== undefined) {
+    // The secret file is per machine, even when the state is shared through Redis.
+    io.stdout(`state.redis is set, but the secret file is not shared through it: copy ${file} to the state.directory of every other agent's machine, or put the secret in their webhooks.secrets.\n`);
+  }
   return EXIT.ok;
 }
 

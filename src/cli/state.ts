@@ -1,0 +1,219 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { ListingAgentError } from '../errors.js';
+import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { describeRedisUrl } from '../redis/keys.js';
+import { parseStateDocument } from '../store/document.js';
+import { createFileStore } from '../store/file.js';
+import { createRedisStore } from '../store/redis.js';
+import type { StateStore } from '../store/types.js';
+import { configuredVoteHooks, readDeadLetters, stateDirectory, votesLedgerFor, type ConfiguredVoteHooksOptions } from '../votes/configured.js';
+import type { DeadLetter, VoteHook, VoteLedger } from '../votes/types.js';
+import type { CliIo } from './io.js';
+
+/**
+ * The state a CLI command works on, as the configuration names it: the state directory, or Redis
+ * when `state.redis` is set (then the state, the vote ledger and the dead letters are there, as
+ * for `listing-agent run`). One place, so that `votes`, `webhooks` and `commands` never act on
+ * the empty state directory of a Redis user.
+ */
+
+/** How long a command waits for Redis before it gives up with one line naming the host. */
+export const CLI_REDIS_WAIT_MS = 5_000;
+
+/** Options of {@link cliState}. */
+export interface CliStateOptions {
+  /**
+   * This command's agent ID in the Redis vote ledger (its heartbeat, the votes it runs). Default
+   * {@link cliAgentId}: `<host>/<pid>`, unique per process.
+   */
+  agentId?: string;
+  /** Where the Redis connection logs (connected, lost). Default: silent. */
+  logger?: AgentLogger;
+}
+
+/** What {@link CliState.deadLetters} found. */
+export interface CliDeadLetters {
+  /** Where they were read: the journal's path, or the Redis server and prefix. */
+  where: string;
+  /** False when there is no vote journal yet (the file state only; Redis always says true). */
+  exists: boolean;
+  letters: DeadLetter[];
+  /** Damaged journal lines skipped (the file state only). */
+  corruptLines: number;
+}
+
+/** The state of one CLI command. Call {@link CliState.close} when done (or `await using`). */
+export interface CliState extends AsyncDisposable {
+  /** `file` (the state directory) or `redis` (`state.redis`). */
+  readonly kind: 'file' | 'redis';
+  /** Where the state is, for messages; never a password (`redis redis://host:6379 (prefix listing-agent:)`). */
+  readonly description: string;
+  /**
+   * The configured vote hooks (`votes.hooks`, then the reward stream hook on this state's Redis
+   * when `votes.stream.enabled`). No I/O: call it before anything is opened, so that a bad hook
+   * is a configuration error before a lock, a port or a connection is taken.
+   */
+  hooks(options?: Omit<ConfiguredVoteHooksOptions, 'redis' | 'listeners'>): VoteHook[];
+  /**
+   * The state store, opened (once; {@link CliState.close} closes it). File: the file store, which
+   * takes the state directory's lock (a running agent holds it: this throws naming it). Redis: the
+   * Redis store *without* the leader's fence, so leader-only keys (`commands:lastSync`) are written
+   * as an operator's explicit action, whoever leads.
+   */
+  store(): Promise<StateStore>;
+  /** Reads the state without a lock and without writing anything (beside a running agent). */
+  reader(): Promise<Pick<StateStore, 'get'>>;
+  /**
+   * The vote ledger, not opened (its user opens and closes it, before {@link CliState.close}).
+   * File: the journal, after taking the state lock through {@link CliState.store}. Redis: the
+   * shared ledger under this command's agent ID (no lock: every agent of the bot shares it).
+   */
+  ledger(): Promise<VoteLedger>;
+  /** The dead letters, read without opening the ledger or taking a lock (beside a running agent). */
+  deadLetters(): Promise<CliDeadLetters>;
+  /** Closes the store, then the Redis connection. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** A CLI process's agent ID: `<host>/<pid>`, or `<host>/<pid>/<role>` to keep it apart from the daemon's. */
+export function cliAgentId(io: Pick<CliIo, 'owner'>, role?: string): string {
+  return `${io.owner.host}/${io.owner.pid}${role === undefined ? '' : `/${role}`}`;
+}
+
+/** The last synced values of the state directory, read without its lock (`state.json` is replaced by a rename). */
+function fileReader(directory: string): Pick<StateStore, 'get'> {
+  return {
+    async get<T>(key: string): Promise<T | undefined> {
+      let text: string;
+      try {
+        text = await readFile(join(directory, 'state.json'), 'utf8');
+      } catch {
+        return undefined;
+      }
+      const parsed = parseStateDocument(text);
+      const raw = parsed.ok ? parsed.entries.get(key) : undefined;
+      return raw === undefined ? undefined : (JSON.parse(raw) as T);
+    },
+  };
+}
+
+/** The Redis connection `state.redis` describes, not started; a bad URL or CA file is one line. */
+function redisConnectionFor(redis: NonNullable<ListingAgentConfig['state']['redis']>, agentId: string, logger: AgentLogger): RedisConnection {
+  try {
+    return createRedisConnection({
+      url: redis.url,
+      prefix: redis.prefix,
+      tls: redis.tls,
+      clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
+      logger,
+    });
+  } catch (error) {
+    if (error instanceof ListingAgentError) throw error;
+    // The client's own message may quote the URL: never let its password out.
+    const detail = (error instanceof Error ? error.message : String(error)).split(redis.url).join(describeRedisUrl(redis.url));
+    throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
+  }
+}
+
+/**
+ * The state `config` names for a CLI command run by `io`. Nothing is opened yet: the Redis
+ * connection starts at the first method that needs it, and waits up to {@link CLI_REDIS_WAIT_MS}
+ * for Redis; a Redis that does not answer fails that method with a one-line
+ * `RedisUnavailableError` naming the server (never its password).
+ */
+export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'owner' | 'isProcessAlive'>, options: CliStateOptions = {}): CliState {
+  const directory = stateDirectory(config, io.cwd);
+  const redisConfig = config.state.redis;
+  const agentId = options.agentId ?? cliAgentId(io);
+  const connection = redisConfig === undefined ? undefined : redisConnectionFor(redisConfig, agentId, options.logger ?? silentLogger);
+  const description = connection === undefined ? `the state directory ${directory}` : `${connection.describe()} (prefix ${connection.prefix})`;
+  let connecting: Promise<RedisConnection> | undefined;
+  let opened: Promise<StateStore> | undefined;
+  let closing: Promise<void> | undefined;
+
+  /** The started connection, once Redis answered. */
+  function connected(): Promise<RedisConnection> {
+    if (connection === undefined) throw new Error('no state.redis: the file state needs no connection');
+    if (closing !== undefined) return Promise.reject(new Error('the CLI state is closed'));
+    connecting ??= (async () => {
+      connection.start();
+      try {
+        await connection.whenUp({ timeoutMs: CLI_REDIS_WAIT_MS });
+      } catch (error) {
+        const why = connection.downReason ?? 'no answer';
+        throw new RedisUnavailableError(
+          `cannot reach ${connection.describe()} (state.redis.url) within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,
+          { cause: error },
+        );
+      }
+      return connection;
+    })();
+    return connecting;
+  }
+
+  const state: CliState = {
+    kind: connection === undefined ? 'file' : 'redis',
+    description,
+
+    hooks(hookOptions = {}) {
+      return configuredVoteHooks(config, { ...hookOptions, ...(connection === undefined ? {} : { redis: connection }) });
+    },
+
+    store() {
+      opened ??= (async () => {
+        const store =
+          connection === undefined
+            ? createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive })
+            : createRedisStore({ connection: await connected() });
+        await store.open();
+        return store;
+      })();
+      return opened;
+    },
+
+    async reader() {
+      if (connection === undefined) return fileReader(directory);
+      // The Redis store reads without open(); nothing is written.
+      return createRedisStore({ connection: await connected() });
+    },
+
+    async ledger() {
+      if (connection === undefined) {
+        // The lock keeps a running agent and this command from appending to one journal at once.
+        await state.store();
+        return votesLedgerFor(config, 'file', { cwd: io.cwd });
+      }
+      return votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId } });
+    },
+
+    async deadLetters() {
+      if (connection === undefined) {
+        const reading = await readDeadLetters(directory);
+        return { where: reading.path, exists: reading.exists, letters: reading.letters, corruptLines: reading.corruptLines };
+      }
+      // Read straight from Redis: opening the ledger would beat a heartbeat and claim orphaned votes.
+      const ledger = votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId } });
+      return { where: description, exists: true, letters: await ledger.deadLetters(), corruptLines: 0 };
+    },
+
+    close() {
+      closing ??= (async () => {
+        try {
+          if (opened !== undefined) {
+            const store = await opened.catch(() => undefined);
+            await store?.close();
+          }
+        } finally {
+          await connection?.close().catch(() => undefined);
+        }
+      })();
+      return closing;
+    },
+
+    [Symbol.asyncDispose]: () => state.close(),
+  };
+  return state;
+}
