@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import { freePort } from './ports.js';
 
 /**
  * A real `redis-server` (Debian's package; `.ci/run` installs it when missing) on a free port of
@@ -28,17 +30,6 @@ export interface TestRedis {
 }
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** One RESP command over a fresh socket; the reply as text (good enough for tests). */
 function rawCommand(port: number, args: readonly string[]): Promise<string> {
@@ -134,4 +125,12 @@ export async function startTestRedis(): Promise<TestRedis> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A started connection to `redis` under `prefix`, reconnecting fast (50 ms), once it is up. */
+export async function connectTestRedis(redis: TestRedis, prefix: string): Promise<RedisConnection> {
+  const connection = createRedisConnection({ url: redis.url, prefix, reconnectDelaysMs: [50] });
+  connection.start();
+  await connection.whenUp({ timeoutMs: 5_000 });
+  return connection;
 }

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { afterEach } from 'vitest';
 import { seededRandom } from '../../src/emulator/faults.js';
 import { CLI_PATH } from './cli.js';
+import { freePort } from './ports.js';
+export { freePort };
 
 /**
  * Shared parts of the reliability suite (test/reliability): the seed and the short form, the daemon
@@ -38,15 +39,6 @@ export const between = (random: () => number, min: number, max: number) => min +
 export const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A free TCP port on 127.0.0.1 (the OS's pick, released before it is returned). */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A value that is recognisable in a scan and random per run: `<label>-<32 hex>`. */
 export function secretValue(label: string): string {

@@ -39,7 +39,8 @@ describe('several agents on one Redis', () => {
     const voters = Array.from({ length: 10 }, (_, i) => emu.admin.createUser({ username: `voter${i}` }));
     const hook = await startVoteHookServer();
     const { ports, secrets } = await webhooksFor(emu, fx, count);
-    const counts: CountSource = { description: 'test counts', read: async () => ({ ready: true, serverCount: 42, shardCount: 2 }) };
+    let serverCount = 42;
+    const counts: CountSource = { description: 'test counts', read: async () => ({ ready: true, serverCount, shardCount: 2 }) };
 
     // Votes from before the agents: only the cursor brings them (the leader's first poll).
     const cast: string[] = [];
@@ -124,7 +125,9 @@ describe('several agents on one Redis', () => {
 
     if (count === 3) {
       // A graceful stop hands over at once; the new leader finds the commands unchanged (the hash
-      // is in Redis) and posts.
+      // is in Redis) and posts the counts, which changed meanwhile (unchanged counts would wait
+      // for the keep-alive post: the last post is in Redis too).
+      serverCount = 43;
       const firstToken = leader.leadership!.fencingToken!;
       const stoppedAt = Date.now();
       await leader.stop();

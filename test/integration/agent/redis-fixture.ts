@@ -1,26 +1,15 @@
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestEmulator, BotFixture } from '../../helpers/emulator.js';
 import { clientFor } from '../../helpers/client.js';
+import { freePort } from '../../helpers/ports.js';
+export { freePort };
 
 /**
  * What the Redis agent tests share: free ports for webhook receivers (the service needs their URL
  * before the agents start, and the agents need the webhooks' secrets), and one webhook per agent.
  */
-
-/** A free port on 127.0.0.1 (closed again: the agent binds it a moment later). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** One receiver address per agent, each registered as a webhook of the project; every secret. */
 export async function webhooksFor(emu: TestEmulator, fx: BotFixture, count: number): Promise<{ ports: number[]; secrets: string[] }> {

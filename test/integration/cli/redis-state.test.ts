@@ -1,5 +1,4 @@
 import { access, mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { freePort } from '../../helpers/ports.js';
 
 /**
  * The CLI commands that touch the state (`votes failed/retry`, `commands diff/sync`,
@@ -31,14 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** `redis-cli`'s answer without the RESP framing (`:2` → `2`, a bulk string → its text, nil → undefined). */
 async function redisValue(...args: string[]): Promise<string | undefined> {

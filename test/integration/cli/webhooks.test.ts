@@ -1,6 +1,4 @@
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,16 +7,9 @@ import { clientFor } from '../../helpers/client.js';
 import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startReceiver } from '../../helpers/receiver.js';
+import { freePort } from '../../helpers/ports.js';
 
 const LEGACY = 'legacy-shared-secret';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const until = async <T>(attempt: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs;

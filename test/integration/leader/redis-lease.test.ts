@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisLeadership, type RedisLeadership } from '../../../src/leader/redis-lease.js';
-import { createRedisConnection, type RedisConnection } from '../../../src/redis/connection.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { type RedisConnection } from '../../../src/redis/connection.js';
+import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 
 const LEASE = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,9 +25,7 @@ describe('the leader lease in Redis', () => {
 
   /** One agent's connection and leadership (a connection each, as separate processes have). */
   async function agent(agentId: string): Promise<{ connection: RedisConnection; leadership: RedisLeadership; changes: boolean[] }> {
-    const connection = createRedisConnection({ url: redis.url, prefix: 'lease-test:', reconnectDelaysMs: [50] });
-    connection.start();
-    await connection.whenUp({ timeoutMs: 5_000 });
+    const connection = await connectTestRedis(redis, 'lease-test:');
     connections.push(connection);
     const leadership = createRedisLeadership({ connection, agentId, leaseMs: LEASE });
     leaderships.push(leadership);

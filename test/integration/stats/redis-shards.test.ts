@@ -6,7 +6,7 @@ import { createRedisShardsSource, createShardReporter, type ShardReporter } from
 import { ownShardsSourceFor } from '../../../src/stats/sources/redis-shards-local.js';
 import type { OwnShardsReading, OwnShardsSource } from '../../../src/stats/sources/redis-shards-reports.js';
 import { startFakeDiscord } from '../../helpers/fake-discord/index.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startTsChild } from '../../helpers/ts-child.js';
 
 const PREFIX = 'shards-test:';
@@ -33,9 +33,7 @@ describe('shard aggregation on Redis', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    connection = createRedisConnection({ url: redis.url, prefix: PREFIX, reconnectDelaysMs: [50] });
-    connection.start();
-    await connection.whenUp({ timeoutMs: 5_000 });
+    connection = await connectTestRedis(redis, PREFIX);
   });
   beforeEach(async () => {
     await Promise.all(reporters.splice(0).map((reporter) => reporter.stop()));

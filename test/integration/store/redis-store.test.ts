@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../../../src/redis/connection.js';
 import { FencedError } from '../../../src/store/errors.js';
 import { createRedisStore, escapeGlob } from '../../../src/store/redis.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { describeStoreContract } from '../../unit/store/store-contract.js';
 
 let redis: TestRedis;
@@ -18,9 +18,7 @@ afterAll(async () => {
 /** A started connection under a prefix of its own: tests share the server, never a key. */
 async function connect(): Promise<RedisConnection> {
   prefixes += 1;
-  const connection = createRedisConnection({ url: redis.url, prefix: `t${prefixes}:`, reconnectDelaysMs: [50] });
-  connection.start();
-  await connection.whenUp({ timeoutMs: 5_000 });
+  const connection = await connectTestRedis(redis, `t${prefixes}:`);
   return connection;
 }
 

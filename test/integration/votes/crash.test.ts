@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { voteKey } from '../../../src/votes/types.js';
 import { CLI_PATH } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
+import { seededRandom } from '../../../src/emulator/faults.js';
 
 /**
  * The crash test of the issue: the agent as a child process (`listing-agent run`), an exec hook
@@ -31,18 +32,6 @@ const PIPELINE_CONCURRENCY = 16;
 // plus those whose record was still waiting for the event loop (more on a loaded machine: the whole
 // suite runs beside this test on two cores).
 const TAIL = 8 * PIPELINE_CONCURRENCY;
-
-/** mulberry32: a small seeded generator, so kill points are the same from run to run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -86,7 +75,7 @@ async function rewards(file: string): Promise<{ key: string; run: number }[]> {
 
 describe('crash test: SIGKILL at random points while votes stream in', () => {
   it('fires every vote, and a vote twice only for a kill between a hook success and its record', { timeout: 120_000 }, async () => {
-    const random = seeded(20_240_601);
+    const random = seededRandom(20_240_601);
     const emu = await startTestEmulator({ settings: { votesPageSize: PAGE_SIZE, v1RequestsPerSecond: 10_000 } });
     const fx = setupBot(emu);
     const voters = Array.from({ length: 50 }, (_, i) => emu.admin.createUser({ username: `voter${i}` }));

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createRedisConnection, type RedisConnection } from '../../../src/redis/connection.js';
+import { type RedisConnection } from '../../../src/redis/connection.js';
 import { createStreamHook, createVoteConsumer, type StreamVoteContext } from '../../../src/votes/stream.js';
 import type { Vote } from '../../../src/votes/types.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startTsChild } from '../../helpers/ts-child.js';
 import { testVote } from '../../helpers/stream-votes.js';
 
@@ -16,9 +16,7 @@ describe('the reward stream when a consumer process dies holding a vote', () => 
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    connection = createRedisConnection({ url: redis.url, prefix: PREFIX, reconnectDelaysMs: [50] });
-    connection.start();
-    await connection.whenUp({ timeoutMs: 5_000 });
+    connection = await connectTestRedis(redis, PREFIX);
   });
   afterAll(async () => {
     await connection?.close();

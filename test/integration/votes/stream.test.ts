@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentLogger } from '../../../src/agent/logger.js';
 import { configSchema } from '../../../src/config/schema.js';
-import { createRedisConnection, type RedisConnection } from '../../../src/redis/connection.js';
+import { type RedisConnection } from '../../../src/redis/connection.js';
 import { configuredVoteHooks } from '../../../src/votes/configured.js';
 import { createStreamHook, createVoteConsumer, STREAM_HOOK_NAME, type StreamVoteContext, type VoteConsumer } from '../../../src/votes/stream.js';
 import type { Vote } from '../../../src/votes/types.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { testVote } from '../../helpers/stream-votes.js';
 
 const PREFIX = 'stream-test:';
@@ -36,9 +36,7 @@ describe('the reward stream', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    connection = createRedisConnection({ url: redis.url, prefix: PREFIX, reconnectDelaysMs: [50] });
-    connection.start();
-    await connection.whenUp({ timeoutMs: 5_000 });
+    connection = await connectTestRedis(redis, PREFIX);
   });
   beforeEach(async () => {
     await Promise.all(consumers.splice(0).map((c) => c.stop()));

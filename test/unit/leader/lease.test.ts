@@ -11,6 +11,7 @@ import {
   type LeaseState,
   type RenewOutcome,
 } from '../../../src/leader/lease.js';
+import { seededRandom } from '../../../src/emulator/faults.js';
 
 const LEASE = 2_000;
 const timing = leaseTiming(LEASE);
@@ -104,18 +105,6 @@ describe('the lease core', () => {
   });
 });
 
-/** mulberry32, so a failing run can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 interface SimRequest {
   kind: 'acquire' | 'renew';
   token: number;
@@ -141,7 +130,7 @@ interface SimAgent {
  * millisecond checks that an agent believing it leads holds the key in Redis, so two never do.
  */
 function simulate(seed: number, agentsCount: number, durationMs: number) {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   let key: { value: string; expiresAt: number } | undefined;
   let fence = 0;
   let redisDownUntil = -1;
