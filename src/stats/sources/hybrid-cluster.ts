@@ -35,6 +35,18 @@ export interface ClusterManagerLike {
   fetchClientValues(prop: string, cluster?: number): Promise<unknown>;
 }
 
+/** One cluster's counts (the probe run in it), or why it cannot be read yet. */
+export async function readClusterCounts(cluster: ClusterLike, timeoutMs: number, signal?: AbortSignal): Promise<ProbePart> {
+  const label = `cluster ${cluster.id}`;
+  if (cluster.thread === null) return { label, problem: 'has no process yet (spawning or respawning)' };
+  try {
+    return { label, probe: await withTimeout(cluster.eval(PROBE_SCRIPT, undefined, timeoutMs), timeoutMs, label, signal) };
+  } catch (error) {
+    signal?.throwIfAborted();
+    return { label, problem: `cannot be read yet (${messageOf(error)})` };
+  }
+}
+
 /**
  * Counts from a discord-hybrid-sharding ClusterManager, in the manager's process. Detected by
  * shape; the package is an optional peer and never imported.
@@ -49,16 +61,7 @@ export interface ClusterManagerLike {
 export function createClusterManagerSource(manager: ClusterManagerLike, options: EmbeddedSourceOptions = {}): CountSource {
   const timeoutMs = options.timeoutMs ?? EMBEDDED_SOURCE_DEFAULTS.timeoutMs;
 
-  const readCluster = async (cluster: ClusterLike, signal?: AbortSignal): Promise<ProbePart> => {
-    const label = `cluster ${cluster.id}`;
-    if (cluster.thread === null) return { label, problem: 'has no process yet (spawning or respawning)' };
-    try {
-      return { label, probe: await withTimeout(cluster.eval(PROBE_SCRIPT, undefined, timeoutMs), timeoutMs, label, signal) };
-    } catch (error) {
-      signal?.throwIfAborted();
-      return { label, problem: `cannot be read yet (${messageOf(error)})` };
-    }
-  };
+  const readCluster = (cluster: ClusterLike, signal?: AbortSignal) => readClusterCounts(cluster, timeoutMs, signal);
 
   return {
     get description() {

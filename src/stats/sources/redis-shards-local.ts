@@ -2,19 +2,15 @@ import type { CountReading } from '../source.js';
 import { countSourceFor, isClusterManager, isDiscordClient, isShardingManager } from './detect.js';
 import {
   EMBEDDED_SOURCE_DEFAULTS,
-  PROBE_SCRIPT,
-  messageOf,
   probeClient,
   range,
   readingFromProbes,
-  withTimeout,
   type DiscordClientLike,
   type EmbeddedSourceOptions,
-  type ProbePart,
 } from './discord-client.js';
-import type { ClusterManagerLike } from './hybrid-cluster.js';
+import { readClusterCounts, type ClusterManagerLike } from './hybrid-cluster.js';
 import type { OwnShardsReading, OwnShardsSource } from './redis-shards-reports.js';
-import type { ShardingManagerLike } from './sharding-manager.js';
+import { readManagedShard, type ShardingManagerLike } from './sharding-manager.js';
 
 /*
  * Which shards a bot process holds, and their counts, for every embedded shape: what a shard
@@ -50,19 +46,7 @@ async function shardingManagerOwnShards(manager: ShardingManagerLike, timeoutMs:
   if (total === 'auto' || manager.shards.size === 0) return { ready: false, reason: 'counts not ready: the ShardingManager has not spawned its shards yet' };
   const held = Array.isArray(manager.shardList) && manager.shardList.length > 0 ? manager.shardList : range(total);
   const shards = [...manager.shards.values()];
-  const parts = await Promise.all(
-    shards.map(async (shard): Promise<ProbePart> => {
-      const label = `shard ${shard.id}`;
-      if (shard.process === null && (shard.worker ?? null) === null) return { label, problem: 'has no process yet (spawning or respawning)' };
-      if (shard.ready === false) return { label, problem: 'is not ready yet (its Client is logging in, reconnecting or respawning)' };
-      try {
-        return { label, probe: await withTimeout(shard.eval(PROBE_SCRIPT), timeoutMs, label, signal) };
-      } catch (error) {
-        signal?.throwIfAborted();
-        return { label, problem: `cannot be read yet (${messageOf(error)})` };
-      }
-    }),
-  );
+  const parts = await Promise.all(shards.map((shard) => readManagedShard(shard, timeoutMs, signal)));
   const spawned = new Set(shards.map((shard) => shard.id));
   const unspawned = held.filter((id) => !spawned.has(id));
   if (unspawned.length > 0) parts.push({ label: `shards ${unspawned.join(', ')}`, problem: 'not spawned yet' });
@@ -74,18 +58,7 @@ async function clusterManagerOwnShards(manager: ClusterManagerLike, timeoutMs: n
   if (!(total > 0) || manager.clusters.size === 0) return { ready: false, reason: 'counts not ready: the ClusterManager has not spawned its clusters yet' };
   const held = manager.shardList && manager.shardList.length > 0 ? manager.shardList : range(total);
   const clusters = [...manager.clusters.values()];
-  const parts = await Promise.all(
-    clusters.map(async (cluster): Promise<ProbePart> => {
-      const label = `cluster ${cluster.id}`;
-      if (cluster.thread === null) return { label, problem: 'has no process yet (spawning or respawning)' };
-      try {
-        return { label, probe: await withTimeout(cluster.eval(PROBE_SCRIPT, undefined, timeoutMs), timeoutMs, label, signal) };
-      } catch (error) {
-        signal?.throwIfAborted();
-        return { label, problem: `cannot be read yet (${messageOf(error)})` };
-      }
-    }),
-  );
+  const parts = await Promise.all(clusters.map((cluster) => readClusterCounts(cluster, timeoutMs, signal)));
   const wanted = manager.totalClusters ?? -1;
   if (wanted > clusters.length) parts.push({ label: `${wanted - clusters.length} of ${wanted} clusters`, problem: 'not spawned yet' });
   return restrict(readingFromProbes(parts, total, held), held);

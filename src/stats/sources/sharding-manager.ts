@@ -34,6 +34,20 @@ export interface ShardingManagerLike {
   fetchClientValues(prop: string, shard?: number): Promise<unknown>;
 }
 
+/** One shard process's counts (the probe run in it), or why it cannot be read yet. */
+export async function readManagedShard(shard: ManagedShardLike, timeoutMs: number, signal?: AbortSignal): Promise<ProbePart> {
+  const label = `shard ${shard.id}`;
+  // `undefined` means the object does not say (a structural stand-in): ask it anyway.
+  if (shard.process === null && (shard.worker ?? null) === null) return { label, problem: 'has no process yet (spawning or respawning)' };
+  if (shard.ready === false) return { label, problem: 'is not ready yet (its Client is logging in, reconnecting or respawning)' };
+  try {
+    return { label, probe: await withTimeout(shard.eval(PROBE_SCRIPT), timeoutMs, label, signal) };
+  } catch (error) {
+    signal?.throwIfAborted();
+    return { label, problem: `cannot be read yet (${messageOf(error)})` };
+  }
+}
+
 /**
  * Counts from a discord.js ShardingManager, in the manager's process.
  *
@@ -52,18 +66,7 @@ export interface ShardingManagerLike {
 export function createShardingManagerSource(manager: ShardingManagerLike, options: EmbeddedSourceOptions = {}): CountSource {
   const timeoutMs = options.timeoutMs ?? EMBEDDED_SOURCE_DEFAULTS.timeoutMs;
 
-  const readShard = async (shard: ManagedShardLike, signal?: AbortSignal): Promise<ProbePart> => {
-    const label = `shard ${shard.id}`;
-    // `undefined` means the object does not say (a structural stand-in): ask it anyway.
-    if (shard.process === null && (shard.worker ?? null) === null) return { label, problem: 'has no process yet (spawning or respawning)' };
-    if (shard.ready === false) return { label, problem: 'is not ready yet (its Client is logging in, reconnecting or respawning)' };
-    try {
-      return { label, probe: await withTimeout(shard.eval(PROBE_SCRIPT), timeoutMs, label, signal) };
-    } catch (error) {
-      signal?.throwIfAborted();
-      return { label, problem: `cannot be read yet (${messageOf(error)})` };
-    }
-  };
+  const readShard = (shard: ManagedShardLike, signal?: AbortSignal) => readManagedShard(shard, timeoutMs, signal);
 
   return {
     get description() {
