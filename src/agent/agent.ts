@@ -9,33 +9,24 @@ import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } f
 import { createHealthServer, type HealthServer } from '../health/server.js';
 import { createAgentMetrics, type AgentMetrics } from '../health/metrics.js';
 import { createFileStore } from '../store/file.js';
-import { createRedisStore } from '../store/redis.js';
-import { whileLeading, type LeaderOnlyCapability } from '../leader/gate.js';
-import { createRedisLeadership, type RedisLeadership } from '../leader/redis-lease.js';
+import { createAgentCluster, type AgentCluster } from '../leader/cluster.js';
+import type { LeaderOnlyCapability } from '../leader/gate.js';
 import type { Leadership } from '../leader/types.js';
-import { createRedisConnection, defaultAgentId, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
-import { COMMANDS_STATE_KEY } from '../commands/sync.js';
-import { BUFFER_KEY } from '../stats/buffer-store.js';
-import { CURSOR_KEY_PREFIX } from '../votes/cursor-state.js';
-import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
+import { defaultAgentId, RedisUnavailableError } from '../redis/connection.js';
 import type { StateStore } from '../store/types.js';
 import type { Capability, CapabilityContext } from './capability.js';
+import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from './logger.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
-import { createCommandsCapability, type CommandsCapability } from '../commands/capability.js';
-import { commandsSourceFor } from '../commands/configured-source.js';
+import type { CommandsCapability } from '../commands/capability.js';
 import type { CommandSyncResult } from '../commands/types.js';
-import { createShardReporterCapability, createStatsCapability } from '../stats/capability.js';
-import { createConfiguredSource } from '../stats/configured-source.js';
 import type { CountSource } from '../stats/source.js';
-import { countSourceFor } from '../stats/sources/detect.js';
-import { createVotesCapability, type VotesCapability, type VotesCapabilityOptions } from '../votes/capability.js';
-import { configuredVoteHooks } from '../votes/configured.js';
+import type { VotesCapability, VotesCapabilityOptions } from '../votes/capability.js';
 import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
-import { createWebhooksCapability, type WebhooksCapability, type WebhooksCapabilityOptions } from '../webhooks/capability.js';
+import type { WebhooksCapability, WebhooksCapabilityOptions } from '../webhooks/capability.js';
 
 /** Options of {@link createListingAgent}. */
 export interface ListingAgentOptions {
@@ -94,104 +85,7 @@ const STATE_KEY = 'agent:lastRun';
 /** How long `start()` waits for Redis before going on without it (it keeps reconnecting). */
 const REDIS_START_WAIT_MS = 2_000;
 
-/**
- * The state keys only the leader writes, fenced by its lease token in the Redis store: the votes
- * cursors (`votes:cursor:<project>`), the command hash (`commands:lastSync`) and the stats buffer
- * (`stats:buffer`).
- */
-export function isLeaderOnlyKey(key: string): boolean {
-  return key.startsWith(CURSOR_KEY_PREFIX) || key === COMMANDS_STATE_KEY || key === BUFFER_KEY;
-}
-
-/** What an agent on `state.redis` shares its work through. */
-interface Cluster {
-  connection: RedisConnection;
-  leadership: RedisLeadership;
-  agentId: string;
-}
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
-
-/**
- * The capabilities `config` enables, with their sources. Throws `ValidationError` when one cannot
- * run. With a `cluster` (several agents on one Redis), stats and commands run on the leader only,
- * the votes poller too; the vote pipeline and the webhook receiver run on every agent, on the
- * Redis ledger; an embedded bot's shards are reported to Redis by every agent and summed by the
- * leader's poster.
- */
-function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions, cluster: Cluster | undefined): Capability[] {
-  const capabilities: Capability[] = [];
-  const leaderOnly = (capability: Capability): Capability => (cluster ? whileLeading(capability, cluster.leadership) : capability);
-  if (config.stats.enabled) {
-    if (cluster && options.countSource === undefined && (config.stats.source === 'embedded' || config.stats.source === 'redis')) {
-      if (config.stats.source === 'embedded') {
-        capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
-      }
-      const summed = createConfiguredSource({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection });
-      capabilities.push(leaderOnly(createStatsCapability(summed)));
-    } else {
-      capabilities.push(leaderOnly(createStatsCapability(statsSource(config, options))));
-    }
-  }
-  if (config.commands.enabled) {
-    capabilities.push(
-      leaderOnly(
-        createCommandsCapability(
-          commandsSourceFor(config, {
-            ...(options.commands !== undefined ? { commands: options.commands } : {}),
-            ...(options.discord !== undefined ? { discord: options.discord } : {}),
-          }),
-        ),
-      ),
-    );
-  }
-  // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
-  const memory = options.store !== undefined && options.store.describe().startsWith('memory');
-  const ledger = cluster ? 'redis' : memory ? 'memory' : 'file';
-  const redis = cluster ? { connection: cluster.connection, agentId: cluster.agentId } : undefined;
-  // Colliding hook names are a configuration error: refuse now, not at every reconnect.
-  if ((config.votes.enabled || config.webhooks.enabled) && options.votes?.hooks === undefined) {
-    configuredVoteHooks(config, { ...options.votes?.hookOptions, ...(redis ? { redis: redis.connection } : {}) });
-  }
-  let votes: VotesCapability | undefined;
-  if (config.votes.enabled) {
-    votes = createVotesCapability({ ledger, ...(redis ? { redis, leadership: cluster!.leadership } : {}), ...options.votes });
-    capabilities.push(votes);
-  }
-  if (config.webhooks.enabled) {
-    // One pipeline per agent: the votes capability's (started before this one) when it runs.
-    const shared = votes;
-    const own = {
-      ledger: options.votes?.ledger ?? ledger,
-      ...(redis ? { redis } : {}),
-      ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}),
-      ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}),
-    };
-    capabilities.push(createWebhooksCapability({ ...(shared ? { sharedPipeline: () => shared.pipeline } : own), ...options.webhooks }));
-  }
-  return capabilities;
-}
-
-/** The bot object of embedded mode, or a `ValidationError` saying to pass it. */
-function embeddedBot(options: ListingAgentOptions): unknown {
-  if (options.discord === undefined) {
-    throw new ValidationError('config', 'the configuration', [
-      {
-        path: 'stats.source',
-        message:
-          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
-      },
-    ]);
-  }
-  return options.discord;
-}
-
-function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
-  if (options.countSource) return options.countSource;
-  if (config.stats.source !== 'embedded') {
-    return createConfiguredSource(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
-  }
-  return countSourceFor(embeddedBot(options));
-}
 
 /** Validates a configuration as the agent would, or throws `ValidationError` listing every problem. */
 export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
@@ -222,7 +116,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly capabilities: Capability[];
   private readonly reconnectDelaysMs: readonly number[];
   private readonly ownsClient: boolean;
-  private readonly cluster: Cluster | undefined;
+  private readonly cluster: AgentCluster | undefined;
   private health: HealthServer | undefined;
   private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
@@ -247,16 +141,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     const redis = this.config.state.redis;
     if (redis !== undefined && options.store === undefined) {
       const agentId = options.agentId ?? redis.agentId ?? defaultAgentId();
-      const connection = createRedisConnection({
-        url: redis.url,
-        prefix: redis.prefix,
-        tls: redis.tls,
-        clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
-        logger: this.logger.child({ component: 'redis' }),
-      });
-      const leadership = createRedisLeadership({ connection, agentId, leaseMs: redis.lease, logger: this.logger.child({ component: 'leader' }) });
-      this.cluster = { connection, leadership, agentId };
-      this.store = createRedisStore({ connection, fence: { token: () => leadership.fencingToken, applies: isLeaderOnlyKey } });
+      const { store, ...cluster } = createAgentCluster(redis, agentId, this.logger);
+      this.cluster = cluster;
+      this.store = store;
     } else {
       this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
     }
@@ -350,7 +237,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * Connects to Redis (waiting a little for it, never failing on it), and wires its readiness
    * (`redis`, `leader`), metrics and logs.
    */
-  private async startRedis(cluster: Cluster): Promise<void> {
+  private async startRedis(cluster: AgentCluster): Promise<void> {
     const { connection, leadership, agentId } = cluster;
     const where = connection.describe();
     this.mark('redis', false, `connecting to ${where}`);

@@ -1,0 +1,98 @@
+import { ValidationError } from '../errors.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { createCommandsCapability } from '../commands/capability.js';
+import { commandsSourceFor } from '../commands/configured-source.js';
+import { whileLeading } from '../leader/gate.js';
+import type { AgentCluster } from '../leader/cluster.js';
+import { createShardReporterCapability, createStatsCapability } from '../stats/capability.js';
+import { createConfiguredSource } from '../stats/configured-source.js';
+import type { CountSource } from '../stats/source.js';
+import { countSourceFor } from '../stats/sources/detect.js';
+import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
+import { createVotesCapability, type VotesCapability } from '../votes/capability.js';
+import { configuredVoteHooks } from '../votes/configured.js';
+import { createWebhooksCapability } from '../webhooks/capability.js';
+import type { ListingAgentOptions } from './agent.js';
+import type { Capability } from './capability.js';
+
+/**
+ * The capabilities `config` enables, with their sources. Throws `ValidationError` when one cannot
+ * run. With a `cluster` (several agents on one Redis), stats and commands run on the leader only,
+ * the votes poller too; the vote pipeline and the webhook receiver run on every agent, on the
+ * Redis ledger; an embedded bot's shards are reported to Redis by every agent and summed by the
+ * leader's poster.
+ */
+export function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions, cluster: AgentCluster | undefined): Capability[] {
+  const capabilities: Capability[] = [];
+  const leaderOnly = (capability: Capability): Capability => (cluster ? whileLeading(capability, cluster.leadership) : capability);
+  if (config.stats.enabled) {
+    if (cluster && options.countSource === undefined && (config.stats.source === 'embedded' || config.stats.source === 'redis')) {
+      if (config.stats.source === 'embedded') {
+        capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
+      }
+      const summed = createConfiguredSource({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection });
+      capabilities.push(leaderOnly(createStatsCapability(summed)));
+    } else {
+      capabilities.push(leaderOnly(createStatsCapability(statsSource(config, options))));
+    }
+  }
+  if (config.commands.enabled) {
+    capabilities.push(
+      leaderOnly(
+        createCommandsCapability(
+          commandsSourceFor(config, {
+            ...(options.commands !== undefined ? { commands: options.commands } : {}),
+            ...(options.discord !== undefined ? { discord: options.discord } : {}),
+          }),
+        ),
+      ),
+    );
+  }
+  // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
+  const memory = options.store !== undefined && options.store.describe().startsWith('memory');
+  const ledger = cluster ? 'redis' : memory ? 'memory' : 'file';
+  const redis = cluster ? { connection: cluster.connection, agentId: cluster.agentId } : undefined;
+  // Colliding hook names are a configuration error: refuse now, not at every reconnect.
+  if ((config.votes.enabled || config.webhooks.enabled) && options.votes?.hooks === undefined) {
+    configuredVoteHooks(config, { ...options.votes?.hookOptions, ...(redis ? { redis: redis.connection } : {}) });
+  }
+  let votes: VotesCapability | undefined;
+  if (config.votes.enabled) {
+    votes = createVotesCapability({ ledger, ...(redis ? { redis, leadership: cluster!.leadership } : {}), ...options.votes });
+    capabilities.push(votes);
+  }
+  if (config.webhooks.enabled) {
+    // One pipeline per agent: the votes capability's (started before this one) when it runs.
+    const shared = votes;
+    const own = {
+      ledger: options.votes?.ledger ?? ledger,
+      ...(redis ? { redis } : {}),
+      ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}),
+      ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}),
+    };
+    capabilities.push(createWebhooksCapability({ ...(shared ? { sharedPipeline: () => shared.pipeline } : own), ...options.webhooks }));
+  }
+  return capabilities;
+}
+
+/** The bot object of embedded mode, or a `ValidationError` saying to pass it. */
+function embeddedBot(options: ListingAgentOptions): unknown {
+  if (options.discord === undefined) {
+    throw new ValidationError('config', 'the configuration', [
+      {
+        path: 'stats.source',
+        message:
+          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
+      },
+    ]);
+  }
+  return options.discord;
+}
+
+function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
+  if (options.countSource) return options.countSource;
+  if (config.stats.source !== 'embedded') {
+    return createConfiguredSource(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
+  }
+  return countSourceFor(embeddedBot(options));
+}

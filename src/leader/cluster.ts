@@ -1,0 +1,43 @@
+import type { AgentLogger } from '../agent/logger.js';
+import { COMMANDS_STATE_KEY } from '../commands/sync.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
+import { BUFFER_KEY } from '../stats/buffer-store.js';
+import { createRedisStore } from '../store/redis.js';
+import type { StateStore } from '../store/types.js';
+import { CURSOR_KEY_PREFIX } from '../votes/cursor-state.js';
+import { createRedisLeadership, type RedisLeadership } from './redis-lease.js';
+
+/**
+ * The state keys only the leader writes, fenced by its lease token in the Redis store: the votes
+ * cursors (`votes:cursor:<project>`), the command hash (`commands:lastSync`) and the stats buffer
+ * (`stats:buffer`).
+ */
+export function isLeaderOnlyKey(key: string): boolean {
+  return key.startsWith(CURSOR_KEY_PREFIX) || key === COMMANDS_STATE_KEY || key === BUFFER_KEY;
+}
+
+/** What an agent on `state.redis` shares its work through. */
+export interface AgentCluster {
+  connection: RedisConnection;
+  leadership: RedisLeadership;
+  agentId: string;
+}
+
+/**
+ * The Redis side of an agent on `state.redis`: one connection, the leader lease on it, and the
+ * state store whose leader-only keys are fenced by the lease's token. Nothing connects until the
+ * agent starts the connection.
+ */
+export function createAgentCluster(redis: NonNullable<ListingAgentConfig['state']['redis']>, agentId: string, logger: AgentLogger): AgentCluster & { store: StateStore } {
+  const connection = createRedisConnection({
+    url: redis.url,
+    prefix: redis.prefix,
+    tls: redis.tls,
+    clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
+    logger: logger.child({ component: 'redis' }),
+  });
+  const leadership = createRedisLeadership({ connection, agentId, leaseMs: redis.lease, logger: logger.child({ component: 'leader' }) });
+  const store = createRedisStore({ connection, fence: { token: () => leadership.fencingToken, applies: isLeaderOnlyKey } });
+  return { connection, leadership, agentId, store };
+}
