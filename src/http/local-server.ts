@@ -98,13 +98,15 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
   /** Requests in flight, and who waits for them to be done (a graceful stop). */
   let active = 0;
   let drained: (() => void) | undefined;
+  // 'close' fires once per response (node guards it), whether it finished or the connection died:
+  // one listener shared by every response rather than a closure and a once-wrapper per request.
+  const onResponseClose = () => {
+    active -= 1;
+    if (active === 0) drained?.();
+  };
   const server = createServer(limits, (req, res) => {
     active += 1;
-    // 'close' fires once per response, whether it finished or the connection died.
-    res.once('close', () => {
-      active -= 1;
-      if (active === 0) drained?.();
-    });
+    res.on('close', onResponseClose);
     options.handler(req, res);
   });
   if (options.maxConnections !== undefined) {

@@ -5,6 +5,8 @@
  * sender adds (or an attacker smuggles in, like `__proto__`) reaches the hooks.
  */
 
+import { isDateText } from './iso-time.js';
+
 /** `project` of an event payload. */
 export interface WebhookProject {
   /** The service's project ID. */
@@ -111,7 +113,7 @@ function id(value: unknown): string | undefined {
 }
 
 function isoDate(value: unknown): string | undefined {
-  return typeof value === 'string' && Number.isFinite(Date.parse(value)) ? value : undefined;
+  return typeof value === 'string' && isDateText(value) ? value : undefined;
 }
 
 const project: Check<WebhookProject> = (value) => {

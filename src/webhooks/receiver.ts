@@ -5,13 +5,18 @@ import { ListingAgentError } from '../errors.js';
 import type { ListenAddress, ListenSetting } from '../health/listen-error.js';
 import type { AgentMetrics, WebhookDeliveriesLabels } from '../health/metrics.js';
 import { createLocalServer, LOCAL_SERVER_LIMITS, type LocalServerStopOptions } from '../http/local-server.js';
+import { readBodyThen, type BodyResult } from '../http/read-body.js';
 import type { IngestResult } from '../votes/pipeline-types.js';
-import { voteKey, type Vote } from '../votes/types.js';
-import type { LegacyVote, VoteCreateData, WebhookEvent } from './events.js';
+import type { Vote } from '../votes/types.js';
+import type { LegacyVote, WebhookEvent } from './events.js';
+import { createLateWatch } from './late-watch.js';
 import { createLegacyVoteKeys, type AnchorStore } from './legacy-votes.js';
-import { createLogThrottle, pathOf, readBody, send, type Reply } from './receiver-http.js';
+import { createLogThrottle, createTurnBatch, pathOf, send, type Reply } from './receiver-http.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
-import { parseLegacyVote, verifyDelivery, verifyLegacyAuthorization, type VerifyFailure, type VerifyResult } from './verify.js';
+import { parseLegacyVote, verifyDelivery, verifyLegacyAuthorization, type VerifyDeliveryOptions, type VerifyFailure, type VerifyResult } from './verify.js';
+import { voteFromEvent } from './vote-from-event.js';
+
+export { voteFromEvent } from './vote-from-event.js';
 
 /** A delivery the receiver accepted, as {@link WebhookReceiverOptions.onDelivery} hears it (after the answer). */
 export type ReceivedDelivery =
@@ -99,24 +104,15 @@ const OUTCOME_OF: Record<VerifyFailure, Outcome> = {
   unknown_event: 'malformed',
 };
 
+type RecordOutcome = 'accepted' | 'duplicate' | 'error';
+
+/** The answers of a record, made once. */
+const NO_CONTENT: Reply = Object.freeze({ status: 204 });
+const NOT_IN_TIME: Reply = Object.freeze({ status: 503, body: { error: 'not recorded in time, retry' }, headers: { 'retry-after': '1' } });
+const NOT_RECORDED: Reply = Object.freeze({ status: 503, body: { error: 'not recorded, retry' }, headers: { 'retry-after': '1' } });
+
 const isSource = (secrets: WebhookReceiverOptions['secrets']): secrets is SecretSource => !Array.isArray(secrets);
 const canStore = (secrets: WebhookReceiverOptions['secrets']): secrets is WebhookSecrets => isSource(secrets) && 'addIntegration' in secrets;
-
-/** The vote of a `vote.create`: keyed like the poller's, so one vote on both roads fires once. */
-export function voteFromEvent(data: VoteCreateData): Vote {
-  return {
-    key: voteKey(data.user.id, data.created_at),
-    userId: data.user.id,
-    platformId: data.user.platform_id,
-    projectId: data.project.id,
-    weight: data.weight,
-    createdAt: new Date(Date.parse(data.created_at)).toISOString(),
-    expiresAt: new Date(Date.parse(data.expires_at)).toISOString(),
-    road: 'webhook',
-    voteId: data.id,
-    user: { name: data.user.name, avatarUrl: data.user.avatar_url },
-  };
-}
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -148,9 +144,18 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   const throttle = createLogThrottle(now);
   let listeningUrl: string | undefined;
 
+  /** One labels object per outcome, made once (a counter call per delivery need not allocate). */
+  const labelsOf = new Map<Outcome, { outcome: Outcome }>();
   function count(outcome: Outcome): void {
-    metrics?.webhookDeliveries.inc({ outcome });
+    if (metrics === undefined) return;
+    let labels = labelsOf.get(outcome);
+    if (labels === undefined) labelsOf.set(outcome, (labels = { outcome }));
+    metrics.webhookDeliveries.inc(labels);
   }
+
+  /** Whether a debug line would be written: not built at all otherwise (a line per vote at thousands a second). */
+  const levelCheck = (logger as { isLevelEnabled?: unknown }).isLevelEnabled;
+  const debugOn = (): boolean => logger !== silentLogger && (typeof levelCheck !== 'function' || (levelCheck as (level: string) => boolean).call(logger, 'debug'));
 
   /** A refusal: counted, logged at most once per reason per 10 s (a flood must not flood the log). */
   function refuse(req: IncomingMessage, outcome: Outcome, reason: string, reply: Reply): Reply {
@@ -161,59 +166,64 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   }
 
   /**
-   * Records in flight, each with the moment it is late. One coarse timer checks them all: a
-   * timer per delivery costs more than the delivery's own verification at thousands a second.
+   * Records in flight, each with the moment it is late: a queue and one coarse timer (a timer, or
+   * a promise race, per delivery costs more than the delivery's own verification at thousands a second).
    */
-  const inFlight = new Map<symbol, { lateAt: number; late: () => void }>();
-  let lateTimer: NodeJS.Timeout | undefined;
-  function watchLate(): void {
-    if (lateTimer !== undefined) return;
-    lateTimer = setInterval(() => {
-      const time = Date.now();
-      for (const [id, entry] of inFlight) {
-        if (entry.lateAt <= time) {
-          inFlight.delete(id);
-          entry.late();
-        }
+  const lateWatch = createLateWatch({
+    withinMs: answerWithinMs,
+    onError: (error) => logger.error({ err: errorText(error) }, 'answering a late webhook vote failed'),
+  });
+
+  /**
+   * Records votes within the deadline, then calls `done` once: 204 (accepted or duplicate), or 503
+   * when the pipeline cannot (stopped, disk full, too slow). `context` builds the log fields, only
+   * when a line is written.
+   */
+  function recordThen(votes: Vote[], context: () => Record<string, unknown>, done: (reply: Reply, outcome: RecordOutcome) => void): void {
+    const watched = lateWatch.add(() => {
+      // Not a lie either way: if the record lands later, the retry is answered as a duplicate.
+      logger.warn({ ...context(), withinMs: answerWithinMs }, 'vote not recorded in time; answered 503 so the service retries');
+      count('error');
+      done(NOT_IN_TIME, 'error');
+    });
+    const failed = (error: unknown) => {
+      if (!lateWatch.settle(watched)) return;
+      logger.error({ ...context(), err: errorText(error) }, 'could not record a webhook vote; answered 503 so the service retries');
+      count('error');
+      done(NOT_RECORDED, 'error');
+    };
+    let ingesting: Promise<IngestResult>;
+    try {
+      ingesting = pipeline.ingest(votes, 'webhook');
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    ingesting.then((result) => {
+      let outcome: 'accepted' | 'duplicate';
+      try {
+        outcome = result.accepted.length > 0 ? 'accepted' : 'duplicate';
+      } catch (error) {
+        failed(error);
+        return;
       }
-      if (inFlight.size === 0) {
-        clearInterval(lateTimer);
-        lateTimer = undefined;
-      }
-    }, Math.max(10, Math.min(250, Math.floor(answerWithinMs / 4))));
-    lateTimer.unref();
+      if (!lateWatch.settle(watched)) return;
+      count(outcome);
+      if (debugOn()) logger.debug({ ...context(), keys: votes.map((v) => v.key), outcome }, outcome === 'accepted' ? 'vote received by webhook' : 'vote already recorded (a retry or the other road)');
+      done(NO_CONTENT, outcome);
+    }, failed);
   }
 
-  /** Records votes within the deadline: 204, or 503 when the pipeline cannot (stopped, disk full, too slow). */
-  async function record(votes: Vote[], trace: Record<string, unknown>): Promise<{ reply: Reply; outcome: 'accepted' | 'duplicate' | 'error' }> {
-    const id = Symbol('record');
-    const late = new Promise<'late'>((resolve) => {
-      inFlight.set(id, { lateAt: Date.now() + answerWithinMs, late: () => resolve('late') });
-    });
-    watchLate();
-    try {
-      const result = await Promise.race([pipeline.ingest(votes, 'webhook'), late]);
-      if (result === 'late') {
-        // Not a lie either way: if the record lands later, the retry is answered as a duplicate.
-        logger.warn({ ...trace, withinMs: answerWithinMs }, 'vote not recorded in time; answered 503 so the service retries');
-        count('error');
-        return { reply: { status: 503, body: { error: 'not recorded in time, retry' }, headers: { 'retry-after': '1' } }, outcome: 'error' };
-      }
-      const outcome = result.accepted.length > 0 ? 'accepted' : 'duplicate';
-      count(outcome);
-      logger.debug({ ...trace, keys: votes.map((v) => v.key), outcome }, outcome === 'accepted' ? 'vote received by webhook' : 'vote already recorded (a retry or the other road)');
-      return { reply: { status: 204 }, outcome };
-    } catch (error) {
-      logger.error({ ...trace, err: errorText(error) }, 'could not record a webhook vote; answered 503 so the service retries');
-      count('error');
-      return { reply: { status: 503, body: { error: 'not recorded, retry' }, headers: { 'retry-after': '1' } }, outcome: 'error' };
-    } finally {
-      inFlight.delete(id);
-    }
+  /** {@link recordThen} as a promise, for the paths that are not the hot one. */
+  function record(votes: Vote[], context: Record<string, unknown>): Promise<{ reply: Reply; outcome: RecordOutcome }> {
+    return new Promise((resolve) => recordThen(votes, () => context, (reply, outcome) => resolve({ reply, outcome })));
   }
+
+  const verifyOptions = (rawBody: Buffer, req: IncomingMessage, list: readonly string[]): VerifyDeliveryOptions =>
+    options.toleranceSeconds === undefined ? { rawBody, headers: req.headers, secrets: list, now: now() } : { rawBody, headers: req.headers, secrets: list, now: now(), toleranceSeconds: options.toleranceSeconds };
 
   function verify(rawBody: Buffer, req: IncomingMessage, list: readonly string[]): VerifyResult {
-    return verifyDelivery({ rawBody, headers: req.headers, secrets: list, now: now(), ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }) });
+    return verifyDelivery(verifyOptions(rawBody, req, list));
   }
 
   /** The emulator signs a handshake with the secret it brings: checked only when allowed. */
@@ -231,8 +241,12 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     return result.ok && result.event.type === 'integration.create' && result.event.data.webhook_secret === carried ? result : undefined;
   }
 
-  async function v1(req: IncomingMessage, rawBody: Buffer, after: (d: ReceivedDelivery) => void): Promise<Reply> {
-    let result = verify(rawBody, req, currentSecrets());
+  /** Log fields of a v1 event (built only for a line that is written). */
+  const traceOf = (event: WebhookEvent, traceId: string | undefined) => (traceId ? { type: event.type, traceId } : { type: event.type });
+
+  /** Every v1 delivery but a verified `vote.create` (see {@link onBody}); `first` is the result of the first verification. */
+  async function v1(req: IncomingMessage, rawBody: Buffer, first: VerifyResult, after: (d: ReceivedDelivery) => void): Promise<Reply> {
+    let result = first;
     // A rotation may have just landed in the secret file: look once more before refusing.
     if (!result.ok && result.reason === 'bad_signature' && isSource(secrets) && (await secrets.refresh())) result = verify(rawBody, req, currentSecrets());
     if (!result.ok && result.reason === 'bad_signature' && options.acceptSelfSignedHandshakes === true) result = selfSignedHandshake(rawBody, req) ?? result;
@@ -241,7 +255,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       return refuse(req, OUTCOME_OF[result.reason], result.reason, { status: result.status, ...(body ? { body } : {}) });
     }
     const { event, traceId } = result;
-    const trace = { type: event.type, ...(traceId ? { traceId } : {}) };
+    const trace = traceOf(event, traceId);
     switch (event.type) {
       case 'vote.create': {
         const { reply, outcome } = await record([voteFromEvent(event.data)], { ...trace, voteId: event.data.id });
@@ -315,33 +329,8 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     return reply;
   }
 
-  async function route(req: IncomingMessage, after: (d: ReceivedDelivery) => void): Promise<Reply> {
-    if (pathOf(req) !== path) return refuse(req, 'rejected', 'not_found', { status: 404, body: { error: `not found: deliveries go to POST ${path}` }, close: true });
-    if (req.method !== 'POST') {
-      return refuse(req, 'rejected', 'method', { status: 405, body: { error: 'only POST is allowed' }, headers: { allow: 'POST' }, close: true });
-    }
-    const body = await readBody(req, maxBodyBytes);
-    if (body.kind === 'gone') {
-      count('rejected');
-      return { status: 400 };
-    }
-    if (body.kind === 'too_large') return refuse(req, 'too_large', 'too_large', { status: 413, body: { error: `the body is larger than ${maxBodyBytes} bytes` }, close: true });
-    const legacy = options.legacyAuthorization;
-    if (req.headers[SIGNATURE_HEADER] === undefined && req.headers.authorization !== undefined && legacy !== undefined) return v0(req, body.bytes, legacy, after);
-    return v1(req, body.bytes, after);
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let accepted: ReceivedDelivery | undefined;
-    let reply: Reply;
-    try {
-      reply = await route(req, (delivery) => (accepted = delivery));
-    } catch (error) {
-      // Nothing above should throw; if it does, the sender gets a 500 and retries, and we stay up.
-      logger.error({ err: errorText(error) }, 'webhook request failed');
-      count('error');
-      reply = { status: 500, body: { error: 'internal error' } };
-    }
+  /** Answers, then tells `onDelivery` of an accepted delivery. */
+  function finish(req: IncomingMessage, res: ServerResponse, reply: Reply, accepted: ReceivedDelivery | undefined): void {
     send(req, res, reply);
     if (accepted !== undefined && options.onDelivery) {
       try {
@@ -349,6 +338,85 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       } catch (error) {
         logger.warn({ err: errorText(error) }, 'onDelivery threw');
       }
+    }
+  }
+
+  /** Nothing here should throw; if it does, the sender gets a 500 and retries, and we stay up. */
+  function failed(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+    logger.error({ err: errorText(error) }, 'webhook request failed');
+    count('error');
+    send(req, res, { status: 500, body: { error: 'internal error' } });
+  }
+
+  /** Answers what an async path (`v0`, `v1` other than the hot path) decides. */
+  function answerLater(req: IncomingMessage, res: ServerResponse, decide: (after: (d: ReceivedDelivery) => void) => Promise<Reply>): void {
+    let accepted: ReceivedDelivery | undefined;
+    decide((delivery) => (accepted = delivery)).then(
+      (reply) => finish(req, res, reply, accepted),
+      (error: unknown) => failed(req, res, error),
+    );
+  }
+
+  /**
+   * Answers recorded votes together, once per turn of the event loop (right after the sockets that
+   * were readable are read): answers written back to back cost less than the same answers each
+   * written between two reads (see `createTurnBatch`).
+   */
+  const finishSoon = createTurnBatch<[IncomingMessage, ServerResponse, Reply, ReceivedDelivery | undefined]>(
+    ([req, res, reply, accepted]) => finish(req, res, reply, accepted),
+    (error) => logger.error({ err: errorText(error) }, 'answering a webhook delivery failed'),
+  );
+
+  /**
+   * The body is in. The hot path, a v1 `vote.create` that verifies at the first try, runs without
+   * a promise of its own until the pipeline's; everything else goes through `v1` / `v0`.
+   */
+  function onBody(req: IncomingMessage, res: ServerResponse, body: BodyResult): void {
+    if (body.kind === 'gone') {
+      count('rejected');
+      send(req, res, { status: 400 });
+      return;
+    }
+    if (body.kind === 'too_large') {
+      send(req, res, refuse(req, 'too_large', 'too_large', { status: 413, body: { error: `the body is larger than ${maxBodyBytes} bytes` }, close: true }));
+      return;
+    }
+    const rawBody = body.bytes;
+    const legacy = options.legacyAuthorization;
+    if (req.headers[SIGNATURE_HEADER] === undefined && req.headers.authorization !== undefined && legacy !== undefined) {
+      answerLater(req, res, (after) => v0(req, rawBody, legacy, after));
+      return;
+    }
+    const result = verify(rawBody, req, currentSecrets());
+    if (!result.ok || result.event.type !== 'vote.create') {
+      answerLater(req, res, (after) => v1(req, rawBody, result, after));
+      return;
+    }
+    const { event, traceId } = result;
+    recordThen([voteFromEvent(event.data)], () => ({ ...traceOf(event, traceId), voteId: event.data.id }), (reply, outcome) =>
+      finishSoon([req, res, reply, outcome === 'error' ? undefined : { generation: 'v1', event, traceId, outcome }]),
+    );
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    try {
+      if (req.url !== path && pathOf(req) !== path) {
+        send(req, res, refuse(req, 'rejected', 'not_found', { status: 404, body: { error: `not found: deliveries go to POST ${path}` }, close: true }));
+        return;
+      }
+      if (req.method !== 'POST') {
+        send(req, res, refuse(req, 'rejected', 'method', { status: 405, body: { error: 'only POST is allowed' }, headers: { allow: 'POST' }, close: true }));
+        return;
+      }
+      readBodyThen(req, maxBodyBytes, (body) => {
+        try {
+          onBody(req, res, body);
+        } catch (error) {
+          failed(req, res, error);
+        }
+      });
+    } catch (error) {
+      failed(req, res, error);
     }
   }
 
@@ -364,7 +432,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       requestTimeout: timeouts.requestMs ?? LOCAL_SERVER_LIMITS.requestTimeout,
       connectionsCheckingInterval: timeouts.checkEveryMs ?? LOCAL_SERVER_LIMITS.connectionsCheckingInterval,
     },
-    handler: (req, res) => void handle(req, res),
+    handler: handle,
   });
 
   const receiver: WebhookReceiver = {
