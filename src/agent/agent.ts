@@ -278,7 +278,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       this.mark('service', true, `project ${project.name} (${project.id})`);
       // Every capability keeps state in Redis: none starts before it is there.
       if (this.cluster && !this.redisUp) throw new RedisUnavailableError(`Redis: ${this.cluster.connection.describe()} is down; the capabilities start when it returns`);
-      await this.startCapabilities({ id: project.id, name: project.name });
+      // The whole answer: stats and commands read platform and type from it instead of asking again.
+      await this.startCapabilities({ id: project.id, name: project.name, platform: project.platform, type: project.type });
       this.phaseValue = 'running';
       // Only an agent that runs its capabilities competes for the lease.
       this.cluster?.leadership.start();
@@ -320,7 +321,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * Starts the capabilities in order. When one fails, those this call started are stopped again
    * (in reverse) before the error goes up, so that the next try starts each exactly once.
    */
-  private async startCapabilities(project: { id: string; name: string }): Promise<void> {
+  private async startCapabilities(project: NonNullable<CapabilityContext['project']>): Promise<void> {
     const context: CapabilityContext = {
       config: this.config,
       project,

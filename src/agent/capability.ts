@@ -18,7 +18,7 @@ export interface CapabilityContext {
    * The project the agent reached the service as (`GET /projects/@me`). Optional: a context made
    * outside the agent (a test) may leave it out. The webhook receiver files v0 votes under it.
    */
-  project?: { id: string; name: string };
+  project?: { id: string; name: string; platform?: string; type?: string };
   /** Current time in epoch ms (injected in tests). */
   now(): number;
   /** Reports an error without stopping the agent (logged, and emitted as `error`). */

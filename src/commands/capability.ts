@@ -1,5 +1,6 @@
 import type { Capability, CapabilityContext } from '../agent/capability.js';
 import { ApiError } from '../api/errors.js';
+import { knownProjectKind } from '../stats/capability.js';
 import { createSchedule, type Schedule } from '../stats/scheduler.js';
 import { syncCommands } from './sync.js';
 import type { CommandSource, CommandSyncResult } from './types.js';
@@ -29,7 +30,8 @@ export function createCommandsCapability(source: CommandSource): CommandsCapabil
     if (!ctx) throw new Error('the commands capability is not started');
     try {
       if (!skipNotBot) {
-        const project = await ctx.client.projects.get();
+        // The agent's context has the project when the agent fetched it; `@me` is asked only without it.
+        const project = knownProjectKind(ctx) ?? (await ctx.client.projects.get());
         if (project.platform !== 'discord' || project.type !== 'bot') {
           skipNotBot = true;
           ctx.logger.warn({ platform: project.platform, type: project.type }, 'commands sync skipped: the listing takes commands only for chat-platform bots, and this project is not one');

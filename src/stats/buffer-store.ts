@@ -2,7 +2,7 @@ import type { AgentLogger } from '../agent/logger.js';
 import type { StateStore } from '../store/types.js';
 import { emptyBuffer, parseBuffer, type SampleBuffer } from './samples.js';
 
-/** The state store key of the unsent samples. */
+/** The state store key of the unsent samples, the newest sample seen and the last accepted post. */
 export const BUFFER_KEY = 'stats:buffer';
 
 /** The stored form's version, so a later format can read (or set aside) this one. */
@@ -35,7 +35,8 @@ export function createBufferStore(store: StateStore, logger: AgentLogger, report
       return buffer;
     },
     save(buffer, options = {}) {
-      const value = { version: BUFFER_VERSION, samples: buffer.samples, ...(buffer.last ? { last: buffer.last } : {}) };
+      // `posted` (the last accepted post and its time) is what a restart compares with, to skip an unchanged first post.
+      const value = { version: BUFFER_VERSION, samples: buffer.samples, ...(buffer.last ? { last: buffer.last } : {}), ...(buffer.posted ? { posted: buffer.posted } : {}) };
       // Chained, so that two saves in a row can never land in the wrong order.
       queue = queue.then(() =>
         store.set(BUFFER_KEY, value, options).catch((error: unknown) => {

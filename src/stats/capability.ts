@@ -1,4 +1,4 @@
-import type { Capability } from '../agent/capability.js';
+import type { Capability, CapabilityContext } from '../agent/capability.js';
 import { formatDuration } from '../config/duration.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { createStatsPoster, type StatsPoster, type StatsPosterOptions } from './poster.js';
@@ -7,6 +7,17 @@ import { createShardReporter, type ShardReporter } from './sources/redis-shards.
 
 /** Options of {@link createStatsCapability} beyond the source (tests: manual schedules). */
 export type StatsCapabilityOptions = Pick<StatsPosterOptions, 'schedules' | 'random' | 'readyPollMs' | 'backoffBaseMs' | 'kind'>;
+
+/**
+ * The project's platform and type from the agent's context, when it carries them: the agent asked
+ * `GET /projects/@me` before starting the capabilities, so they need not ask again. Read
+ * structurally, since a context made outside the agent (a test, an older agent) may give only the
+ * ID and name; then undefined, and the capability asks `@me` itself.
+ */
+export function knownProjectKind(context: Pick<CapabilityContext, 'project'>): { platform: string; type: string } | undefined {
+  const project = context.project as { platform?: unknown; type?: unknown } | undefined;
+  return typeof project?.platform === 'string' && typeof project.type === 'string' ? { platform: project.platform, type: project.type } : undefined;
+}
 
 /**
  * The `stats` capability: opens the count source, runs the poster with the agent's context and
@@ -22,8 +33,10 @@ export function createStatsCapability(source: CountSource, options: StatsCapabil
       // The source first: the push endpoint must listen before the bot's first report.
       await source.start?.();
       sourceStarted = true;
+      const project = knownProjectKind(context);
       poster = createStatsPoster({
         ...options,
+        ...(project ? { project } : {}),
         source,
         config: context.config.stats,
         client: context.client,

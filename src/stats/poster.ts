@@ -12,7 +12,7 @@ import { createBufferStore } from './buffer-store.js';
 import type { PostedSample, PostTarget } from './events.js';
 import { planRejection, ProjectKindError } from './post-failure.js';
 import { createPostTargets } from './post-targets.js';
-import { appendSample, emptyBuffer, type Sample, type SampleBuffer, sampleProblems, samplesToSend, sampleV0Stats, toBatchEntries, withoutSamples } from './samples.js';
+import { appendSample, emptyBuffer, keepAliveDue, type Sample, type SampleBuffer, sampleProblems, samplesToSend, sampleV0Stats, toBatchEntries, withoutSamples } from './samples.js';
 import { createSchedule, type Schedule, type ScheduleFactory } from './scheduler.js';
 import type { CountSource } from './source.js';
 
@@ -22,7 +22,11 @@ export type StatsConfig = ListingAgentConfig['stats'];
 /** The readiness component of the poster. */
 export const STATS_COMPONENT = 'stats';
 
-/** How often the source is read until its counts are first ready (then the first post goes out). */
+/**
+ * How often the source is read until its counts are first ready (then the first post goes out).
+ * A source with `onChange` (the push source) is also read the moment it signals, so this poll is
+ * only the fallback for it.
+ */
 export const DEFAULT_READY_POLL_MS = 5_000;
 
 /** Options of {@link createStatsPoster}: the source, the `stats` config, and the agent's context. */
@@ -51,8 +55,13 @@ export interface StatsPosterOptions {
   readyPollMs?: number;
   /** First backoff after a 5xx or network failure, doubling up to the interval. Default 30 s. */
   backoffBaseMs?: number;
-  /** The project's metrics kind. Default: read once from `GET /projects/@me`. */
+  /** The project's metrics kind. Default: from `project`, else read once from `GET /projects/@me`. */
   kind?: MetricsKind;
+  /**
+   * The project's platform and type, when the caller has them already (the agent's
+   * `context.project`), so that `@me` is not asked again. Default: read once from `GET /projects/@me`.
+   */
+  project?: { platform: string; type: string };
 }
 
 /** The stats poster: samples, posts, retries, and keeps the unsent history in the store. */
@@ -153,7 +162,7 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
 
   async function projectKind(): Promise<MetricsKind> {
     if (kind) return kind;
-    const project = await client.projects.get(undefined, { signal: aborter.signal });
+    const project = options.project ?? (await client.projects.get(undefined, { signal: aborter.signal }));
     const found = metricsKind(project.platform as Platform, project.type as ProjectType);
     // A wrong token (logged once with the fix, retried slowly), not an outage to back off from.
     if (found !== 'discord/bot') throw new ProjectKindError(project.platform, project.type);
@@ -215,7 +224,7 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
       }
       const entries = toBatchEntries(sending, { now: now(), kind: projectKindValue });
       await client.metrics.batch(entries, undefined, { kind: projectKindValue, signal: aborter.signal });
-      buffer = withoutSamples(buffer, sending);
+      buffer = { ...withoutSamples(buffer, sending), posted: { ...sending.at(-1)!, timestamp: now() } };
       await save();
       targets.succeeded('v1_batch', { target: 'v1_batch', samples: sending.map((s, i) => posted(s, entries[i]!.timestamp)) });
     } catch (error) {
@@ -231,6 +240,8 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
     try {
       const projectKindValue = await projectKind();
       await client.metrics.update({ server_count: sample.serverCount, shard_count: sample.shardCount }, undefined, { kind: projectKindValue, signal: aborter.signal });
+      buffer = { ...buffer, posted: { ...sample, timestamp: now() } };
+      await save();
       targets.succeeded('v1', { target: 'v1', samples: [posted(sample)] });
     } catch (error) {
       await failed('v1', error, [sample]);
@@ -270,6 +281,7 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
       sample = await readCounts();
       if (sample) await record(sample);
     }
+    if (reason === 'first' && sample && waitForKeepAlive(sample)) return;
     const due = (name: PostTarget) => targets.due(name, reason === 'retry');
     if (due(v1Target)) {
       if (config.mode === 'batch') await postBatch(sample !== undefined || reason === 'retry');
@@ -278,6 +290,33 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
     // Counts read long ago are not posted again as current, except to retry the post that failed.
     if (config.v0 && due('v0')) await postV0(sample ?? (reason === 'retry' ? buffer.last : undefined));
     armRetry();
+  }
+
+  /**
+   * The first post after a start, when the counts equal the last accepted post (saved before a
+   * restart) and that post is younger than the interval: nothing new to say, so instead of
+   * posting at once the post schedule is lined up with the keep-alive (that post + the interval).
+   * With a cron `schedule`, the pattern's next match posts. Returns whether the post waits.
+   */
+  function waitForKeepAlive(sample: Sample): boolean {
+    const at = now();
+    const due = keepAliveDue(buffer, sample, { now: at, intervalMs: config.interval });
+    if (due === undefined) return false;
+    if (!config.schedule) {
+      // A new post schedule whose runs sit on the keep-alive's grid, not on this start's.
+      if (postSchedule) {
+        postSchedule.stop();
+        const index = schedules.indexOf(postSchedule);
+        if (index >= 0) schedules.splice(index, 1);
+      }
+      postSchedule = addSchedule(makePostSchedule(due - at));
+    }
+    const lastPostAt = new Date(buffer.posted!.timestamp).toISOString();
+    logger.info(
+      { lastPostAt, nextPostAt: new Date(postSchedule?.nextRunAt() ?? due).toISOString(), serverCount: sample.serverCount, shardCount: sample.shardCount },
+      'counts unchanged since the last post; the first post waits for the keep-alive',
+    );
+    return true;
   }
 
   function flush(reason: FlushReason, fresh?: Sample): Promise<void> {
@@ -305,6 +344,47 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
     await sampleOnce();
   }
 
+  let readyChecking: Promise<void> | undefined;
+  let checkAgain = false;
+  /**
+   * Reads the source for readiness, one read at a time: asked while a read is in flight (the
+   * source signalled during it, so that read may have missed the change), it reads once more
+   * when that one is done, however many times it was asked meanwhile.
+   */
+  function checkReady(): Promise<void> {
+    if (readyChecking) {
+      checkAgain = true;
+      return readyChecking;
+    }
+    checkAgain = false;
+    readyChecking = track(readyCheck()).finally(() => {
+      readyChecking = undefined;
+      if (checkAgain && !everReady && !stopping) void checkReady();
+    });
+    return readyChecking;
+  }
+  let unsubscribe: (() => void) | undefined;
+
+  const addSchedule = (schedule: Schedule) => {
+    schedules.push(schedule);
+    schedule.start();
+    return schedule;
+  };
+  const onRunError = (error: unknown) => {
+    logger.warn({ err: (error as Error).message }, 'a stats run failed');
+    reportError(error);
+  };
+  /** The post schedule: the cron `schedule`, or every `interval` (the first after `firstDelayMs`, default one interval). */
+  const makePostSchedule = (firstDelayMs?: number) =>
+    makeSchedule({
+      name: 'post',
+      ...(config.schedule ? { cron: config.schedule } : { intervalMs: config.interval, ...(firstDelayMs !== undefined ? { firstDelayMs: Math.max(0, firstDelayMs) } : {}) }),
+      jitterMs: config.jitter,
+      ...(options.random ? { random: options.random } : {}),
+      onTick: () => flush('tick'),
+      onError: onRunError,
+    });
+
   const poster: StatsPoster = {
     async start() {
       stopping = false;
@@ -312,34 +392,23 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
       aborter = new AbortController();
       buffer = await persistence.load();
       mark(false, `waiting for counts from ${source.description}`);
-      const add = (schedule: Schedule) => {
-        schedules.push(schedule);
-        schedule.start();
-        return schedule;
-      };
-      const onError = (error: unknown) => {
-        logger.warn({ err: (error as Error).message }, 'a stats run failed');
-        reportError(error);
-      };
-      if (config.mode === 'batch') add(makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(sampleOnce()), onError }));
-      postSchedule = add(
-        makeSchedule({
-          name: 'post',
-          ...(config.schedule ? { cron: config.schedule } : { intervalMs: config.interval }),
-          jitterMs: config.jitter,
-          ...(options.random ? { random: options.random } : {}),
-          onTick: () => flush('tick'),
-          onError,
-        }),
-      );
-      readySchedule = add(makeSchedule({ name: 'ready', intervalMs: options.readyPollMs ?? DEFAULT_READY_POLL_MS, onTick: () => track(readyCheck()), onError }));
+      if (config.mode === 'batch') addSchedule(makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(sampleOnce()), onError: onRunError }));
+      postSchedule = addSchedule(makePostSchedule());
+      readySchedule = addSchedule(makeSchedule({ name: 'ready', intervalMs: options.readyPollMs ?? DEFAULT_READY_POLL_MS, onTick: () => checkReady(), onError: onRunError }));
+      // A source that says when its reading may have changed (a push arrived) is read at once,
+      // not at the next poll: the first post follows the counts by milliseconds, not seconds.
+      unsubscribe = source.onChange?.(() => {
+        if (!everReady && !stopping) void checkReady();
+      });
       // Not awaited: a slow source must not hold up the agent's start; `idle()` waits for it.
-      void track(readySchedule.trigger());
+      void checkReady();
       logger.info({ mode: config.mode, interval: config.interval, schedule: config.schedule, v0: config.v0, source: source.description }, 'stats poster started');
     },
 
     async stop(deadline) {
       stopping = true;
+      unsubscribe?.();
+      unsubscribe = undefined;
       for (const schedule of schedules.splice(0)) schedule.stop();
       retrySchedule?.stop();
       retrySchedule = undefined;

@@ -28,6 +28,12 @@ export interface SampleBuffer {
    * and what a flush sends when nothing new is buffered (at least one entry goes out per flush).
    */
   last?: Sample;
+  /**
+   * The counts of the newest post the service accepted (v1), stamped with when it was accepted
+   * (not when they were read). After a restart, unchanged counts wait for the keep-alive (this
+   * time + the interval) instead of going out at once: see {@link keepAliveDue}.
+   */
+  posted?: Sample;
 }
 
 /** A `metrics/batch` entry as sent: the payload and an ISO 8601 timestamp. */
@@ -101,10 +107,10 @@ export interface AppendOptions {
 export function appendSample(buffer: SampleBuffer, sample: Sample, options: AppendOptions): { buffer: SampleBuffer; appended: boolean } {
   const seen = buffer.last;
   if (options.skipUnchanged && seen !== undefined && sameCounts(seen, sample)) {
-    return { buffer: { samples: buffer.samples, last: sample }, appended: false };
+    return { buffer: { ...buffer, last: sample }, appended: false };
   }
   const samples = thinSamples([...buffer.samples, sample], options.max ?? MAX_BATCH_ENTRIES);
-  return { buffer: { samples, last: sample }, appended: true };
+  return { buffer: { ...buffer, samples, last: sample }, appended: true };
 }
 
 /**
@@ -115,6 +121,30 @@ export function appendSample(buffer: SampleBuffer, sample: Sample, options: Appe
 export function samplesToSend(buffer: SampleBuffer, max: number = MAX_BATCH_ENTRIES): Sample[] {
   if (buffer.samples.length > 0) return thinSamples(buffer.samples, max);
   return buffer.last ? [buffer.last] : [];
+}
+
+/** Options of {@link keepAliveDue}. */
+export interface KeepAliveOptions {
+  /** The agent's clock, epoch ms. */
+  now: number;
+  /** The posting interval: at least one post per interval goes out even when nothing changed (the keep-alive). */
+  intervalMs: number;
+}
+
+/**
+ * When the first post after a start may wait: the epoch ms the keep-alive is due (the last
+ * accepted post + the interval) when `current` and every unsent sample carry the counts of that
+ * post and it is younger than the interval; undefined when the post should go out at once
+ * (nothing posted yet, counts changed, the keep-alive is due, or the clock is behind the post).
+ */
+export function keepAliveDue(buffer: SampleBuffer, current: Sample, options: KeepAliveOptions): number | undefined {
+  const { posted } = buffer;
+  if (posted === undefined) return undefined;
+  const age = options.now - posted.timestamp;
+  // A negative age is a clock stepped back since the post: its keep-alive time means nothing now.
+  if (age < 0 || age >= options.intervalMs) return undefined;
+  if (!sameCounts(current, posted) || !buffer.samples.every((sample) => sameCounts(sample, posted))) return undefined;
+  return posted.timestamp + options.intervalMs;
 }
 
 /** The buffer without the samples in `sent` (by identity: those a flush took from it). */
@@ -229,7 +259,9 @@ export function parseBuffer(value: unknown): { buffer: SampleBuffer; dropped: nu
   const samples = list.map(readSample).filter((sample): sample is Sample => sample !== undefined);
   samples.sort((a, b) => a.timestamp - b.timestamp);
   const last = readSample(raw.last) ?? samples.at(-1);
+  const posted = readSample(raw.posted);
   const buffer: SampleBuffer = { samples: thinSamples(samples) };
   if (last) buffer.last = last;
+  if (posted) buffer.posted = posted;
   return { buffer, dropped: list.length - samples.length };
 }

@@ -1,9 +1,9 @@
 import { Cron } from 'croner';
 
 /**
- * A small schedule abstraction over croner: a cron expression, a fixed interval, or one delayed
- * run, with optional jitter, no overlapping runs, errors caught, and unref'd timers (an embedded
- * agent never keeps the bot's process alive). The poster takes a {@link ScheduleFactory}, so tests
+ * A small schedule abstraction: a cron expression (croner's syntax), a fixed interval, or one
+ * delayed run, with optional jitter, no overlapping runs, errors caught, and unref'd timers (an
+ * embedded agent never keeps the bot's process alive), waking only when a run is due. The poster takes a {@link ScheduleFactory}, so tests
  * pass {@link createManualScheduler} and drive time with `tick()` instead of sleeping.
  */
 
@@ -13,14 +13,25 @@ export interface ScheduleOptions {
   name: string;
   /** A cron expression (croner syntax, 5 or 6 fields), read in the host's time zone. */
   cron?: string;
-  /** Runs every `intervalMs` (rounded up to whole seconds, croner's resolution), first one interval after `start()`. */
+  /** Runs every `intervalMs` (at least 1), first one interval after `start()` (or `firstDelayMs`). */
   intervalMs?: number;
+  /**
+   * With `intervalMs`: the first run comes this long after `start()`, and the runs after it one
+   * interval apart from there (the poster lines its posts up with a keep-alive due before a full
+   * interval). Default `intervalMs`.
+   */
+  firstDelayMs?: number;
   /** Runs once, `delayMs` after `start()` (a retry). */
   delayMs?: number;
   /** A random wait from 0 up to this long before each scheduled run (not before `trigger()`). Default 0. */
   jitterMs?: number;
   /** Randomness for the jitter, [0, 1). Default `Math.random`. */
   random?: () => number;
+  /**
+   * The wall clock (epoch ms) that due times are read on; the timers are Node's. Default
+   * `Date.now`. A jump of this clock is noticed when the pending timer fires.
+   */
+  now?: () => number;
   /** The work. A run never overlaps another run of the same schedule. */
   onTick: () => Promise<void> | void;
   /** Called with whatever `onTick` throws (the schedule goes on). Default: ignore. */
@@ -50,14 +61,27 @@ export interface Schedule {
 /** Makes schedules; the poster's seam for tests. */
 export type ScheduleFactory = (options: ScheduleOptions) => Schedule;
 
-/** Croner's job options for every schedule: timers unref'd, overlapping runs refused, errors caught. */
-function cronOptions(startAt?: Date) {
-  return { paused: true, unref: true, protect: true, catch: true, ...(startAt ? { startAt } : {}) } as const;
+/**
+ * The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days); a longer wait is cut into
+ * pieces, each re-checked against the clock when it fires.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The next run of an interval schedule anchored at `anchor` (epoch ms), as of `now`: the first
+ * multiple of `intervalMs` after the anchor that is later than `now`. Runs are computed from the
+ * anchor, not from the previous run, so late timers never add up to drift, and runs missed while
+ * the process slept (or the clock jumped forward) are skipped, not run in a burst.
+ */
+export function nextIntervalRun(anchor: number, intervalMs: number, now: number): number {
+  if (now < anchor) return anchor;
+  return anchor + (Math.floor((now - anchor) / intervalMs) + 1) * intervalMs;
 }
 
 function checkOptions(options: ScheduleOptions): void {
   const kinds = [options.cron, options.intervalMs, options.delayMs].filter((value) => value !== undefined).length;
   if (kinds !== 1) throw new TypeError(`schedule '${options.name}' needs exactly one of cron, intervalMs, delayMs`);
+  if (options.firstDelayMs !== undefined && options.intervalMs === undefined) throw new TypeError(`schedule '${options.name}': firstDelayMs goes with intervalMs`);
 }
 
 /**
@@ -91,17 +115,34 @@ function createRunner(options: ScheduleOptions) {
 }
 
 /**
- * A real schedule: croner for `cron` and `intervalMs` jobs, an unref'd `setTimeout` for a
- * `delayMs` run (croner's one-off dates have whole-second resolution and refuse past dates).
+ * A real schedule on one unref'd `setTimeout` at a time, armed for the next run itself: an idle
+ * agent wakes only when something is due. Croner is used for cron expressions only, to compute
+ * the next match (`Cron.nextRun`); its own scheduler is not, since it wakes at least every 30 s
+ * per job whatever the pattern.
+ *
+ * - `intervalMs`: runs at `start + n × intervalMs` (n ≥ 1, or from `firstDelayMs` on), each
+ *   computed from the anchor so that late timers do not drift. A clock that jumps forward skips
+ *   the runs it jumped over (one run, then back on the grid); one that jumps back by more than an
+ *   interval gets a run when the pending timer fires, and the grid moves there, instead of
+ *   waiting out the jump.
+ * - `cron`: runs at each match of the pattern; after a jump the next match is computed again.
+ * - `delayMs`: runs once.
  */
 export function createSchedule(options: ScheduleOptions): Schedule {
   checkOptions(options);
   const runner = createRunner(options);
   const random = options.random ?? Math.random;
-  let job: Cron | undefined;
+  const now = options.now ?? Date.now;
+  const pattern = options.cron !== undefined ? new Cron(options.cron, { paused: true }) : undefined;
+  // A zero interval would spin; 1 ms is the least a timer can wait anyway.
+  const every = options.intervalMs === undefined ? undefined : Math.max(1, options.intervalMs);
   let timer: NodeJS.Timeout | undefined;
   let jitterTimer: { timeout: NodeJS.Timeout; resolve: (go: boolean) => void } | undefined;
   let started = false;
+  /** The epoch ms the next scheduled run is due at. */
+  let dueAt: number | undefined;
+  /** Interval schedules: the grid the runs sit on (the first run minus one interval). */
+  let anchor = 0;
 
   const jitter = (): Promise<boolean> => {
     const waitMs = Math.floor(random() * (options.jitterMs ?? 0));
@@ -115,7 +156,48 @@ export function createSchedule(options: ScheduleOptions): Schedule {
       jitterTimer = { timeout, resolve };
     });
   };
-  const scheduledRun = () => runner.run(jitter);
+
+  const nextCronRun = (from: number): number | undefined => pattern!.nextRun(new Date(from))?.getTime();
+
+  /** Arms the one timer for `dueAt` (in pieces of at most {@link MAX_TIMER_MS}). */
+  function arm(): void {
+    clearTimeout(timer);
+    timer = undefined;
+    if (!started || dueAt === undefined) return;
+    timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, dueAt - now())));
+    timer.unref();
+  }
+
+  function fire(): void {
+    timer = undefined;
+    if (!started || dueAt === undefined) return;
+    const at = now();
+    if (at < dueAt) {
+      if (every !== undefined && dueAt - at > every) {
+        // The clock went back by more than an interval while the timer (which does not follow
+        // the wall clock) waited its interval out: run now and put the grid here, rather than
+        // wait out the jump.
+        anchor = at;
+      } else {
+        // Early: a piece of a long wait, or the clock went back a little. A cron match is
+        // computed again from the new time.
+        if (pattern !== undefined) dueAt = nextCronRun(at);
+        arm();
+        return;
+      }
+    }
+    if (options.delayMs !== undefined) {
+      dueAt = undefined;
+      started = false;
+    } else if (every !== undefined) {
+      dueAt = nextIntervalRun(anchor, every, at);
+    } else {
+      dueAt = nextCronRun(at);
+    }
+    // Armed before the run: the next run is due whatever this one takes (protect refuses an overlap).
+    arm();
+    void runner.run(jitter);
+  }
 
   return {
     name: options.name,
@@ -125,26 +207,19 @@ export function createSchedule(options: ScheduleOptions): Schedule {
     start() {
       if (started) return;
       started = true;
-      if (options.delayMs !== undefined) {
-        timer = setTimeout(() => {
-          timer = undefined;
-          void scheduledRun();
-        }, Math.max(0, options.delayMs));
-        timer.unref();
-      } else if (options.cron !== undefined) {
-        job = new Cron(options.cron, cronOptions(), scheduledRun);
-        job.resume();
-      } else {
-        const seconds = Math.max(1, Math.ceil(options.intervalMs! / 1000));
-        // croner runs an interval job at once unless told where to start.
-        job = new Cron('* * * * * *', { ...cronOptions(new Date(Date.now() + seconds * 1000)), interval: seconds }, scheduledRun);
-        job.resume();
+      const at = now();
+      if (options.delayMs !== undefined) dueAt = at + Math.max(0, options.delayMs);
+      else if (pattern !== undefined) dueAt = nextCronRun(at);
+      else {
+        const first = Math.max(0, options.firstDelayMs ?? every!);
+        anchor = at + first - every!;
+        dueAt = at + first;
       }
+      arm();
     },
     stop() {
       started = false;
-      job?.stop();
-      job = undefined;
+      dueAt = undefined;
       clearTimeout(timer);
       timer = undefined;
       if (jitterTimer) {
@@ -154,10 +229,7 @@ export function createSchedule(options: ScheduleOptions): Schedule {
       }
     },
     trigger: () => runner.run(undefined, true),
-    nextRunAt() {
-      const next = job?.nextRun();
-      return next ? next.getTime() : undefined;
-    },
+    nextRunAt: () => dueAt,
   };
 }
 
@@ -166,7 +238,10 @@ export interface ManualSchedule extends Schedule {
   readonly options: ScheduleOptions;
   /** True between `start()` and `stop()`. */
   readonly started: boolean;
-  /** When a `delayMs` schedule is due (epoch ms on the scheduler's clock), when it has one. */
+  /**
+   * When a `delayMs` schedule (or the first run of one with `firstDelayMs`) is due, epoch ms on the
+   * scheduler's clock, when it has one.
+   */
   readonly dueAt: number | undefined;
   /** Fires as the timer would (no jitter): does nothing unless started; resolves when the run is over. */
   tick(): Promise<void>;
@@ -197,14 +272,16 @@ export function createManualSchedule(options: ScheduleOptions, now?: () => numbe
       if (started) return;
       started = true;
       if (options.delayMs !== undefined && now) dueAt = now() + options.delayMs;
+      if (options.firstDelayMs !== undefined && now) dueAt = now() + options.firstDelayMs;
     },
     stop() {
       started = false;
     },
     async tick() {
       if (!started) return;
-      // A one-off run fires once.
+      // A one-off run fires once; an interval with a first delay is then due one interval on.
       if (options.delayMs !== undefined) started = false;
+      else if (dueAt !== undefined && options.intervalMs !== undefined) dueAt += options.intervalMs;
       await runner.run();
     },
     trigger: () => runner.run(undefined, true),
@@ -219,7 +296,7 @@ export interface ManualScheduler {
   get(name: string): ManualSchedule | undefined;
   /** Every schedule made with `name`, oldest first. */
   all(name: string): ManualSchedule[];
-  /** Ticks every started `delayMs` schedule whose `dueAt` has come (needs `now`); resolves with how many ran. */
+  /** Ticks every started schedule with a `dueAt` that has come (`delayMs`, `firstDelayMs`; needs `now`); resolves with how many ran. */
   runDue(): Promise<number>;
 }
 

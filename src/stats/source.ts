@@ -27,4 +27,12 @@ export interface CountSource {
   start?(): Promise<void>;
   /** Releases it. Default: nothing. */
   stop?(): Promise<void>;
+  /**
+   * Optional: calls `listener` whenever the reading may have changed (a report arrived), so
+   * that a poster waiting for the first ready counts reads at once instead of at its next poll.
+   * A hint, not a reading: the listener reads with `read()`, and a source may call it when nothing
+   * changed. It is called synchronously and must not throw. Returns the unsubscribe function.
+   * Without it, a not-ready source is polled (the poster's `readyPollMs`, default 5 s).
+   */
+  onChange?(listener: () => void): () => void;
 }

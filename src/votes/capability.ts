@@ -115,6 +115,8 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       reportError: context.reportError,
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
       ...(options.schedules ? { schedules: options.schedules } : {}),
+      // The agent asked `@me` before starting us: the poller need not ask again.
+      ...(context.project ? { ownProjectId: context.project.id } : {}),
     });
     poller = made;
     made.start();

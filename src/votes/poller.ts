@@ -64,6 +64,11 @@ export interface VotePollerOptions {
   reportError?: (error: unknown) => void;
   /** Makes the poll schedule. Default {@link createSchedule}; tests pass a manual scheduler. */
   schedules?: ScheduleFactory;
+  /**
+   * The service ID of the project token's project (`@me`), when the caller knows it already (the
+   * agent's `context.project.id`). Default: asked once with `GET /projects/@me` at the first poll.
+   */
+  ownProjectId?: string;
 }
 
 /** What one poll did, over every project. */
@@ -117,7 +122,7 @@ export function createVotePoller(options: VotePollerOptions): VotePoller {
   let polling: Promise<PollResult> | undefined;
   let stopping = false;
   let aborter = new AbortController();
-  let ownProjectId: string | undefined;
+  let ownProjectId: string | undefined = options.ownProjectId;
   /** Projects whose cursor fallback was logged at warn already: later ones go to debug. */
   const warnedFallback = new Set<string>();
 

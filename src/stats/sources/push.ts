@@ -93,6 +93,8 @@ export function createPushSource(options: PushSourceOptions): PushSource {
   let pushedShardCount: number | undefined;
   let listeningUrl: string | undefined;
   let stopped = false;
+  /** `onChange` listeners: told after each recorded report, so the first post need not wait for a poll. */
+  const listeners = new Set<() => void>();
 
   const reading = (): CountReading => {
     const summary = summarise(reports.values(), { now: now(), staleAfterMs, shardCount: shardCount ?? pushedShardCount, configured: shardCount !== undefined });
@@ -133,6 +135,14 @@ export function createPushSource(options: PushSourceOptions): PushSource {
     // After a reshard down, shards past the new count will never report again: forget them.
     for (const id of reports.keys()) if (id >= pushed) reports.delete(id);
     logger.debug({ shards: parsed.reports.map((r) => r.shard_id), shardCount: pushed }, 'shard counts pushed');
+    for (const listener of [...listeners]) {
+      try {
+        listener();
+      } catch (error) {
+        // A listener's bug must not turn the bot's report into a 500: the report is recorded.
+        logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'a push listener threw');
+      }
+    }
     return { status: 204 };
   }
 
@@ -199,6 +209,10 @@ export function createPushSource(options: PushSourceOptions): PushSource {
       return `push endpoint (${listeningUrl ?? `http://${formatAddress(listen)}${path}`})`;
     },
     read: () => Promise.resolve(reading()),
+    onChange(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
     start,
     stop,
     url() {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateMetricsBatch } from '../../../src/contract/metrics-batch.js';
 import {
   appendSample,
+  keepAliveDue,
   batchEntries,
   emptyBuffer,
   MAX_BATCH_ENTRIES,
@@ -164,5 +165,34 @@ describe('parseBuffer', () => {
     expect(buffer.samples).toEqual([sample(1), sample(2)]);
     expect(buffer.last).toEqual(sample(2));
     expect(parseBuffer(undefined)).toEqual({ buffer: emptyBuffer(), dropped: 0 });
+  });
+});
+
+describe('keepAliveDue: may the first post after a start wait?', () => {
+  const posted = { timestamp: 1_000_000, serverCount: 120, shardCount: 2 };
+  const current = (serverCount = 120, timestamp = 1_600_000) => ({ timestamp, serverCount, shardCount: 2 });
+  const interval = 1_800_000;
+
+  it('waits for the last post + the interval when the counts are those of that post and it is younger than the interval', () => {
+    expect(keepAliveDue({ samples: [], last: current(), posted }, current(), { now: 1_600_000, intervalMs: interval })).toBe(2_800_000);
+    // Unsent samples that say the same (skipUnchanged off) do not change that.
+    expect(keepAliveDue({ samples: [current(120, 1_100_000)], posted }, current(), { now: 1_600_000, intervalMs: interval })).toBe(2_800_000);
+  });
+
+  it('posts at once when nothing was posted, the counts changed, an unsent sample differs, the keep-alive is due, or the clock went back', () => {
+    const options = { now: 1_600_000, intervalMs: interval };
+    expect(keepAliveDue({ samples: [] }, current(), options)).toBeUndefined();
+    expect(keepAliveDue({ samples: [], posted }, current(121), options)).toBeUndefined();
+    expect(keepAliveDue({ samples: [current(125, 1_100_000)], posted }, current(), options)).toBeUndefined();
+    expect(keepAliveDue({ samples: [], posted }, current(), { now: 2_800_000, intervalMs: interval })).toBeUndefined();
+    expect(keepAliveDue({ samples: [], posted }, current(), { now: 999_000, intervalMs: interval })).toBeUndefined();
+    expect(keepAliveDue({ samples: [], posted: { ...posted, shards: [60, 60] } }, { ...current(), shards: [61, 59] }, options)).toBeUndefined();
+  });
+
+  it('is remembered across a restart: parseBuffer reads `posted`, appendSample keeps it', () => {
+    const { buffer } = parseBuffer({ version: 1, samples: [], last: current(), posted });
+    expect(buffer.posted).toEqual(posted);
+    expect(appendSample(buffer, current(121), { skipUnchanged: true }).buffer.posted).toEqual(posted);
+    expect(appendSample(buffer, current(120), { skipUnchanged: true }).buffer.posted).toEqual(posted);
   });
 });

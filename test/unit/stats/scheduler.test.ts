@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createManualScheduler, createSchedule, type Schedule } from '../../../src/stats/scheduler.js';
+import { createManualScheduler, createSchedule, MAX_TIMER_MS, nextIntervalRun, type Schedule } from '../../../src/stats/scheduler.js';
 
 const made: Schedule[] = [];
 afterEach(() => {
@@ -119,6 +119,103 @@ describe('createSchedule (croner)', () => {
   it('needs exactly one of cron, intervalMs, delayMs', () => {
     expect(() => createSchedule({ name: 'x', onTick: () => undefined })).toThrow(/exactly one/);
     expect(() => createSchedule({ name: 'x', cron: '* * * * *', intervalMs: 5, onTick: () => undefined })).toThrow(/exactly one/);
+  });
+});
+
+describe('createSchedule: timers only when a run is due', () => {
+  it('arms one timer per run for an interval schedule, never a per-second poll', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    let runs = 0;
+    const schedule = createSchedule({ name: 'post', intervalMs: 30 * 60_000, onTick: () => void (runs += 1) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(3 * 30 * 60_000);
+    expect(runs).toBe(3);
+    // One timer at start, one re-armed at each run: 4, where a per-second poll would be 5 400.
+    expect(spy.mock.calls.length).toBeLessThanOrEqual(4);
+    spy.mockRestore();
+  });
+
+  it('arms one timer per match for a cron schedule (croner itself wakes every 30 s)', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:30Z') });
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    const at: number[] = [];
+    const schedule = createSchedule({ name: 'post', cron: '0 * * * *', onTick: () => void at.push(Date.now()) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(3 * 60 * 60_000);
+    expect(at.map((ms) => new Date(ms).toISOString().slice(11, 16))).toEqual(['11:00', '12:00', '13:00']);
+    expect(spy.mock.calls.length).toBeLessThanOrEqual(4);
+    spy.mockRestore();
+  });
+
+  it('computes each run from the start, so runs that take a while do not drift', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const start = Date.now();
+    const at: number[] = [];
+    const schedule = createSchedule({
+      name: 'sample',
+      intervalMs: 10_000,
+      // Each run takes 700 ms: a chain armed "one interval after the previous run" would drift 0.7 s a run.
+      onTick: async () => {
+        at.push(Date.now() - start);
+        await new Promise((resolve) => setTimeout(resolve, 700));
+      },
+    });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(40_500);
+    expect(at).toEqual([10_000, 20_000, 30_000, 40_000]);
+    expect(schedule.nextRunAt()).toBe(start + 50_000);
+  });
+
+  it('skips the runs a forward clock jump passed over (one run, no burst), and re-anchors after a jump back', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const start = Date.now();
+    const at: number[] = [];
+    const schedule = createSchedule({ name: 'post', intervalMs: 60_000, onTick: () => void at.push(Date.now() - start) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(at).toEqual([60_000]);
+    // The wall clock leaps 10 minutes ahead (a suspended VM resumed): one run when the timer fires, then back on the grid.
+    vi.setSystemTime(Date.now() + 10 * 60_000);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(at).toEqual([60_000, 12 * 60_000]);
+    expect(schedule.nextRunAt()).toBe(start + 13 * 60_000);
+    // Now it goes back an hour: when the pending timer fires (a minute later, timers do not follow
+    // the wall clock), it runs and the grid moves there, rather than waiting out the hour.
+    vi.setSystemTime(Date.now() - 60 * 60_000);
+    const back = Date.now();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(at).toHaveLength(3);
+    expect(at[2]! - (back - start)).toBe(60_000);
+    expect(schedule.nextRunAt()).toBe(back + 2 * 60_000);
+  });
+
+  it('waits longer than setTimeout can in pieces, and honours firstDelayMs', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-03-04T10:00:00Z') });
+    const start = Date.now();
+    const at: number[] = [];
+    const month = 30 * 24 * 60 * 60_000;
+    expect(month).toBeGreaterThan(MAX_TIMER_MS);
+    const schedule = createSchedule({ name: 'keep', intervalMs: month, firstDelayMs: 1_000, onTick: () => void at.push(Date.now() - start) });
+    made.push(schedule);
+    schedule.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(at).toEqual([1_000]);
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS);
+    expect(at).toEqual([1_000]);
+    await vi.advanceTimersByTimeAsync(month - MAX_TIMER_MS);
+    expect(at).toEqual([1_000, 1_000 + month]);
+  });
+
+  it('nextIntervalRun is the first grid point after now', () => {
+    expect(nextIntervalRun(1_000, 100, 500)).toBe(1_000);
+    expect(nextIntervalRun(1_000, 100, 1_000)).toBe(1_100);
+    expect(nextIntervalRun(1_000, 100, 1_099)).toBe(1_100);
+    expect(nextIntervalRun(1_000, 100, 1_350)).toBe(1_400);
   });
 });
 
