@@ -58,7 +58,11 @@ export interface WebhookReceiverOptions {
   maxBodyBytes?: number;
   /** Open connections at most; more are closed at once. Default 256. */
   maxConnections?: number;
-  /** Time to send the headers, and the whole request, before the connection is cut. Default 5 000 and 10 000 ms. */
+  /**
+   * Time to send the headers, and the whole request, before the connection is cut, and how often
+   * that is checked. Default 5 000, 10 000 and 5 000 ms (a slow client is cut within 5 s past its
+   * timeout; checking more often wakes an idle agent more often).
+   */
   timeouts?: { headersMs?: number; requestMs?: number; checkEveryMs?: number };
   /** Past this, a vote not yet recorded is answered 503 (the service retries): inside its 5 s deadline. Default 4 000 ms. */
   answerWithinMs?: number;
