@@ -69,9 +69,10 @@ export interface CliState extends AsyncDisposable {
   /**
    * The vote ledger, not opened (its user opens and closes it, before {@link CliState.close}).
    * File: the journal, after taking the state lock through {@link CliState.store}. Redis: the
-   * shared ledger under this command's agent ID (no lock: every agent of the bot shares it).
+   * shared ledger under this command's agent ID (no lock: every agent of the bot shares it);
+   * `adoptOrphans: false` leaves dead agents' pending votes to the running agents (default true).
    */
-  ledger(): Promise<VoteLedger>;
+  ledger(options?: { adoptOrphans?: boolean }): Promise<VoteLedger>;
   /** The dead letters, read without opening the ledger or taking a lock (beside a running agent). */
   deadLetters(): Promise<CliDeadLetters>;
   /** Closes the store, then the Redis connection. Safe to call more than once. */
@@ -180,13 +181,13 @@ export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'ow
       return createRedisStore({ connection: await connected() });
     },
 
-    async ledger() {
+    async ledger(options = {}) {
       if (connection === undefined) {
         // The lock keeps a running agent and this command from appending to one journal at once.
         await state.store();
         return votesLedgerFor(config, 'file', { cwd: io.cwd });
       }
-      return votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId } });
+      return votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId, ...options } });
     },
 
     async deadLetters() {

@@ -33,7 +33,7 @@ export interface VotesLedgerForOptions {
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
   /** For the `redis` kind: the agent's Redis connection (started by the agent) and its agent ID. Default: none. */
-  redis?: { connection: RedisConnection; agentId: string };
+  redis?: { connection: RedisConnection; agentId: string; adoptOrphans?: boolean };
 }
 
 /** The state directory of `config`, resolved against `cwd` when given. */
@@ -57,6 +57,7 @@ export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind,
     return createRedisVoteLedger({
       connection: options.redis.connection,
       agentId: options.redis.agentId,
+      ...(options.redis.adoptOrphans === undefined ? {} : { adoptOrphans: options.redis.adoptOrphans }),
       leaseMs: config.state.redis.lease,
       keepKeysForMs,
       ...(options.now ? { now: options.now } : {}),

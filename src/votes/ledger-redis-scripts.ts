@@ -119,7 +119,8 @@ return counts()
 `;
 
 /**
- * `ARGV[2]` the agent ID, `ARGV[3]` the agents' heartbeat prefix (`<prefix>agent:`), `ARGV[4]`
+ * `ARGV[2]` the agent ID, `ARGV[3]` the agents' heartbeat prefix (`<prefix>agent:`, or '' to
+ * claim no other agent's votes), `ARGV[4]`
  * `1` to include every entry pending under this agent, then vote keys to include if they are
  * pending under this agent. Claims every pending entry whose owner's heartbeat is gone (it is
  * this agent's from now on) and replies `{{key, vote, seq, done, lettered}..., counts}` with the
@@ -133,7 +134,7 @@ local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
   local key, owner = all[i], all[i + 1]
   local mine = owner == ARGV[2]
-  local claim = (not mine) and redis.call('EXISTS', ARGV[3] .. owner) == 0
+  local claim = ARGV[3] ~= '' and (not mine) and redis.call('EXISTS', ARGV[3] .. owner) == 0
   if claim or (mine and (ARGV[4] == '1' or also[key])) then
     local record = redis.call('HMGET', ARGV[1] .. key, 'v', 's', 'd', 'dl')
     if record[1] then

@@ -39,6 +39,11 @@ export interface RedisVoteLedgerOptions {
   maxKnownKeys?: number;
   /** Where queue and sweep trouble is logged. Default: silent. */
   logger?: AgentLogger;
+  /**
+   * Take over the pending votes of agents whose heartbeat expired. Default true; false for a
+   * short-lived user such as `votes retry`, which would claim them only to leave them again.
+   */
+  adoptOrphans?: boolean;
 }
 
 /** The Redis {@link VoteLedger}: `onRecovered` is always there, and it can be disposed. */
@@ -105,6 +110,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
   const keys = [REDIS_KEYS.pending, REDIS_KEYS.deadLetters, REDIS_KEYS.voteIndex, REDIS_KEYS.voteSeq].map((key) => connection.key(key));
   const recordPrefix = connection.key(REDIS_KEYS.vote(''));
   const agentPrefix = connection.key(REDIS_KEYS.agent(''));
+  const adoptOrphans = options.adoptOrphans ?? true;
   const heartbeatKey = connection.key(REDIS_KEYS.agent(agentId));
   const releaseHeartbeat = connection.script(RELEASE_HEARTBEAT);
   const scripts = {
@@ -154,7 +160,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
 
   /** Claims orphans (and with `own`, re-reads this agent's pending votes); keeps the sizes. */
   async function claim(own: boolean, also: readonly string[] = []): Promise<LedgerEntry[]> {
-    const reply = (await run('claim', [recordPrefix, agentId, agentPrefix, own ? '1' : '0', ...also], 'read the pending votes')) as [unknown[], unknown];
+    const reply = (await run('claim', [recordPrefix, agentId, adoptOrphans ? agentPrefix : '', own ? '1' : '0', ...also], 'read the pending votes')) as [unknown[], unknown];
     counts = parseCounts(reply[1]);
     const entries = parseEntries(reply[0]);
     for (const entry of entries) known.hold(entry.vote.key, forgetAt(entry.vote));

@@ -114,7 +114,8 @@ async function runRetry(argv: string[], io: CliIo): Promise<number> {
   const hooks = state.hooks({ env: io.env, cwd: io.cwd });
   // File: the ledger comes with the state lock (a running agent and this replay never append to
   // one journal at once). Redis: the shared ledger, beside the running agents.
-  const ledger = await state.ledger();
+  // A replay is short-lived: it must not take over the votes of a dead agent only to drop them.
+  const ledger = await state.ledger({ adoptOrphans: false });
   const result = await replayDeadLetters({
     ledger,
     hooks,

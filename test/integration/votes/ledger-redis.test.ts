@@ -116,6 +116,28 @@ describe('the Redis vote ledger across agents', () => {
     await Promise.all([again.close(), (taker === b ? c : b).close()]);
   });
 
+  it('with adoptOrphans false (a short-lived replay) leaves a dead agent\'s votes to the agents that adopt them', async () => {
+    const dying = await connect('orphans2:');
+    const a = ledgerOn(dying, 'agent-a');
+    await a.open();
+    const pending = votes(5);
+    await a.recordPending(pending);
+    await dying.close();
+    await new Promise((resolve) => setTimeout(resolve, 400)); // A's heartbeat (300 ms) is gone
+
+    const replay = ledgerOn(await connect('orphans2:'), 'votes-retry', { adoptOrphans: false });
+    const seenByReplay: LedgerEntry[] = [];
+    replay.onRecovered((entries) => seenByReplay.push(...entries));
+    expect(await replay.open()).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 400)); // a sweep or more
+    expect(seenByReplay).toEqual([]);
+    await replay.close();
+
+    const agent = ledgerOn(await connect('orphans2:'), 'agent-b');
+    expect((await agent.open()).map((entry) => entry.vote.key).sort()).toEqual(pending.map((vote) => vote.key).sort());
+    await agent.close();
+  });
+
   it('runs each hook once per vote when two agents with a pipeline each get the same votes', async () => {
     const calls = new Map<string, number>();
     const hooks = [countingHook('pay', calls), countingHook('log', calls)];
