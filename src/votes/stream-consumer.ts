@@ -1,6 +1,5 @@
-import { hostname } from 'node:os';
 import { silentLogger, type AgentLogger } from '../agent/logger.js';
-import { createRedisConnection, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnectionOptions } from '../redis/connection.js';
+import { createRedisConnection, defaultAgentId, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnectionOptions } from '../redis/connection.js';
 import {
   parseAutoClaimReply,
   parsePendingDeliveries,
@@ -38,7 +37,7 @@ export interface VoteConsumerOptions {
   key?: string;
   /** The consumer group: every bot process of one bot uses the same. Default `rewards`. */
   group?: string;
-  /** This process's name in the group, unique per live process. Default `<hostname>/<pid>`. */
+  /** This process's name in the group, unique per live process. Default `<hostname>/<8 random hex digits>`. */
   consumer?: string;
   /** Gives the reward; resolve to acknowledge (XACK), reject to have it delivered again after `claimIdleMs`. */
   handler: (vote: Vote, context: StreamVoteContext) => Promise<void>;
@@ -123,7 +122,7 @@ export function createVoteConsumer(options: VoteConsumerOptions): VoteConsumer {
   const prefix = options.prefix ?? VOTE_CONSUMER_DEFAULTS.prefix;
   const streamKey = prefix + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
   const group = options.group ?? VOTE_CONSUMER_DEFAULTS.group;
-  const consumer = options.consumer ?? `${hostname()}/${process.pid}`;
+  const consumer = options.consumer ?? defaultAgentId();
   const claimIdleMs = options.claimIdleMs ?? VOTE_CONSUMER_DEFAULTS.claimIdleMs;
   const claimEveryMs = options.claimEveryMs ?? Math.max(50, Math.min(5_000, Math.floor(claimIdleMs / 2)));
   const blockMs = options.blockMs ?? VOTE_CONSUMER_DEFAULTS.blockMs;
