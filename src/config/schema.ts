@@ -240,7 +240,7 @@ const stateSchema = z
           .prefault({})
           .describe('TLS to Redis.'),
         lease: duration('2s', '5m').prefault('15s').describe('The leader lease: a dead leader is replaced within this period.'),
-        agentId: z.string().min(1).max(200).optional().describe('This agent\'s name in the lease and on /readyz; default: <hostname>/<pid>.'),
+        agentId: z.string().min(1).max(200).optional().describe('This agent\'s name in the lease and on /readyz; default: <hostname>/<pid> for the daemon, <hostname>/<8 random hex digits> embedded.'),
       })
       .optional()
       .describe('Share the state through Redis: set it to run several agents (one leads, the others stand by).'),
