@@ -125,8 +125,6 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private started: Capability[] = [];
   private stopping: Promise<void> | undefined;
   private voteCheck: HasVoted | undefined;
-  /** Whether the Redis connection is up (from its events: the client's own flag lags them). */
-  private redisUp = false;
   /** Retries the connect step as soon as Redis comes back (while it waits for a retry). */
   private retryOnRedisUp: (() => void) | undefined;
 
@@ -243,12 +241,10 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.mark('redis', false, `connecting to ${where}`);
     this.mark('leader', true, `standing by (leader: none yet); agent ${agentId}`);
     connection.on('up', () => {
-      this.redisUp = true;
       this.mark('redis', true, where);
       this.retryOnRedisUp?.();
     });
     connection.on('down', (reason) => {
-      this.redisUp = false;
       this.mark('redis', false, `${where} is down (${reason}): webhook votes are answered 503 until it returns`);
     });
     const markLeader = () => {
@@ -258,7 +254,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     };
     leadership.on('change', markLeader);
     leadership.on('leader', markLeader);
-    this.metrics.watchCluster(() => ({ redisUp: this.redisUp, agentId, leading: leadership.isLeader }));
+    this.metrics.watchCluster(() => ({ redisUp: connection.isUp, agentId, leading: leadership.isLeader }));
     connection.start();
     try {
       await connection.whenUp({ timeoutMs: REDIS_START_WAIT_MS, signal: this.aborter.signal });
@@ -277,7 +273,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       const project = await this.client.projects.get(undefined, { signal: this.aborter.signal });
       this.mark('service', true, `project ${project.name} (${project.id})`);
       // Every capability keeps state in Redis: none starts before it is there.
-      if (this.cluster && !this.redisUp) throw new RedisUnavailableError(`Redis: ${this.cluster.connection.describe()} is down; the capabilities start when it returns`);
+      if (this.cluster && !this.cluster.connection.isUp) throw new RedisUnavailableError(`Redis: ${this.cluster.connection.describe()} is down; the capabilities start when it returns`);
       // The whole answer: stats and commands read platform and type from it instead of asking again.
       await this.startCapabilities({ id: project.id, name: project.name, platform: project.platform, type: project.type });
       this.phaseValue = 'running';
@@ -294,12 +290,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         this.retryOnRedisUp = undefined;
         void this.connect(attempt + 1);
       };
-      if (this.cluster && (error instanceof RedisUnavailableError || !this.redisUp)) {
+      if (this.cluster && (error instanceof RedisUnavailableError || !this.cluster.connection.isUp)) {
         // Redis, not the service: try again the moment it is back (or after the delay).
         this.logger.warn({ err: detail, retryInMs: delay }, 'waiting for Redis before starting the capabilities');
         this.retryOnRedisUp = retry;
         // Back already (between the failure and now): no 'up' will come, so try again soon.
-        if (this.redisUp) {
+        if (this.cluster.connection.isUp) {
           this.reportError(error);
           this.reconnectTimer = setTimeout(retry, 100);
           this.reconnectTimer.unref();
