@@ -7,7 +7,10 @@
  *   (a') the daemon with stats only (source `push`, health off): the autoposter's job, for information;
  *   (c)  topgg-autoposter 2.0.2 with the same 30 m interval (bench/helpers/autoposter.mjs: its
  *        BasePoster over a stand-in client, the sdk's requests sent to the emulator);
- *   (0)  `node -e "setInterval(() => {}, 2 ** 30)"`: the Node runtime doing nothing, the floor.
+ *   (0)  `node -e "setInterval(() => {}, 2 ** 30)"`: the Node runtime doing nothing, the floor;
+ *   (L)  Node with the daemon's libraries imported (zod, pino, prom-client, croner, dotenv, undici)
+ *        and one idle HTTP server, after two full collections, none of the agent's code: a lower
+ *        bound for any daemon on the chosen stack, to set the target against.
  * Stats source `push` rather than `discord-rest`: the autoposter is handed its counts in memory,
  * and `push` is the sidecar source that is handed them too (the bench pushes one report after the
  * endpoint listens; it stays fresh for the default 10 min) instead of fetching from Discord.
@@ -24,6 +27,7 @@
  * start-up, not to idling; with 3 s it put 70-90 ms of that tail into the daemon's idle CPU.
  */
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { bench, describe } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { assertBuilt, machine, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
@@ -69,10 +73,12 @@ async function autoposterTarget(label: string): Promise<Target> {
   return { label, pid: poster.child.pid!, emulator, stop: () => poster.stop() };
 }
 
-async function nodeFloor(label: string): Promise<Target> {
+/** A bare `node` child running `args` (from the repository, so that imports resolve), with an emulator of its own for symmetry. */
+async function idleNode(label: string, args: string[], readyAfterMs: number): Promise<Target> {
   const emulator = await startEmulator();
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 2 ** 30)'], { stdio: 'ignore' });
-  await sleep(500);
+  const child = spawn(process.execPath, args, { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'ignore' });
+  await sleep(readyAfterMs);
+  if (child.exitCode !== null) throw new Error(`${label}: exited with ${child.exitCode}`);
   return {
     label,
     pid: child.pid!,
@@ -84,6 +90,22 @@ async function nodeFloor(label: string): Promise<Target> {
   };
 }
 
+const nodeFloor = (label: string) => idleNode(label, ['-e', 'setInterval(() => {}, 2 ** 30)'], 500);
+
+/** The daemon's runtime dependencies (package.json), imported and left idle beside one HTTP server. */
+const LIBRARIES = ['zod', 'pino', 'prom-client', 'croner', 'dotenv', 'undici'];
+
+function libraryFloor(label: string): Promise<Target> {
+  const source = [
+    ...LIBRARIES.map((name) => `await import('${name}');`),
+    "(await import('node:http')).createServer().listen(0, '127.0.0.1');",
+    // Two full collections: the heap as small as these libraries allow, so (L) is a lower bound.
+    'globalThis.gc(); globalThis.gc();',
+    'setInterval(() => {}, 2 ** 30);',
+  ].join(' ');
+  return idleNode(label, ['--expose-gc', '--input-type=module', '-e', source], 1_000);
+}
+
 async function run(): Promise<string> {
   assertBuilt();
   const header = await machine();
@@ -92,6 +114,7 @@ async function run(): Promise<string> {
     daemonTarget("(a') listing-agent daemon: stats (push) only, health off (information)", false),
     autoposterTarget('(c) topgg-autoposter 2.0.2 (stats only)'),
     nodeFloor('(0) node, an empty interval (the floor)'),
+    libraryFloor(`(L) node + the daemon's libraries (${LIBRARIES.join(', ')}), imported, collected, idle`),
   ]);
   try {
     await sleep(SETTLE_MS);
@@ -112,6 +135,7 @@ async function run(): Promise<string> {
     const a = windows[0]!;
     const verdicts = [
       ['idle RSS of (a), mean in the window', `${mib(a.rssMean)} (${(a.rssMean / 1e6).toFixed(1)} MB)`, '< 60 MB', a.rssMean < RSS_TARGET ? 'met' : '**not met**'],
+      ['idle RSS of (L), the libraries alone (information: the floor under (a))', `${mib(windows[4]!.rssMean)} (${(windows[4]!.rssMean / 1e6).toFixed(1)} MB)`, '< 60 MB', windows[4]!.rssMean < RSS_TARGET ? 'under' : '**over**'],
       ['idle CPU of (a)', `${a.cpuPercent.toFixed(3)}% of a core`, `< ${CPU_TARGET_PERCENT}%`, a.cpuPercent < CPU_TARGET_PERCENT ? 'met' : '**not met**'],
     ];
     return [
