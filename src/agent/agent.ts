@@ -2,7 +2,6 @@ import { EventEmitter } from 'node:events';
 import { Registry } from 'prom-client';
 import { createListingClient, type ListingClient } from '../api/client.js';
 import { ApiError } from '../api/errors.js';
-import type { TransportOptions } from '../api/transport.js';
 import { ValidationError } from '../errors.js';
 import { zodIssues } from '../api/context.js';
 import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from '../config/schema.js';
@@ -15,75 +14,24 @@ import type { Leadership } from '../leader/types.js';
 import { defaultAgentId, RedisUnavailableError } from '../redis/connection.js';
 import type { StateStore } from '../store/types.js';
 import type { Capability, CapabilityContext } from './capability.js';
+import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
+import type { AgentPhase, ListingAgentOptions } from './options.js';
+import { startInOrder } from './start-capabilities.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from './logger.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import type { CommandsCapability } from '../commands/capability.js';
 import type { CommandSyncResult } from '../commands/types.js';
-import type { CountSource } from '../stats/source.js';
-import type { VotesCapability, VotesCapabilityOptions } from '../votes/capability.js';
+import type { VotesCapability } from '../votes/capability.js';
 import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
-import type { WebhooksCapability, WebhooksCapabilityOptions } from '../webhooks/capability.js';
+import type { WebhooksCapability } from '../webhooks/capability.js';
 
-/** Options of {@link createListingAgent}. */
-export interface ListingAgentOptions {
-  /** The configuration, as written (validated here; defaults filled in). */
-  config: ListingAgentConfigInput;
-  /** A pino-compatible logger. Default: silent. */
-  logger?: AgentLogger;
-  /** The state store. Default: the file store in `config.state.directory`. */
-  store?: StateStore;
-  /** The service client. Default: one made from `config.service`. */
-  client?: ListingClient;
-  /** Transport options for the default client (dispatcher, retry, clock). */
-  transport?: TransportOptions;
-  /** The Prometheus registry `/metrics` serves. Default: a new one for this agent. */
-  registry?: Registry;
-  /**
-   * The bot, for `stats.source: embedded`: a discord.js `Client`, `ShardingManager`, or a
-   * discord-hybrid-sharding `ClusterManager` (detected by shape; no hard dependency).
-   */
-  discord?: unknown;
-  /** Counts from your own code instead (any {@link CountSource}); wins over `discord`. */
-  countSource?: CountSource;
-  /** Slash commands (objects or discord.js builders) for `commands.enabled`; win over `commands.source`. */
-  commands?: readonly unknown[];
-  /**
-   * Options of the votes capability (`votes.enabled`): the ledger (default `file`, the journal in
-   * `state.directory`; `memory` when `store` is a memory store), how exec and http hooks are made
-   * (`hookOptions.env`: the exec hooks' base environment, default empty), test seams.
-   */
-  votes?: VotesCapabilityOptions;
-  /**
-   * Options of the webhooks capability (`webhooks.enabled`): receiver tuning (timeouts, limits),
-   * the secret file. Its pipeline is the votes capability's when `votes.enabled`, else its own,
-   * made from the same `votes` options (ledger, hooks).
-   */
-  webhooks?: Omit<WebhooksCapabilityOptions, 'sharedPipeline'>;
-  /** The capabilities to run. Default: those the config enables. */
-  capabilities?: Capability[];
-  /** Current time in epoch ms. Default `Date.now`. */
-  now?: () => number;
-  /** Waits before retrying the service check after a failure. Default 5 s, doubling to 5 min. */
-  reconnectDelaysMs?: readonly number[];
-  /**
-   * This agent's ID in the leader lease, its pending votes and `/readyz`, with `state.redis`.
-   * Default: `state.redis.agentId`, else `<hostname>/<8 random hex digits>` (the daemon passes
-   * `<hostname>/<pid>`: the library never reads `process`).
-   */
-  agentId?: string;
-}
-
-/** Where a stopped or failing agent stands. */
-export type AgentPhase = 'idle' | 'starting' | 'connecting' | 'running' | 'stopping' | 'stopped';
+export type { AgentPhase, ListingAgentOptions } from './options.js';
 
 const STATE_KEY = 'agent:lastRun';
-
-/** How long `start()` waits for Redis before going on without it (it keeps reconnecting). */
-const REDIS_START_WAIT_MS = 2_000;
 
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
 
@@ -191,7 +139,15 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.mark('store', false, 'opening');
     this.mark('service', false, 'not reached yet');
     try {
-      if (this.cluster) await this.startRedis(this.cluster);
+      if (this.cluster) {
+        await connectCluster(this.cluster, {
+          readiness: this.readiness,
+          metrics: this.metrics,
+          logger: this.logger,
+          signal: this.aborter.signal,
+          onRedisUp: () => this.retryOnRedisUp?.(),
+        });
+      }
       await this.store.open();
       // A corrupt file set aside, a stale lock taken over: the store goes on, a person should know.
       for (const warning of this.store.warnings?.() ?? []) this.logger.warn({ store: this.store.describe() }, warning);
@@ -229,40 +185,6 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   /** The key of this agent's run record: one per agent when several share the state. */
   private stateKey(): string {
     return this.cluster ? `${STATE_KEY}:${this.cluster.agentId}` : STATE_KEY;
-  }
-
-  /**
-   * Connects to Redis (waiting a little for it, never failing on it), and wires its readiness
-   * (`redis`, `leader`), metrics and logs.
-   */
-  private async startRedis(cluster: AgentCluster): Promise<void> {
-    const { connection, leadership, agentId } = cluster;
-    const where = connection.describe();
-    this.mark('redis', false, `connecting to ${where}`);
-    this.mark('leader', true, `standing by (leader: none yet); agent ${agentId}`);
-    connection.on('up', () => {
-      this.mark('redis', true, where);
-      this.retryOnRedisUp?.();
-    });
-    connection.on('down', (reason) => {
-      this.mark('redis', false, `${where} is down (${reason}): webhook votes are answered 503 until it returns`);
-    });
-    const markLeader = () => {
-      const token = leadership.fencingToken;
-      if (token !== undefined) this.mark('leader', true, `leading (token ${token}); agent ${agentId}`);
-      else this.mark('leader', true, `standing by (leader: ${leadership.leaderId ?? 'none yet'}); agent ${agentId}`);
-    };
-    leadership.on('change', markLeader);
-    leadership.on('leader', markLeader);
-    this.metrics.watchCluster(() => ({ redisUp: connection.isUp, agentId, leading: leadership.isLeader }));
-    connection.start();
-    try {
-      await connection.whenUp({ timeoutMs: REDIS_START_WAIT_MS, signal: this.aborter.signal });
-    } catch {
-      const reason = `${where} not reachable: the agent runs, and its capabilities start when Redis comes back`;
-      this.mark('redis', false, reason);
-      this.logger.warn({ redis: where }, 'Redis is not reachable; starting without it and reconnecting in the background');
-    }
   }
 
   /** Tries the service; on success starts the capabilities, else schedules another try. */
@@ -313,10 +235,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     }
   }
 
-  /**
-   * Starts the capabilities in order. When one fails, those this call started are stopped again
-   * (in reverse) before the error goes up, so that the next try starts each exactly once.
-   */
+  /** Starts the capabilities in order (see {@link startInOrder}), with the context they share. */
   private async startCapabilities(project: NonNullable<CapabilityContext['project']>): Promise<void> {
     const context: CapabilityContext = {
       config: this.config,
@@ -338,25 +257,14 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       },
       listeners: (event) => this.rawListeners(event),
     };
-    const startedNow: Capability[] = [];
-    for (const capability of this.capabilities) {
-      this.mark(capability.name, false, 'starting');
-      try {
-        await capability.start({ ...context, logger: this.logger.child({ capability: capability.name }) });
-      } catch (error) {
-        this.mark(capability.name, false, `could not start: ${error instanceof Error ? error.message : String(error)}`);
-        // The failed one may have half-started (a port open, a ledger open): stop it too.
-        const deadline = this.now() + 10_000;
-        for (const undo of [capability, ...startedNow.reverse()]) {
-          await undo.stop(deadline).catch((stopError: unknown) => this.reportError(stopError));
-          if (undo !== capability) this.readiness.remove(undo.name);
-        }
-        this.started = this.started.filter((c) => !startedNow.includes(c));
-        throw error;
-      }
-      startedNow.push(capability);
-      this.started.push(capability);
-    }
+    await startInOrder(this.capabilities, context, {
+      mark: (name, ready, detail) => this.mark(name, ready, detail),
+      forget: (name) => this.readiness.remove(name),
+      onStarted: (capability) => this.started.push(capability),
+      onUndone: (capability) => (this.started = this.started.filter((c) => c !== capability)),
+      reportError: (error) => this.reportError(error),
+      now: this.now,
+    });
   }
 
   /**

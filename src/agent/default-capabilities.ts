@@ -12,7 +12,7 @@ import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
 import { createVotesCapability, type VotesCapability } from '../votes/capability.js';
 import { configuredVoteHooks } from '../votes/configured.js';
 import { createWebhooksCapability } from '../webhooks/capability.js';
-import type { ListingAgentOptions } from './agent.js';
+import type { ListingAgentOptions } from './options.js';
 import type { Capability } from './capability.js';
 
 /**

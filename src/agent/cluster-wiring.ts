@@ -1,0 +1,53 @@
+import type { AgentMetrics } from '../health/metrics.js';
+import type { AgentCluster } from '../leader/cluster.js';
+import type { AgentLogger } from './logger.js';
+import type { Readiness } from './readiness.js';
+
+/** How long the agent's start waits for Redis before going on without it (it keeps reconnecting). */
+export const REDIS_START_WAIT_MS = 2_000;
+
+/** What {@link connectCluster} reports to. */
+export interface ClusterWiring {
+  readiness: Readiness;
+  metrics: AgentMetrics;
+  logger: AgentLogger;
+  /** Aborts the wait for Redis (the agent is stopping). */
+  signal: AbortSignal;
+  /** Called each time Redis comes (back) up. */
+  onRedisUp(): void;
+}
+
+/**
+ * Wires a cluster's readiness (`redis`, `leader`), metrics and logs, starts its Redis connection,
+ * and waits up to {@link REDIS_START_WAIT_MS} for it. Never fails on Redis: when it is not there
+ * yet, `redis` says so, a warning is logged, and the connection keeps trying in the background.
+ */
+export async function connectCluster(cluster: AgentCluster, wiring: ClusterWiring): Promise<void> {
+  const { connection, leadership, agentId } = cluster;
+  const { readiness, metrics, logger } = wiring;
+  const where = connection.describe();
+  readiness.set('redis', false, `connecting to ${where}`);
+  readiness.set('leader', true, `standing by (leader: none yet); agent ${agentId}`);
+  connection.on('up', () => {
+    readiness.set('redis', true, where);
+    wiring.onRedisUp();
+  });
+  connection.on('down', (reason) => {
+    readiness.set('redis', false, `${where} is down (${reason}): webhook votes are answered 503 until it returns`);
+  });
+  const markLeader = () => {
+    const token = leadership.fencingToken;
+    if (token !== undefined) readiness.set('leader', true, `leading (token ${token}); agent ${agentId}`);
+    else readiness.set('leader', true, `standing by (leader: ${leadership.leaderId ?? 'none yet'}); agent ${agentId}`);
+  };
+  leadership.on('change', markLeader);
+  leadership.on('leader', markLeader);
+  metrics.watchCluster(() => ({ redisUp: connection.isUp, agentId, leading: leadership.isLeader }));
+  connection.start();
+  try {
+    await connection.whenUp({ timeoutMs: REDIS_START_WAIT_MS, signal: wiring.signal });
+  } catch {
+    readiness.set('redis', false, `${where} not reachable: the agent runs, and its capabilities start when Redis comes back`);
+    logger.warn({ redis: where }, 'Redis is not reachable; starting without it and reconnecting in the background');
+  }
+}

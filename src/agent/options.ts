@@ -1,0 +1,62 @@
+import type { Registry } from 'prom-client';
+import type { ListingClient } from '../api/client.js';
+import type { TransportOptions } from '../api/transport.js';
+import type { ListingAgentConfigInput } from '../config/schema.js';
+import type { CountSource } from '../stats/source.js';
+import type { StateStore } from '../store/types.js';
+import type { VotesCapabilityOptions } from '../votes/capability.js';
+import type { WebhooksCapabilityOptions } from '../webhooks/capability.js';
+import type { Capability } from './capability.js';
+import type { AgentLogger } from './logger.js';
+
+/** Options of {@link createListingAgent}. */
+export interface ListingAgentOptions {
+  /** The configuration, as written (validated here; defaults filled in). */
+  config: ListingAgentConfigInput;
+  /** A pino-compatible logger. Default: silent. */
+  logger?: AgentLogger;
+  /** The state store. Default: the file store in `config.state.directory`. */
+  store?: StateStore;
+  /** The service client. Default: one made from `config.service`. */
+  client?: ListingClient;
+  /** Transport options for the default client (dispatcher, retry, clock). */
+  transport?: TransportOptions;
+  /** The Prometheus registry `/metrics` serves. Default: a new one for this agent. */
+  registry?: Registry;
+  /**
+   * The bot, for `stats.source: embedded`: a discord.js `Client`, `ShardingManager`, or a
+   * discord-hybrid-sharding `ClusterManager` (detected by shape; no hard dependency).
+   */
+  discord?: unknown;
+  /** Counts from your own code instead (any {@link CountSource}); wins over `discord`. */
+  countSource?: CountSource;
+  /** Slash commands (objects or discord.js builders) for `commands.enabled`; win over `commands.source`. */
+  commands?: readonly unknown[];
+  /**
+   * Options of the votes capability (`votes.enabled`): the ledger (default `file`, the journal in
+   * `state.directory`; `memory` when `store` is a memory store), how exec and http hooks are made
+   * (`hookOptions.env`: the exec hooks' base environment, default empty), test seams.
+   */
+  votes?: VotesCapabilityOptions;
+  /**
+   * Options of the webhooks capability (`webhooks.enabled`): receiver tuning (timeouts, limits),
+   * the secret file. Its pipeline is the votes capability's when `votes.enabled`, else its own,
+   * made from the same `votes` options (ledger, hooks).
+   */
+  webhooks?: Omit<WebhooksCapabilityOptions, 'sharedPipeline'>;
+  /** The capabilities to run. Default: those the config enables. */
+  capabilities?: Capability[];
+  /** Current time in epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** Waits before retrying the service check after a failure. Default 5 s, doubling to 5 min. */
+  reconnectDelaysMs?: readonly number[];
+  /**
+   * This agent's ID in the leader lease, its pending votes and `/readyz`, with `state.redis`.
+   * Default: `state.redis.agentId`, else `<hostname>/<8 random hex digits>` (the daemon passes
+   * `<hostname>/<pid>`: the library never reads `process`).
+   */
+  agentId?: string;
+}
+
+/** Where a stopped or failing agent stands. */
+export type AgentPhase = 'idle' | 'starting' | 'connecting' | 'running' | 'stopping' | 'stopped';
