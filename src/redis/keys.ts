@@ -32,6 +32,8 @@ export const REDIS_KEYS = {
   shard: (id: number) => `shards:${id}`,
   /** `shards:index`: sorted set of reported shard IDs (score = report time), to find them without SCAN. */
   shardIndex: 'shards:index',
+  /** `shards:changed`: a pub/sub channel, not a key; each round of shard reports is announced there (message: the number of shards). */
+  shardsChanged: 'shards:changed',
   /** `streamed:<vote key>`: marks a vote already appended to the reward stream (value: its entry ID; TTL: the vote's expiry plus `votes.keepKeysFor`). */
   streamed: (key: string) => `streamed:${key}`,
 } as const;

@@ -20,9 +20,14 @@ import {
  *
  * - `shards:<id>`: JSON {shard_id, shard_count, server_count, reportedAt, process}, PX = staleAfter.
  * - `shards:index`: sorted set of shard IDs, score = report time, so the reader needs no SCAN.
+ * - channel `shards:changed`: each round of reports is announced there, so that a leader waiting
+ *   for its last missing shard reads at once instead of at its next poll.
  */
 
-/** Writes one round of reports: every key and its index entry together, or none. */
+/**
+ * Writes one round of reports: every key and its index entry together, or none; then announces it
+ * on the channel named by the last argument.
+ */
 const REPORT_SCRIPT = `
 local ttl = ARGV[1]
 local score = ARGV[2]
@@ -30,6 +35,7 @@ for i = 2, #KEYS do
   redis.call('SET', KEYS[i], ARGV[2 * i], 'PX', ttl)
   redis.call('ZADD', KEYS[1], score, ARGV[2 * i - 1])
 end
+redis.call('PUBLISH', ARGV[#ARGV], #KEYS - 1)
 return #KEYS - 1
 `;
 
@@ -61,11 +67,17 @@ export interface RedisShardsSourceOptions {
  * otherwise `ready: false` naming the missing shards (`no report from shards 3-7, 12`). A report
  * exists until its TTL runs out, so Redis's clock alone decides freshness. Redis being down is
  * a `ready: false` too (never a throw): the poster keeps what it has and tries again.
+ *
+ * `onChange` hears each round a reporter writes (channel `shards:changed`, subscribed on the same
+ * connection, RESP3) and each time Redis comes back, so the first post follows the last missing
+ * report by milliseconds. Reporters of agents older than this channel are still seen, at the
+ * poster's next poll.
  */
 export function createRedisShardsSource(options: RedisShardsSourceOptions): CountSource {
   const { connection, staleAfterMs } = options;
   const now = options.now ?? Date.now;
   const index = connection.key(REDIS_KEYS.shardIndex);
+  const changes = watchReports(connection);
 
   const readReports = async (): Promise<RedisShardReport[]> => {
     const client = connection.client;
@@ -92,6 +104,54 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
       }
       return summariseRedisReports(reports, { now: now(), shardCount: options.shardCount });
     },
+    onChange: changes,
+  };
+}
+
+/**
+ * `onChange` of the Redis shards source: subscribes to `shards:changed` while it has listeners.
+ * A subscription that fails (Redis down) is made again when the connection comes up; one that
+ * succeeded is renewed by the client itself after a reconnect.
+ */
+function watchReports(connection: RedisConnection): (listener: () => void) => () => void {
+  const channel = connection.key(REDIS_KEYS.shardsChanged);
+  const listeners = new Set<() => void>();
+  let subscribed = false;
+  const fire = () => {
+    // A listener must not throw (CountSource.onChange); one that does must not stop the others.
+    for (const listener of [...listeners]) {
+      try {
+        listener();
+      } catch {
+        // Nothing to do: the poster's next poll reads anyway.
+      }
+    }
+  };
+  const subscribe = () => {
+    if (subscribed || listeners.size === 0 || !connection.isUp) return;
+    subscribed = true;
+    connection.client.subscribe(channel, fire).catch(() => {
+      // Down in the meantime: `up` subscribes again.
+      subscribed = false;
+    });
+  };
+  const onUp = () => {
+    subscribe();
+    // Reports may have been written while the connection was down.
+    if (listeners.size > 0) fire();
+  };
+  return (listener) => {
+    listeners.add(listener);
+    if (listeners.size === 1) connection.on('up', onUp);
+    subscribe();
+    return () => {
+      if (!listeners.delete(listener) || listeners.size > 0) return;
+      connection.off('up', onUp);
+      if (subscribed) {
+        subscribed = false;
+        connection.client.unsubscribe(channel, fire).catch(() => undefined);
+      }
+    };
   };
 }
 
@@ -167,6 +227,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
     const keys = [connection.key(REDIS_KEYS.shardIndex), ...reports.map((r) => connection.key(REDIS_KEYS.shard(r.shard_id)))];
     const args: (string | number)[] = [Math.max(1, Math.round(ttlMs)), reports[0]!.reportedAt];
     for (const report of reports) args.push(report.shard_id, JSON.stringify(report));
+    args.push(connection.key(REDIS_KEYS.shardsChanged));
     try {
       await script.run(keys, args);
     } catch (error) {

@@ -8,6 +8,12 @@ import type { OwnShardsReading, OwnShardsSource } from '../../../src/stats/sourc
 import { startFakeDiscord } from '../../helpers/fake-discord/index.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startTsChild } from '../../helpers/ts-child.js';
+import { parseConfig } from '../../../src/agent/agent.js';
+import { createStatsPoster } from '../../../src/stats/poster.js';
+import { createManualScheduler } from '../../../src/stats/scheduler.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { clientFor, createFakeClock } from '../../helpers/client.js';
+import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 
 const PREFIX = 'shards-test:';
 
@@ -134,4 +140,105 @@ describe('shard aggregation on Redis', () => {
       await client.destroy();
     }
   }, 30_000);
+
+  describe('onChange: a leader waiting for its last shard hears the report at once', () => {
+    const CHANNEL = `${PREFIX}shards:changed`;
+    const subscribers = async (on: RedisConnection) => (await on.client.pubSubNumSub(CHANNEL))[CHANNEL];
+
+    it('hears each round, keeps commands working on the subscribed connection, and unsubscribes with the last listener', async () => {
+      const source = createRedisShardsSource({ connection, staleAfterMs: 5_000 });
+      const heard: string[] = [];
+      const offFirst = source.onChange!(() => heard.push('first'));
+      const offSecond = source.onChange!(() => heard.push('second'));
+      await vi.waitFor(async () => expect(await subscribers(connection)).toBe(1), { timeout: 2_000, interval: 10 });
+
+      const reporter = createShardReporter({ connection, source: ownShards(2, { 0: 3, 1: 4 }), everyMs: 60_000, ttlMs: 5_000 });
+      reporters.push(reporter);
+      await reporter.reportNow();
+      await vi.waitFor(() => expect(heard).toEqual(['first', 'second']), { timeout: 2_000, interval: 5 });
+      // RESP3: the subscribed connection still runs the reads.
+      expect(await source.read()).toMatchObject({ ready: true, serverCount: 7 });
+
+      offFirst();
+      expect(await subscribers(connection)).toBe(1);
+      offSecond();
+      await vi.waitFor(async () => expect(await subscribers(connection)).toBe(0), { timeout: 2_000, interval: 10 });
+      await reporter.reportNow();
+      expect(await source.read()).toMatchObject({ ready: true });
+      expect(heard).toEqual(['first', 'second']);
+    });
+
+    it('the stats poster posts the moment the last missing shard reports, with no schedule ticked', async () => {
+      // One clock for the emulator, the client and the poster; the reports keep Redis's own time.
+      const clock = createFakeClock(Date.now());
+      const emu = await startTestEmulator({ now: clock.now });
+      const fx = setupBot(emu);
+      const config = parseConfig({ service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, stats: { enabled: true, source: 'redis', interval: '30m' }, state: { redis: { url: redis.url } } });
+      const client = clientFor(emu, { projectToken: fx.projectToken, clock, retry: { maxAttempts: 1 } });
+      const scheduler = createManualScheduler(clock.now);
+      const source = createRedisShardsSource({ connection, staleAfterMs: 60_000, shardCount: 2 });
+      const poster = createStatsPoster({ source, config: config.stats, client, store: createMemoryStore(), now: clock.now, schedules: scheduler.factory });
+      const first = createShardReporter({ connection, source: ownShards(2, { 0: 30 }), everyMs: 60_000, ttlMs: 60_000 });
+      const last = createShardReporter({ connection, source: ownShards(2, { 1: 12 }), everyMs: 60_000, ttlMs: 60_000 });
+      reporters.push(first, last);
+      try {
+        await first.reportNow();
+        await poster.start();
+        await poster.idle();
+        await vi.waitFor(async () => expect(await subscribers(connection)).toBe(1), { timeout: 2_000, interval: 10 });
+        const posts = () => emu.admin.metrics(fx.projectId).map((m) => m.metrics);
+        expect(posts()).toEqual([]);
+
+        await last.reportNow();
+        await vi.waitFor(() => expect(posts()).toEqual([{ server_count: 42, shard_count: 2 }]), { timeout: 2_000, interval: 5 });
+        // The 5 s ready poll was the only other way, and no schedule was ticked.
+        expect(scheduler.get('ready')!.started).toBe(false);
+      } finally {
+        await poster.stop(clock.now() + 5_000);
+        await client.close();
+        await emu.close();
+      }
+    });
+
+    it('a listener that throws does not keep the others from hearing', async () => {
+      const source = createRedisShardsSource({ connection, staleAfterMs: 5_000 });
+      let heard = 0;
+      const offs = [source.onChange!(() => { throw new Error('a broken listener'); }), source.onChange!(() => void (heard += 1))];
+      await vi.waitFor(async () => expect(await subscribers(connection)).toBe(1), { timeout: 2_000, interval: 10 });
+      const reporter = createShardReporter({ connection, source: ownShards(1, { 0: 1 }), everyMs: 60_000, ttlMs: 5_000 });
+      reporters.push(reporter);
+      await reporter.reportNow();
+      await vi.waitFor(() => expect(heard).toBe(1), { timeout: 2_000, interval: 5 });
+      for (const off of offs) off();
+    });
+
+    it('subscribes when Redis comes up, also after a restart, and tells the listener it is back', async () => {
+      const own = await connectTestRedis(redis, PREFIX);
+      try {
+        await redis.stop();
+        await vi.waitFor(() => expect(own.isUp).toBe(false), { timeout: 5_000, interval: 10 });
+        const source = createRedisShardsSource({ connection: own, staleAfterMs: 5_000 });
+        let heard = 0;
+        const off = source.onChange!(() => void (heard += 1));
+        await redis.start();
+        // Back: one call for the reports Redis may hold from while it was away, and subscribed.
+        await vi.waitFor(() => expect(heard).toBe(1), { timeout: 5_000, interval: 10 });
+        await vi.waitFor(async () => expect(await subscribers(own)).toBe(1), { timeout: 5_000, interval: 10 });
+
+        // Restarted under a live subscription: renewed, and heard again.
+        await redis.stop();
+        await redis.start();
+        await vi.waitFor(async () => expect(own.isUp && (await subscribers(own))).toBe(1), { timeout: 5_000, interval: 20 });
+        const before = heard;
+        const reporter = createShardReporter({ connection, source: ownShards(1, { 0: 2 }), everyMs: 60_000, ttlMs: 5_000 });
+        reporters.push(reporter);
+        await vi.waitFor(() => expect(connection.isUp).toBe(true), { timeout: 5_000, interval: 10 });
+        await reporter.reportNow();
+        await vi.waitFor(() => expect(heard).toBeGreaterThan(before), { timeout: 2_000, interval: 5 });
+        off();
+      } finally {
+        await own.close();
+      }
+    }, 20_000);
+  });
 });
