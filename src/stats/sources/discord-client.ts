@@ -118,6 +118,31 @@ export function listIds(ids: readonly number[]): string {
 }
 
 /**
+ * Runs the probe in another process (`evaluate`, bounded by `timeoutMs`): its answer, or why it
+ * cannot be read yet. An abort of `signal` is the one failure that goes up.
+ */
+export async function probeProcess(label: string, evaluate: () => Promise<unknown>, timeoutMs: number, signal?: AbortSignal): Promise<ProbePart> {
+  try {
+    return { label, probe: await withTimeout(evaluate(), timeoutMs, label, signal) };
+  } catch (error) {
+    signal?.throwIfAborted();
+    return { label, problem: `cannot be read yet (${messageOf(error)})` };
+  }
+}
+
+/**
+ * The reading of a manager that runs only some of the bot's shards (`expected`, fewer than
+ * `total`): not ready, since the others run elsewhere; undefined when it runs them all.
+ */
+export function partialManagerReading(manager: string, expected: readonly number[], total: number): CountReading | undefined {
+  if (expected.length >= total) return undefined;
+  return {
+    ready: false,
+    reason: `counts not ready: this ${manager} runs shard${expected.length > 1 ? 's' : ''} ${listIds(expected)} of ${total}; the others run elsewhere, so it cannot count the whole bot: use the push source`,
+  };
+}
+
+/**
  * Adds up per-process probes into one reading: ready only when every expected shard reported,
  * every reporting Client is ready, every shard's status is Ready and no guild is unavailable;
  * otherwise the reason names each process and shard still pending.

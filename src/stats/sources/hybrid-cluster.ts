@@ -2,11 +2,10 @@ import type { CountReading, CountSource } from '../source.js';
 import {
   EMBEDDED_SOURCE_DEFAULTS,
   PROBE_SCRIPT,
-  listIds,
-  messageOf,
+  partialManagerReading,
+  probeProcess,
   range,
   readingFromProbes,
-  withTimeout,
   type CacheLike,
   type EmbeddedSourceOptions,
   type ProbePart,
@@ -39,12 +38,7 @@ export interface ClusterManagerLike {
 export async function readClusterCounts(cluster: ClusterLike, timeoutMs: number, signal?: AbortSignal): Promise<ProbePart> {
   const label = `cluster ${cluster.id}`;
   if (cluster.thread === null) return { label, problem: 'has no process yet (spawning or respawning)' };
-  try {
-    return { label, probe: await withTimeout(cluster.eval(PROBE_SCRIPT, undefined, timeoutMs), timeoutMs, label, signal) };
-  } catch (error) {
-    signal?.throwIfAborted();
-    return { label, problem: `cannot be read yet (${messageOf(error)})` };
-  }
+  return probeProcess(label, () => cluster.eval(PROBE_SCRIPT, undefined, timeoutMs), timeoutMs, signal);
 }
 
 /**
@@ -76,12 +70,8 @@ export function createClusterManagerSource(manager: ClusterManagerLike, options:
         return { ready: false, reason: 'counts not ready: the ClusterManager has not spawned its clusters yet' };
       }
       const expected = manager.shardList && manager.shardList.length > 0 ? manager.shardList : range(total);
-      if (expected.length < total) {
-        return {
-          ready: false,
-          reason: `counts not ready: this ClusterManager runs shard${expected.length > 1 ? 's' : ''} ${listIds(expected)} of ${total}; the others run elsewhere, so it cannot count the whole bot: use the push source`,
-        };
-      }
+      const partial = partialManagerReading('ClusterManager', expected, total);
+      if (partial) return partial;
       const clusters = [...manager.clusters.values()];
       const parts = await Promise.all(clusters.map((cluster) => readCluster(cluster, signal)));
       const wanted = manager.totalClusters ?? -1;

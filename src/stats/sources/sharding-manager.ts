@@ -3,10 +3,10 @@ import {
   EMBEDDED_SOURCE_DEFAULTS,
   PROBE_SCRIPT,
   listIds,
-  messageOf,
+  partialManagerReading,
+  probeProcess,
   range,
   readingFromProbes,
-  withTimeout,
   type CacheLike,
   type EmbeddedSourceOptions,
   type ProbePart,
@@ -40,12 +40,7 @@ export async function readManagedShard(shard: ManagedShardLike, timeoutMs: numbe
   // `undefined` means the object does not say (a structural stand-in): ask it anyway.
   if (shard.process === null && (shard.worker ?? null) === null) return { label, problem: 'has no process yet (spawning or respawning)' };
   if (shard.ready === false) return { label, problem: 'is not ready yet (its Client is logging in, reconnecting or respawning)' };
-  try {
-    return { label, probe: await withTimeout(shard.eval(PROBE_SCRIPT), timeoutMs, label, signal) };
-  } catch (error) {
-    signal?.throwIfAborted();
-    return { label, problem: `cannot be read yet (${messageOf(error)})` };
-  }
+  return probeProcess(label, () => shard.eval(PROBE_SCRIPT), timeoutMs, signal);
 }
 
 /**
@@ -80,12 +75,8 @@ export function createShardingManagerSource(manager: ShardingManagerLike, option
         return { ready: false, reason: 'counts not ready: the ShardingManager has not spawned its shards yet' };
       }
       const expected = Array.isArray(manager.shardList) ? manager.shardList : range(total);
-      if (expected.length < total) {
-        return {
-          ready: false,
-          reason: `counts not ready: this ShardingManager runs shard${expected.length > 1 ? 's' : ''} ${listIds(expected)} of ${total}; the others run elsewhere, so it cannot count the whole bot: use the push source`,
-        };
-      }
+      const partial = partialManagerReading('ShardingManager', expected, total);
+      if (partial) return partial;
       const shards = [...manager.shards.values()];
       const parts = await Promise.all(shards.map((shard) => readShard(shard, signal)));
       const spawned = new Set(shards.map((shard) => shard.id));
