@@ -70,7 +70,14 @@ export function defaultCapabilities(config: ListingAgentConfig, options: Listing
       ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}),
       ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}),
     };
-    capabilities.push(createWebhooksCapability({ ...(shared ? { sharedPipeline: () => shared.pipeline } : own), ...options.webhooks }));
+    capabilities.push(
+      createWebhooksCapability({
+        ...(shared ? { sharedPipeline: () => shared.pipeline } : own),
+        // Rotated and integration secrets are shared with the other agents through Redis.
+        ...(cluster ? { secretsRedis: cluster.connection } : {}),
+        ...options.webhooks,
+      }),
+    );
   }
   return capabilities;
 }

@@ -75,6 +75,8 @@ export interface CliState extends AsyncDisposable {
   ledger(options?: { adoptOrphans?: boolean }): Promise<VoteLedger>;
   /** The dead letters, read without opening the ledger or taking a lock (beside a running agent). */
   deadLetters(): Promise<CliDeadLetters>;
+  /** The Redis connection, started and up (`state.redis` only: undefined for the file state). */
+  redis(): Promise<RedisConnection | undefined>;
   /** Closes the store, then the Redis connection. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -198,6 +200,10 @@ export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'ow
       // Read straight from Redis: opening the ledger would beat a heartbeat and claim orphaned votes.
       const ledger = votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId } });
       return { where: description, exists: true, letters: await ledger.deadLetters(), corruptLines: 0 };
+    },
+
+    async redis() {
+      return connection === undefined ? undefined : connected();
     },
 
     close() {

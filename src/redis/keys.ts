@@ -34,6 +34,10 @@ export const REDIS_KEYS = {
   shardIndex: 'shards:index',
   /** `shards:changed`: a pub/sub channel, not a key; each round of shard reports is announced there (message: the number of shards). */
   shardsChanged: 'shards:changed',
+  /** `webhooks:secrets`: the webhook secrets made while agents run (rotations, integrations), JSON in the secret file's shape. */
+  webhookSecrets: 'webhooks:secrets',
+  /** `webhooks:secrets:changed`: a pub/sub channel, not a key; every change of `webhooks:secrets` is announced there. */
+  webhookSecretsChanged: 'webhooks:secrets:changed',
   /** `streamed:<vote key>`: marks a vote already appended to the reward stream (value: its entry ID; TTL: the vote's expiry plus `votes.keepKeysFor`). */
   streamed: (key: string) => `streamed:${key}`,
 } as const;

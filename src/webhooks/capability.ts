@@ -29,6 +29,12 @@ export interface WebhooksCapabilityOptions {
   hookOptions?: HooksFromConfigOptions;
   /** The secret file. Default `<state.directory>/webhook-secrets.json`; `false`: none (integration secrets in memory). */
   secretFile?: string | false;
+  /**
+   * Redis shared by several agents (`state.redis`): rotated and integration secrets are read from
+   * and stored there (`webhooks:secrets`), so every agent accepts them; the file's are still
+   * accepted. Default: none.
+   */
+  secretsRedis?: RedisConnection;
   /** Receiver tuning and test seams (timeouts, limits, self-signed handshakes). Default: the receiver's. */
   receiver?: Partial<
     Pick<WebhookReceiverOptions, 'timeouts' | 'maxConnections' | 'maxBodyBytes' | 'answerWithinMs' | 'acceptSelfSignedHandshakes' | 'toleranceSeconds' | 'onDelivery'>
@@ -44,7 +50,8 @@ export interface WebhooksCapability extends Capability {
 /**
  * Receives signed (and legacy) vote deliveries on `webhooks.listen` + `webhooks.path` and feeds
  * them to the vote pipeline: the votes capability's when it runs, else one of its own. Secrets:
- * `webhooks.secrets` plus the secret file, re-read when it changes. Readiness `webhooks` says where
+ * `webhooks.secrets` plus the secret file, re-read when it changes, plus with `secretsRedis` the
+ * secrets shared in Redis. Readiness `webhooks` says where
  * it listens. On stop the port stops taking connections, requests in flight finish (until the
  * deadline), then its own pipeline (if any) stops and its ledger closes.
  */
@@ -98,7 +105,13 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
       }
       const pipeline = shared ?? (await ownPipeline(context));
       const file = options.secretFile === false ? undefined : (options.secretFile ?? secretFilePath(stateDirectory(config)));
-      secrets = createWebhookSecrets({ configured: config.webhooks.secrets, ...(file ? { file } : {}), now: context.now, logger: context.logger });
+      secrets = createWebhookSecrets({
+        configured: config.webhooks.secrets,
+        ...(file ? { file } : {}),
+        ...(options.secretsRedis ? { redis: options.secretsRedis } : {}),
+        now: context.now,
+        logger: context.logger,
+      });
       await secrets.start();
       const project = context.project;
       receiver = createWebhookReceiver({

@@ -69,19 +69,61 @@ export async function readSecretFile(path: string): Promise<SecretFileContent | 
     if (errnoCode(error) === 'ENOENT') return undefined;
     throw new ListingAgentError('webhook_secrets', `cannot read the webhook secret file ${path}: ${fsReason(error)}`, { cause: error });
   }
+  return parseSecretContent(text, `the webhook secret file ${path}`);
+}
+
+/**
+ * Parses the secrets' JSON (the file's, or the Redis key's: the same shape). Throws a
+ * `ListingAgentError` naming `where` and the fields at fault, never a secret.
+ */
+export function parseSecretContent(text: string, where: string): SecretFileContent {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    throw new ListingAgentError('webhook_secrets', `the webhook secret file ${path} is not JSON: fix or delete it (the secrets in the config still work)`);
+    throw new ListingAgentError('webhook_secrets', `${where} is not JSON: fix or delete it (the secrets in the config still work)`);
   }
   const parsed = fileSchema.safeParse(json);
   // Issues name fields only: the message never repeats a secret.
   if (!parsed.success) {
-    const where = parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
-    throw new ListingAgentError('webhook_secrets', `the webhook secret file ${path} is not a secret file (problems at ${where}): fix or delete it`);
+    const fields = parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
+    throw new ListingAgentError('webhook_secrets', `${where} does not hold webhook secrets (problems at ${fields}): fix or delete it`);
   }
   return parsed.data;
+}
+
+/** The content with the entries expired at `at` (epoch ms) dropped: what every change starts from. */
+export function liveContent(content: SecretFileContent | undefined, at: number): SecretFileContent {
+  return { version: 1, secrets: (content?.secrets ?? []).filter((entry) => entryLive(entry, at)) };
+}
+
+/**
+ * A rotation recorded: the new secret added, and the webhook's earlier rotated secrets given
+ * `graceMs` more (deliveries signed before the rotation may still be retried), after which they drop.
+ */
+export function withRotatedSecret(content: SecretFileContent, input: { webhookId: string; secret: string; graceMs?: number }, at: number): SecretFileContent {
+  const retireAt = new Date(at + (input.graceMs ?? DEFAULT_SECRET_GRACE_MS)).toISOString();
+  const secrets = content.secrets
+    .filter((entry) => entry.secret !== input.secret)
+    .map((entry) => (entry.source === 'rotate' && entry.webhookId === input.webhookId && entry.expiresAt === undefined ? { ...entry, expiresAt: retireAt } : entry));
+  secrets.push({ secret: input.secret, source: 'rotate', webhookId: input.webhookId, addedAt: new Date(at).toISOString() });
+  return { version: 1, secrets };
+}
+
+/** An integration connection's secret recorded, replacing an earlier one of the same connection. */
+export function withIntegrationSecret(content: SecretFileContent, input: { connectionId: string; secret: string }, at: number): SecretFileContent {
+  return {
+    version: 1,
+    secrets: [
+      ...content.secrets.filter((entry) => entry.connectionId !== input.connectionId && entry.secret !== input.secret),
+      { secret: input.secret, source: 'integration', connectionId: input.connectionId, addedAt: new Date(at).toISOString() },
+    ],
+  };
+}
+
+/** An integration connection's secret forgotten (it was disconnected). */
+export function withoutIntegration(content: SecretFileContent, connectionId: string): SecretFileContent {
+  return { version: 1, secrets: content.secrets.filter((entry) => entry.connectionId !== connectionId) };
 }
 
 function writeAtomically(path: string, content: SecretFileContent): Promise<void> {
@@ -124,9 +166,7 @@ export function updateSecretFile(path: string, change: (content: SecretFileConte
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       const release = await takeLock(`${path}.lock`, now);
       try {
-        const current = (await readSecretFile(path)) ?? { version: 1 as const, secrets: [] };
-        const at = now();
-        const next = change({ version: 1, secrets: current.secrets.filter((entry) => entryLive(entry, at)) });
+        const next = change(liveContent(await readSecretFile(path), now()));
         await writeAtomically(path, next);
         return next;
       } finally {
@@ -147,47 +187,21 @@ export function updateSecretFile(path: string, change: (content: SecretFileConte
   return next;
 }
 
-/**
- * Records a rotated webhook secret: the webhook's earlier secrets in the file stay valid for
- * `graceMs` more (deliveries signed before the rotation may still be retried), then are dropped.
- */
+/** Records a rotated webhook secret in the file (see {@link withRotatedSecret}). */
 export function recordRotatedSecret(
   path: string,
   input: { webhookId: string; secret: string; graceMs?: number },
   now: () => number = Date.now,
 ): Promise<SecretFileContent> {
-  const graceMs = input.graceMs ?? DEFAULT_SECRET_GRACE_MS;
-  return updateSecretFile(
-    path,
-    (content) => {
-      const at = now();
-      const retireAt = new Date(at + graceMs).toISOString();
-      const secrets = content.secrets
-        .filter((entry) => entry.secret !== input.secret)
-        .map((entry) => (entry.source === 'rotate' && entry.webhookId === input.webhookId && entry.expiresAt === undefined ? { ...entry, expiresAt: retireAt } : entry));
-      secrets.push({ secret: input.secret, source: 'rotate', webhookId: input.webhookId, addedAt: new Date(at).toISOString() });
-      return { version: 1, secrets };
-    },
-    now,
-  );
+  return updateSecretFile(path, (content) => withRotatedSecret(content, input, now()), now);
 }
 
-/** Records the secret of an integration connection (replacing an earlier one of the same connection). */
+/** Records the secret of an integration connection in the file (replacing an earlier one of the same connection). */
 export function recordIntegrationSecret(path: string, input: { connectionId: string; secret: string }, now: () => number = Date.now): Promise<SecretFileContent> {
-  return updateSecretFile(
-    path,
-    (content) => ({
-      version: 1,
-      secrets: [
-        ...content.secrets.filter((entry) => entry.connectionId !== input.connectionId && entry.secret !== input.secret),
-        { secret: input.secret, source: 'integration', connectionId: input.connectionId, addedAt: new Date(now()).toISOString() },
-      ],
-    }),
-    now,
-  );
+  return updateSecretFile(path, (content) => withIntegrationSecret(content, input, now()), now);
 }
 
-/** Forgets the secret of an integration connection at once (it was disconnected). */
+/** Forgets the secret of an integration connection in the file at once (it was disconnected). */
 export function forgetIntegrationSecret(path: string, connectionId: string, now: () => number = Date.now): Promise<SecretFileContent> {
-  return updateSecretFile(path, (content) => ({ version: 1, secrets: content.secrets.filter((entry) => entry.connectionId !== connectionId) }), now);
+  return updateSecretFile(path, (content) => withoutIntegration(content, connectionId), now);
 }

@@ -2,14 +2,19 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { watchChannel } from '../redis/channel.js';
+import type { RedisConnection } from '../redis/connection.js';
 import {
   entryLive,
   forgetIntegrationSecret,
   readSecretFile,
   recordIntegrationSecret,
+  withIntegrationSecret,
+  withoutIntegration,
   type SecretEntry,
   type SecretFileContent,
 } from './secrets-file.js';
+import { readRedisSecrets, redisSecretNames, updateRedisSecrets } from './secrets-redis.js';
 
 export {
   DEFAULT_SECRET_GRACE_MS,
@@ -29,18 +34,22 @@ export interface SecretSource {
   /** The secrets valid now. Cheap: called on every delivery. */
   current(): readonly string[];
   /**
-   * Looks at the secret file again (a `stat`) and reloads it when it changed; resolves true when
-   * the secrets changed. The receiver calls it after a signature matched no secret, so a rotation
-   * is seen at its first delivery even where file watching does not work.
+   * Looks at the secret file again (a `stat`) and reloads it when it changed, and reads the Redis
+   * secrets again (at most once a second); resolves true when the secrets changed. The receiver
+   * calls it after a signature matched no secret, so a rotation is seen at its first delivery
+   * even where file watching or the Redis channel did not tell.
    */
   refresh(): Promise<boolean>;
 }
 
 /** A {@link SecretSource} that also records integration secrets and watches its file. */
 export interface WebhookSecrets extends SecretSource {
-  /** Loads the file once and starts watching it. Never rejects: a bad file is logged and the config's secrets go on. */
+  /**
+   * Loads the file (and the Redis secrets) once and starts watching them. Never rejects: a bad
+   * file or an unreachable Redis is logged and the other secrets go on.
+   */
   start(): Promise<void>;
-  /** Stores an integration connection's secret durably; it is accepted when this resolves. */
+  /** Stores an integration connection's secret durably (in Redis when given); it is accepted when this resolves. */
   addIntegration(connectionId: string, secret: string): Promise<void>;
   /** Forgets an integration connection's secret. */
   removeIntegration(connectionId: string): Promise<void>;
@@ -57,6 +66,13 @@ export interface WebhookSecretsOptions {
    * are then kept in memory only (lost at a restart).
    */
   file?: string;
+  /**
+   * Redis, when several agents share `state.redis`: the secrets made while running (rotations,
+   * integrations) are read from `webhooks:secrets` there, and integration secrets are stored
+   * there, so every agent accepts them; changes arrive on `webhooks:secrets:changed`. The file's
+   * secrets are still accepted (read only). Default: none.
+   */
+  redis?: RedisConnection;
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
   /** Default: silent. */
@@ -74,21 +90,26 @@ interface FileStamp {
   size: number;
 }
 
+/** The Redis secrets are read again after a failed verification at most this often (a forger must not drive reads). */
+const REDIS_REFRESH_MIN_MS = 1_000;
+
 const sameStamp = (a: FileStamp | undefined, b: FileStamp | undefined) =>
   a === b || (a !== undefined && b !== undefined && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.size === b.size);
 
 /**
- * Creates the secrets of a receiver: the config's, and the secret file's re-read whenever it
- * changes (watched, debounced; also checked by `refresh()`), so a rotation reaches a running
- * receiver without a restart. Expired entries (a rotated-out secret after its grace period) drop
- * out by themselves at the next `current()`.
+ * Creates the secrets of a receiver: the config's, the secret file's re-read whenever it changes
+ * (watched, debounced; also checked by `refresh()`), and with `redis` the shared ones there
+ * (re-read when a change is announced), so a rotation reaches a running receiver without a
+ * restart. Expired entries (a rotated-out secret after its grace period) drop out by themselves
+ * at the next `current()`.
  */
 export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSecrets {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
-  const { file } = options;
+  const { file, redis } = options;
   const configured = [...new Set(options.configured)];
   let entries: SecretEntry[] = [];
+  let redisEntries: SecretEntry[] = [];
   /** Integration secrets without a file: memory only. */
   const memory = new Map<string, string>();
   let stamp: FileStamp | undefined;
@@ -99,19 +120,61 @@ export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSec
   let debounce: NodeJS.Timeout | undefined;
   let refreshing: Promise<boolean> | undefined;
   let closed = false;
+  let stopWatchingRedis: (() => void) | undefined;
+  let redisReading: Promise<boolean> | undefined;
+  /** A change was announced while a read was in flight: that read may have missed it. */
+  let readRedisAgain = false;
+  let lastRedisRead = -Infinity;
+  /** The last Redis problem logged, so an outage is logged once, not at every failed verification. */
+  let redisProblem: string | undefined;
 
   function rebuild(): void {
     const at = now();
-    const live = entries.filter((entry) => entryLive(entry, at));
+    const live = [...entries, ...redisEntries].filter((entry) => entryLive(entry, at));
     nextExpiry = Math.min(Infinity, ...live.filter((e) => e.expiresAt !== undefined).map((e) => Date.parse(e.expiresAt!)));
     cached = [...new Set([...configured, ...live.map((entry) => entry.secret), ...memory.values()])];
   }
 
-  function adopt(content: SecretFileContent | undefined): boolean {
+  /** Rebuilds after `update` and says whether the accepted secrets changed. */
+  function changes(update: () => void): boolean {
     const before = cached;
-    entries = content?.secrets ?? [];
+    update();
     rebuild();
     return before.length !== cached.length || before.some((secret, i) => secret !== cached[i]);
+  }
+
+  const adopt = (content: SecretFileContent | undefined) => changes(() => (entries = content?.secrets ?? []));
+  const adoptRedis = (content: SecretFileContent | undefined) => changes(() => (redisEntries = content?.secrets ?? []));
+
+  async function readRedis(connection: RedisConnection): Promise<boolean> {
+    lastRedisRead = now();
+    try {
+      const changed = adoptRedis(await readRedisSecrets(connection));
+      if (changed) logger.info({ redis: connection.describe(), secrets: cached.length }, 'webhook secrets reloaded from Redis');
+      redisProblem = undefined;
+      return changed;
+    } catch (error) {
+      const problem = error instanceof Error ? error.message : String(error);
+      if (problem !== redisProblem) logger.warn({ err: problem }, 'cannot read the webhook secrets in Redis; keeping the secrets already loaded');
+      redisProblem = problem;
+      return false;
+    }
+  }
+
+  /** Reads the Redis secrets: at once when `announced` (a change or a reconnect), else at most once a second. */
+  function refreshRedis(announced: boolean): Promise<boolean> {
+    if (redis === undefined || closed) return Promise.resolve(false);
+    if (redisReading !== undefined) {
+      if (announced) readRedisAgain = true;
+      return redisReading;
+    }
+    if (!announced && now() - lastRedisRead < REDIS_REFRESH_MIN_MS) return Promise.resolve(false);
+    readRedisAgain = false;
+    redisReading = readRedis(redis).finally(() => {
+      redisReading = undefined;
+      if (readRedisAgain) void refreshRedis(true);
+    });
+    return redisReading;
   }
 
   async function statFile(path: string): Promise<FileStamp | undefined> {
@@ -141,9 +204,14 @@ export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSec
     }
   }
 
-  function refresh(): Promise<boolean> {
+  function refreshFile(): Promise<boolean> {
     refreshing ??= reload(false).finally(() => (refreshing = undefined));
     return refreshing;
+  }
+
+  async function refresh(): Promise<boolean> {
+    const [fromFile, fromRedis] = await Promise.all([refreshFile(), refreshRedis(false)]);
+    return fromFile || fromRedis;
   }
 
   function startWatching(path: string): void {
@@ -152,7 +220,7 @@ export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSec
       watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
         if (name !== null && name !== basename(path)) return;
         clearTimeout(debounce);
-        debounce = setTimeout(() => void refresh(), options.debounceMs ?? 50);
+        debounce = setTimeout(() => void refreshFile(), options.debounceMs ?? 50);
         debounce.unref();
       });
       watcher.on('error', (error) => {
@@ -173,23 +241,35 @@ export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSec
     },
     refresh,
     async start() {
+      if (closed) return;
+      if (redis !== undefined) {
+        stopWatchingRedis ??= watchChannel(redis, redisSecretNames(redis).channel)(() => void refreshRedis(true));
+        await refreshRedis(true);
+      }
       if (file === undefined || closed) return;
       await reload(true);
       if (options.watch !== false && !closed) startWatching(file);
     },
     async addIntegration(connectionId, secret) {
-      if (file === undefined) memory.set(connectionId, secret);
+      if (redis !== undefined) adoptRedis(await updateRedisSecrets(redis, (content) => withIntegrationSecret(content, { connectionId, secret }, now()), now));
+      else if (file === undefined) memory.set(connectionId, secret);
       else adopt(await recordIntegrationSecret(file, { connectionId, secret }, now));
       // The stamp stays the old one: the next look reads the file again, with any other writer's change.
       rebuild();
     },
     async removeIntegration(connectionId) {
-      if (file === undefined) memory.delete(connectionId);
+      if (redis !== undefined) {
+        adoptRedis(await updateRedisSecrets(redis, (content) => withoutIntegration(content, connectionId), now));
+        // Stored in the file before Redis was set up: forget it there too.
+        if (file !== undefined && entries.some((entry) => entry.connectionId === connectionId)) adopt(await forgetIntegrationSecret(file, connectionId, now));
+      } else if (file === undefined) memory.delete(connectionId);
       else adopt(await forgetIntegrationSecret(file, connectionId, now));
       rebuild();
     },
     close() {
       closed = true;
+      stopWatchingRedis?.();
+      stopWatchingRedis = undefined;
       clearTimeout(debounce);
       watcher?.close();
       watcher = undefined;

@@ -11,6 +11,8 @@ import { stateDirectory } from '../../votes/configured.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
 import { createWebhookReceiver } from '../../webhooks/receiver.js';
 import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';
+import { withRotatedSecret } from '../../webhooks/secrets-file.js';
+import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { cliAgentId, cliState } from '../state.js';
@@ -28,8 +30,8 @@ Subcommands:
   serve                       run only the receiver, the vote pipeline and the reward hooks
                               of the config (no poller, stats or commands) until SIGTERM
   rotate --webhook ID         give the webhook a new secret (through the API, with an OAuth
-         [--project ID]       access token) and write it to the secret file, where a running
-         [--access-token-file F]  receiver picks it up without a restart
+         [--project ID]       access token) and write it to the secret file (to Redis with
+         [--access-token-file F]  state.redis), where running receivers pick it up at once
   test --url U --secret S     send a signed test delivery to any URL (see 'webhooks test --help')
 
 Options (serve, rotate):
@@ -51,9 +53,10 @@ in Redis, and runs the reward stream hook when votes.stream.enabled. Its agent I
 state.redis.agentId, else <hostname>/<pid>: give it its own beside a 'run' agent. Redis must
 answer within 5 s at the start.
 
-The secret file stays a file with state.redis: rotate writes it on this machine only, and a
-receiver reads only its own machine's file. For several machines, copy it to each agent's
-state.directory, or put the secrets in webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS).
+With state.redis, rotate stores the new secret in Redis (webhooks:secrets) instead of the file,
+and every agent's receiver accepts it at once; integration secrets go there too. rotate asks
+Redis before it rotates; if Redis fails after the rotation, the secret goes to this machine's
+file and rotate exits 1 saying so. Receivers still read their machine's file beside Redis.
 
 Exit codes: 0 done (serve: stopped cleanly), 1 a failure (the port, the state directory, the
 service, Redis not answering), 2 usage error, 78 invalid configuration.
@@ -103,22 +106,26 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   const { config } = loaded;
   const directory = stateDirectory(config, io.cwd);
   const file = secretFilePath(directory);
-  const inFile = (await readSecretFile(file).catch(() => undefined))?.secrets.length ?? 0;
-  if (config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined && inFile === 0) {
-    io.stderr(`listing-agent webhooks serve: no webhook secret: set webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS) or webhooks.legacyAuthorization, or rotate one into ${file}\n`);
-    return EXIT.config;
-  }
   const logger = createLogger({ level: config.log.level, format: config.log.format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
   // With state.redis this receiver is one more agent on the shared ledger, named like 'run' names one.
   await using state = cliState(config, io, { agentId: config.state.redis?.agentId ?? cliAgentId(io), logger: logger.child({ component: 'redis' }) });
   // Hooks first: a bad hook is a configuration error, before any file, port or connection is touched.
   const hooks = state.hooks({ env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd });
+  if (config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
+    const redis = await state.redis();
+    const stored = [(await readSecretFile(file).catch(() => undefined))?.secrets.length ?? 0, redis ? ((await readRedisSecrets(redis).catch(() => undefined))?.secrets.length ?? 0) : 0];
+    if (stored[0] === 0 && stored[1] === 0) {
+      io.stderr(`listing-agent webhooks serve: no webhook secret: set webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS) or webhooks.legacyAuthorization, or rotate one into ${redis ? state.description : file}\n`);
+      return EXIT.config;
+    }
+  }
   // File: the state directory's lock, like 'run'. Redis: the store (v0 anchors) and ledger there.
   const store = await state.store();
   const ledger = await state.ledger();
   const client = createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
   const pipeline = createVotePipeline({ ledger, hooks, logger, now: Date.now });
-  const secrets = createWebhookSecrets({ configured: config.webhooks.secrets, file, logger });
+  const redis = await state.redis();
+  const secrets = createWebhookSecrets({ configured: config.webhooks.secrets, file, ...(redis ? { redis } : {}), logger });
   // v0 votes do not name the service project: look it up once (only they need it).
   const project = config.webhooks.legacyAuthorization === undefined ? undefined : projectFinder(client, (err) => logger.warn({ err }, 'cannot reach the service for the project ID; legacy votes are answered 503 until it can'));
   try {
@@ -201,8 +208,23 @@ async function runRotate(argv: string[], io: CliIo): Promise<number> {
     projectId = (await own.projects.get()).id;
   }
   const file = secretFilePath(stateDirectory(config, io.cwd));
+  await using state = cliState(config, io);
+  // Redis first: one that cannot be reached stops the command before the webhook is rotated.
+  const redis = await state.redis();
   await using client = createListingClient({ accessToken: credential.token, projectId, ...bases });
   const { secret } = await client.webhooks.rotate(webhookId, projectId);
+  const grace = `stays valid for ${DEFAULT_SECRET_GRACE_MS / 60_000} minutes; if it is in webhooks.secrets, remove it there`;
+  if (redis !== undefined) {
+    try {
+      await updateRedisSecrets(redis, (content) => withRotatedSecret(content, { webhookId, secret }, Date.now()));
+      io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${state.description}; every running receiver sharing it uses it at once.\n`);
+      io.stdout(`Its previous secret there ${grace}.\n`);
+      return EXIT.ok;
+    } catch (error) {
+      // Never lose the only copy: keep it in this machine's file, and say what to do.
+      io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${(error as Error).message}; the new secret goes to ${file} on this machine instead\n`);
+    }
+  }
   try {
     await recordRotatedSecret(file, { webhookId, secret });
   } catch (error) {
@@ -211,10 +233,10 @@ async function runRotate(argv: string[], io: CliIo): Promise<number> {
     return EXIT.failure;
   }
   io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${file}; a running receiver uses it at once.\n`);
-  io.stdout(`Its previous secret in that file stays valid for ${DEFAULT_SECRET_GRACE_MS / 60_000} minutes; if it is in webhooks.secrets, remove it there.\n`);
-  if (config.state.redis !== undefined) {
-    // The secret file is per machine, even when the state is shared through Redis.
-    io.stdout(`state.redis is set, but the secret file is not shared through it: copy ${file} to the state.directory of every other agent's machine, or put the secret in their webhooks.secrets.\n`);
+  io.stdout(`Its previous secret in that file ${grace}.\n`);
+  if (redis !== undefined) {
+    io.stdout(`Only this machine's agent has it: copy ${file} to the state.directory of every other agent's machine, or rotate again once Redis takes it.\n`);
+    return EXIT.failure;
   }
   return EXIT.ok;
 }

@@ -1,5 +1,6 @@
 import { silentLogger, type AgentLogger } from '../../agent/logger.js';
 import { defaultAgentId, redisFailure, type RedisConnection } from '../../redis/connection.js';
+import { watchChannel } from '../../redis/channel.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import type { CountReading, CountSource } from '../source.js';
 import { messageOf } from './discord-client.js';
@@ -77,7 +78,7 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
   const { connection, staleAfterMs } = options;
   const now = options.now ?? Date.now;
   const index = connection.key(REDIS_KEYS.shardIndex);
-  const changes = watchReports(connection);
+  const changes = watchChannel(connection, connection.key(REDIS_KEYS.shardsChanged));
 
   const readReports = async (): Promise<RedisShardReport[]> => {
     const client = connection.client;
@@ -105,53 +106,6 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
       return summariseRedisReports(reports, { now: now(), shardCount: options.shardCount });
     },
     onChange: changes,
-  };
-}
-
-/**
- * `onChange` of the Redis shards source: subscribes to `shards:changed` while it has listeners.
- * A subscription that fails (Redis down) is made again when the connection comes up; one that
- * succeeded is renewed by the client itself after a reconnect.
- */
-function watchReports(connection: RedisConnection): (listener: () => void) => () => void {
-  const channel = connection.key(REDIS_KEYS.shardsChanged);
-  const listeners = new Set<() => void>();
-  let subscribed = false;
-  const fire = () => {
-    // A listener must not throw (CountSource.onChange); one that does must not stop the others.
-    for (const listener of [...listeners]) {
-      try {
-        listener();
-      } catch {
-        // Nothing to do: the poster's next poll reads anyway.
-      }
-    }
-  };
-  const subscribe = () => {
-    if (subscribed || listeners.size === 0 || !connection.isUp) return;
-    subscribed = true;
-    connection.client.subscribe(channel, fire).catch(() => {
-      // Down in the meantime: `up` subscribes again.
-      subscribed = false;
-    });
-  };
-  const onUp = () => {
-    subscribe();
-    // Reports may have been written while the connection was down.
-    if (listeners.size > 0) fire();
-  };
-  return (listener) => {
-    listeners.add(listener);
-    if (listeners.size === 1) connection.on('up', onUp);
-    subscribe();
-    return () => {
-      if (!listeners.delete(listener) || listeners.size > 0) return;
-      connection.off('up', onUp);
-      if (subscribed) {
-        subscribed = false;
-        connection.client.unsubscribe(channel, fire).catch(() => undefined);
-      }
-    };
   };
 }
 

@@ -6,6 +6,7 @@ import { createRedisConnection } from '../../../src/redis/connection.js';
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { voteKey, type Vote } from '../../../src/votes/types.js';
 import { signDelivery } from '../../../src/webhooks/signature.js';
+import { clientFor } from '../../helpers/client.js';
 import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startReceiver } from '../../helpers/receiver.js';
@@ -46,8 +47,8 @@ async function redisValue(...args: string[]): Promise<string | undefined> {
  * a local receiver (and with `stream`, the reward stream hook `redis-stream`); `state.directory`
  * is `./state`, which no command here may create.
  */
-async function setup(extra: Record<string, unknown> = {}, options: { stream?: boolean } = {}) {
-  const emu = await startTestEmulator();
+async function setup(extra: Record<string, unknown> = {}, options: { stream?: boolean; allowHttpLoopback?: boolean } = {}) {
+  const emu = await startTestEmulator(options.allowHttpLoopback ? { settings: { allowHttpLoopback: true } } : {});
   const fx = setupBot(emu);
   const hook = await startReceiver();
   const cwd = await mkdtemp(join(tmpdir(), 'la-redis-cli-'));
@@ -214,6 +215,49 @@ describe('the CLI on state.redis', () => {
     expect(await t.stateDirExists()).toBe(false);
   });
 
+  it('webhooks rotate stores the new secret in Redis, where a running webhooks serve with no copy of it accepts it; nothing goes to the state directory', async () => {
+    const port = await freePort();
+    const t = await setup({ webhooks: { enabled: true, listen: `127.0.0.1:${port}`, secrets: [SECRET] } }, { allowHttpLoopback: true });
+    const client = clientFor(t.emu, { accessToken: t.fx.accessToken, projectId: t.fx.projectId });
+    const webhook = await client.webhooks.create({ label: 'rotate', url: `http://127.0.0.1:${port}/webhooks/listing`, allowHttpLoopback: true });
+    const url = `http://127.0.0.1:${port}/webhooks/listing`;
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const serving = runCliInProcess(['webhooks', 'serve', '--config', 'agent.json'], { cwd: t.cwd, stopAfter: stopped });
+    let rotated: Awaited<ReturnType<typeof runCliInProcess>>;
+    let status: number;
+    try {
+      for (let i = 0; i < 400 && (await fetch(url).then((r) => r.status, () => 0)) !== 405; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+      rotated = await runCliInProcess(['webhooks', 'rotate', '--webhook', webhook.id, '--config', 'agent.json'], { cwd: t.cwd, env: { LISTING_OAUTH_ACCESS_TOKEN: t.fx.accessToken } });
+      const secret = t.emu.context.state.webhooks.get(webhook.id)!.secret;
+      const body = JSON.stringify({
+        type: 'vote.create',
+        data: {
+          id: 'vote-r',
+          weight: 1,
+          created_at: new Date(Date.now() - 1_000).toISOString(),
+          expires_at: new Date(Date.now() + 12 * HOUR).toISOString(),
+          project: { id: t.fx.projectId, type: 'bot', platform: 'discord', platform_id: t.fx.platformId },
+          user: { id: 'user-r', platform_id: '200000000000000009', name: 'voter', avatar_url: null },
+        },
+      });
+      status = (await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signDelivery({ secret, rawBody: body, timestampSeconds: Math.floor(Date.now() / 1000) }) } })).status;
+      await t.hook.waitFor(1);
+    } finally {
+      stop();
+    }
+    const served = await serving;
+    const secret = t.emu.context.state.webhooks.get(webhook.id)!.secret;
+    expect(rotated!.code).toBe(0);
+    expect(rotated!.stdout).toContain(`Rotated webhook ${webhook.id}: the new secret is in redis redis://127.0.0.1:${redis.port}`);
+    expect(status!).toBe(204);
+    const stored = JSON.parse((await redisValue('GET', `${t.prefix}webhooks:secrets`))!);
+    expect(stored.secrets).toEqual([expect.objectContaining({ secret, source: 'rotate', webhookId: webhook.id })]);
+    expect(rotated!.stdout + rotated!.stderr + served.stdout + served.stderr + served.logs).not.toContain(secret);
+    expect(served.code).toBe(0);
+    expect(await t.stateDirExists()).toBe(false);
+  });
+
   it('a Redis that does not answer is one line naming its host (never the password) and exit code 1, for every command', async () => {
     const down = await startTestRedis();
     await down.stop();
@@ -230,9 +274,12 @@ describe('the CLI on state.redis', () => {
         t.cli('commands', 'sync'),
         t.cli('commands', 'diff'),
         t.cli('webhooks', 'serve'),
+        runCliInProcess(['webhooks', 'rotate', '--webhook', '123', '--project', t.fx.projectId, '--config', 'agent.json'], { cwd: t.cwd, env: { LISTING_OAUTH_ACCESS_TOKEN: t.fx.accessToken } }),
       ]);
+      // Redis is asked before the webhook is rotated: no new secret is made that nobody keeps.
+      expect(t.emu.admin.requests().filter((r) => r.path.includes('rotate'))).toEqual([]);
       for (const [i, run] of runs.entries()) {
-        const name = ['votes failed', 'votes retry', 'commands sync', 'commands diff', 'webhooks serve'][i];
+        const name = ['votes failed', 'votes retry', 'commands sync', 'commands diff', 'webhooks serve', 'webhooks rotate'][i];
         expect(run.code, name).toBe(1);
         expect(run.stderr, name).toMatch(new RegExp(`^listing-agent ${name}: cannot reach redis redis://127\\.0\\.0\\.1:${down.port}/0 \\(state\\.redis\\.url\\) within 5 s: .+\\n$`));
         expect(run.stdout + run.stderr + run.logs, name).not.toContain('hunter2');
