@@ -7,10 +7,13 @@
  *        logging in after its sidecar: the counts become ready while the agent runs);
  *   (b)  the daemon with stats source `discord-rest` against the fake Discord REST API
  *        (test/helpers/fake-discord), votes and webhooks on: it reads the counts itself;
+ *   (d)  the daemon with stats source `redis` (a sidecar leader posting the sum of the shard reports
+ *        bot processes write to Redis; a test redis-server), votes and webhooks on: both shards'
+ *        reports written 1 s after the agent is ready;
  *   (c)  topgg-autoposter 2.0.2 (bench/helpers/autoposter.mjs: its BasePoster over a stand-in
  *        client, the sdk's requests sent to the emulator), whose counts are ready at once.
  * "Counts ready" is when the push was answered 204 (a, a2), the daemon's own `counts ready` log
- * line (b), the process start (c). The post time is the emulator's log entry of the first 2xx
+ * line (b), the reports' write returned (d), the process start (c). The post time is the emulator's log entry of the first 2xx
  * `POST .../metrics/batch` (ours) or `POST /api/bots/stats` (the autoposter).
  * Also measured: `node -e 0`, `node dist/cli/main.js --version` and `run --help` (what loading the modules costs).
  *
@@ -20,7 +23,10 @@
 import { spawnSync } from 'node:child_process';
 import { bench, describe } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { createRedisConnection } from '../src/redis/connection.js';
+import { createShardReporter } from '../src/stats/sources/redis-shards.js';
 import { startFakeDiscordRest } from '../test/helpers/fake-discord/rest.js';
+import { startTestRedis, type TestRedis } from '../test/helpers/redis.js';
 import { assertBuilt, CLI_PATH, machine, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5);
@@ -72,6 +78,44 @@ async function ours(emu: RunningEmulator, token: string, mode: 'push-at-once' | 
   }
 }
 
+let redisRounds = 0;
+
+/** (d): the daemon as the leader summing Redis shard reports, written 1 s after it is ready. */
+async function redisLeader(emu: RunningEmulator, token: string, redis: TestRedis): Promise<Round> {
+  const from = emu.admin.requests().length;
+  const prefix = `bench-startup-${++redisRounds}:`;
+  const daemon = spawnDaemon({
+    v1: emu.urls.v1,
+    v0: emu.urls.v0,
+    token,
+    stats: { source: 'redis' },
+    votes: true,
+    webhooks: true,
+    env: { LISTING_AGENT_STATE_REDIS_URL: redis.url, LISTING_AGENT_STATE_REDIS_PREFIX: prefix, LISTING_AGENT_STATS_REDIS_SHARD_COUNT: String(SHARDS.length) },
+  });
+  const connection = createRedisConnection({ url: redis.url, prefix });
+  connection.start();
+  try {
+    await daemon.waitFor('agent ready');
+    await connection.whenUp({ timeoutMs: 5_000 });
+    await sleep(1_000);
+    const reporter = createShardReporter({
+      connection,
+      source: { description: 'bench shards', read: async () => ({ ready: true, serverCount: SHARDS[0]! + SHARDS[1]!, shardCount: SHARDS.length, shards: SHARDS }) },
+      everyMs: 60_000,
+      ttlMs: 600_000,
+    });
+    const written = await reporter.reportNow();
+    if (written.length !== SHARDS.length) throw new Error(`wrote reports for shards ${written.join(', ')}`);
+    const readyAt = Date.now();
+    const postedAt = await until(() => firstPost(emu, from, /\/metrics\/batch$/), 15_000, 'the first metrics batch');
+    return { startToPost: postedAt - daemon.spawnedAtEpoch, readyToPost: postedAt - readyAt, startToReady: readyAt - daemon.spawnedAtEpoch };
+  } finally {
+    await daemon.stop();
+    await connection.close();
+  }
+}
+
 async function autoposter(emu: RunningEmulator, token: string): Promise<Round> {
   const from = emu.admin.requests().length;
   const poster = spawnAutoposter({ origin: emu.urls.origin, token, serverCount: SHARDS[0]! + SHARDS[1]!, shardCount: SHARDS.length });
@@ -104,6 +148,7 @@ async function run(): Promise<string> {
   const header = await machine();
   const emu = await startEmulator();
   const fake = await startFakeDiscordRest({ token: 'bench-discord-token', approximateGuildCount: SHARDS[0]! + SHARDS[1]!, recommendedShards: SHARDS.length, remaining: 10_000 });
+  const redis = await startTestRedis();
   try {
     const owner = emu.admin.createUser({ username: 'bench-owner' });
     const { project_token: token } = emu.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Bench Bot' });
@@ -111,6 +156,7 @@ async function run(): Promise<string> {
       { label: '(a) daemon, push, report sent when the endpoint listens', run: () => ours(emu, token, 'push-at-once') },
       { label: '(a2) daemon, push, report sent 1 s after the agent is ready', run: () => ours(emu, token, 'push-after-ready') },
       { label: '(b) daemon, discord-rest (fake Discord)', run: () => ours(emu, token, 'discord-rest', { url: fake.url, token: 'bench-discord-token' }) },
+      { label: '(d) daemon, redis (the sum of shard reports), reports written 1 s after the agent is ready', run: () => redisLeader(emu, token, redis) },
       { label: '(c) topgg-autoposter 2.0.2', run: () => autoposter(emu, token) },
     ];
     const rows: string[][] = [];
@@ -146,6 +192,7 @@ async function run(): Promise<string> {
       '',
     ].join('\n');
   } finally {
+    await redis.close();
     await fake.close();
     await emu.close();
   }

@@ -28,7 +28,8 @@ export interface DaemonOptions {
   v1: string;
   v0: string;
   token: string;
-  stats?: { source: 'push' } | { source: 'discord-rest'; apiBaseUrl: string; discordToken: string };
+  /** `redis`: the sum of the shard reports in Redis (give `LISTING_AGENT_STATE_REDIS_URL` in `env`). */
+  stats?: { source: 'push' } | { source: 'discord-rest'; apiBaseUrl: string; discordToken: string } | { source: 'redis' };
   votes?: boolean;
   webhooks?: boolean;
   health?: boolean;
@@ -75,7 +76,7 @@ export function spawnDaemon(options: DaemonOptions): Daemon {
     if (options.stats.source === 'push') {
       env.LISTING_AGENT_STATS_PUSH_KEY = PUSH_KEY;
       env.LISTING_AGENT_STATS_PUSH_LISTEN = '127.0.0.1:0';
-    } else {
+    } else if (options.stats.source === 'discord-rest') {
       env.LISTING_AGENT_DISCORD_API_BASE_URL = options.stats.apiBaseUrl;
       env.LISTING_AGENT_DISCORD_TOKEN = options.stats.discordToken;
     }
