@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    // Finds redis-server and systemd-analyze, installs them with apt-get as root, else skips the
+    // files that need them with one line saying how to fix it (test/setup/programs.ts).
+    globalSetup: ['./test/setup/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Integration tests open real sockets on 127.0.0.1; two cores, so two workers.
