@@ -4,12 +4,13 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import { programPath } from '../setup/provided.js';
 import { freePort } from './ports.js';
 
 /**
- * A real `redis-server` (Debian's package; `.ci/run` installs it when missing) on a free port of
- * 127.0.0.1, with its data in a temp directory and the append-only file on, so a stop and a
- * restart on the same port keep the data, as a production Redis would.
+ * A real `redis-server` (Debian's package: test/setup/ finds it, or installs it as root) on a free
+ * port of 127.0.0.1, with its data in a temp directory and the append-only file on, so a stop and
+ * a restart on the same port keep the data, as a production Redis would.
  */
 export interface TestRedis {
   /** `redis://127.0.0.1:<port>`. */
@@ -29,7 +30,8 @@ export interface TestRedis {
   close(): Promise<void>;
 }
 
-const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
+/** The one the global setup found or installed (test/setup/); the files that get none skip. */
+const REDIS_SERVER = programPath('redis-server') ?? 'redis-server';
 
 /** One RESP command over a fresh socket; the reply as text (good enough for tests). */
 function rawCommand(port: number, args: readonly string[]): Promise<string> {
@@ -79,7 +81,7 @@ export async function startTestRedis(): Promise<TestRedis> {
     );
     const failedToSpawn = new Promise<never>((_, reject) =>
       spawned.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new Error(error.code === 'ENOENT' ? 'redis-server is not installed: apt-get install redis-server (.ci/run does it)' : error.message)),
+        reject(new Error(error.code === 'ENOENT' ? 'redis-server is not installed: sudo apt-get install redis-server, or REDIS_SERVER=/path/to/redis-server (npm test installs it as root)' : error.message)),
       ),
     );
     spawned.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

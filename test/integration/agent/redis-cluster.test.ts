@@ -5,6 +5,7 @@ import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 import { tempDir, waitFor, webhooksFor } from './redis-fixture.js';
 
@@ -19,7 +20,7 @@ const LEASE = '2s';
 
 const agents: ListingAgent[] = [];
 
-describe('several agents on one Redis', () => {
+describe.skipIf(!programPath('redis-server'))('several agents on one Redis', () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startTestRedis();

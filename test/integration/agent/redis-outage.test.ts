@@ -5,6 +5,7 @@ import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 import { sleep, tempDir, waitFor, webhooksFor } from './redis-fixture.js';
 
@@ -17,7 +18,7 @@ import { sleep, tempDir, waitFor, webhooksFor } from './redis-fixture.js';
 
 const agents: ListingAgent[] = [];
 
-describe('Redis down under running agents', () => {
+describe.skipIf(!programPath('redis-server'))('Redis down under running agents', () => {
   let redis: TestRedis;
   /** Whether a test left Redis stopped (starting a running one would start a second server). */
   let redisStopped = false;

@@ -11,6 +11,7 @@ import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { freePort } from '../../helpers/ports.js';
 
 /**
@@ -89,7 +90,7 @@ async function deadLettersInRedis(prefix: string, letters: { vote: Vote; hook: s
   }
 }
 
-describe('the CLI on state.redis', () => {
+describe.skipIf(!programPath('redis-server'))('the CLI on state.redis', () => {
   it('votes failed lists the dead letters kept in Redis; votes retry replays them through the http and stream hooks and removes them', async () => {
     const t = await setup({}, { stream: true });
     const none = await t.cli('votes', 'failed');

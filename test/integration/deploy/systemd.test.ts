@@ -3,25 +3,28 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { programPath } from '../../setup/provided.js';
 import { CLI_PATH, readRepoFile, unitSettings } from './deploy-files.js';
 
 /**
- * deploy/listing-agent.service, checked by systemd's own tool. `.ci/run` installs Debian's
- * `systemd` package when `systemd-analyze` is missing, so in CI these run; elsewhere they are
- * skipped. systemd need not be running: `verify` and `security --offline` read the file.
+ * deploy/listing-agent.service, checked by systemd's own tool. The test setup (test/setup/) finds
+ * `systemd-analyze`, or installs Debian's `systemd` package as root; without it the three checks
+ * below are skipped with one line saying how to get it. systemd need not be running: `verify`
+ * and `security --offline` read the file.
  */
 
 const UNIT = readRepoFile('deploy/listing-agent.service');
 const INSTALLED_EXEC_START = 'ExecStart=/usr/bin/node /opt/listing-agent/dist/cli/main.js run --config /etc/listing-agent/config.json';
 const INSTALLED_ENV_FILE = 'EnvironmentFile=-/etc/listing-agent/listing-agent.env';
 
-const available = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' }).status === 0;
+const SYSTEMD_ANALYZE = programPath('systemd-analyze');
+const available = SYSTEMD_ANALYZE !== undefined;
 
 const temp = mkdtempSync(join(tmpdir(), 'listing-agent-unit-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
 function analyze(args: string[]) {
-  const result = spawnSync('systemd-analyze', args, {
+  const result = spawnSync(SYSTEMD_ANALYZE ?? 'systemd-analyze', args, {
     encoding: 'utf8',
     env: { ...process.env, SYSTEMD_LOG_COLOR: '0', SYSTEMD_PAGER: '', SYSTEMD_COLORS: '0' },
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { freePort, sleep, tempDir, waitFor, webhooksFor } from '../agent/redis-fixture.js';
 import { leads, loggedAt, readyz, startDaemon, startSlowHook, type Daemon } from './daemons.js';
 
@@ -19,7 +20,7 @@ const PIPELINE_CONCURRENCY = 16;
 const TAIL = 4 * PIPELINE_CONCURRENCY;
 const VOTES = 150;
 
-describe('failover: the leader is SIGKILLed while votes stream in', () => {
+describe.skipIf(!programPath('redis-server'))('failover: the leader is SIGKILLed while votes stream in', () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startTestRedis();

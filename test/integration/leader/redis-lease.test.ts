@@ -2,11 +2,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisLeadership, type RedisLeadership } from '../../../src/leader/redis-lease.js';
 import { type RedisConnection } from '../../../src/redis/connection.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 
 const LEASE = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('the leader lease in Redis', () => {
+describe.skipIf(!programPath('redis-server'))('the leader lease in Redis', () => {
   let redis: TestRedis;
   const connections: RedisConnection[] = [];
   const leaderships: RedisLeadership[] = [];

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../../../src/redis/connection.js';
 import { describeRedisUrl } from '../../../src/redis/keys.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 
-describe('the Redis connection', () => {
+describe.skipIf(!programPath('redis-server'))('the Redis connection', () => {
   let redis: TestRedis;
   let connection: RedisConnection;
 

@@ -7,6 +7,7 @@ import { ownShardsSourceFor } from '../../../src/stats/sources/redis-shards-loca
 import type { OwnShardsReading, OwnShardsSource } from '../../../src/stats/sources/redis-shards-reports.js';
 import { startFakeDiscord } from '../../helpers/fake-discord/index.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { startTsChild } from '../../helpers/ts-child.js';
 import { parseConfig } from '../../../src/agent/agent.js';
 import { createStatsPoster } from '../../../src/stats/poster.js';
@@ -32,7 +33,7 @@ function ownShards(shardCount: number, counts: Record<number, number>): OwnShard
   return source;
 }
 
-describe('shard aggregation on Redis', () => {
+describe.skipIf(!programPath('redis-server'))('shard aggregation on Redis', () => {
   let redis: TestRedis;
   let connection: RedisConnection;
   const reporters: ShardReporter[] = [];

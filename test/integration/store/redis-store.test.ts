@@ -3,7 +3,11 @@ import { createRedisConnection, RedisUnavailableError, type RedisConnection } fr
 import { FencedError } from '../../../src/store/errors.js';
 import { createRedisStore, escapeGlob } from '../../../src/store/redis.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { describeStoreContract } from '../../unit/store/store-contract.js';
+
+/** Without a redis-server (test/setup/ says why and how to get one), every test here is skipped. */
+const withoutRedis = !programPath('redis-server');
 
 let redis: TestRedis;
 let prefixes = 0;
@@ -22,12 +26,14 @@ async function connect(): Promise<RedisConnection> {
   return connection;
 }
 
-describeStoreContract('redis store', async () => {
-  const connection = await connect();
-  return { store: createRedisStore({ connection }), cleanup: () => connection.close() };
+describe.skipIf(withoutRedis)('on a redis-server', () => {
+  describeStoreContract('redis store', async () => {
+    const connection = await connect();
+    return { store: createRedisStore({ connection }), cleanup: () => connection.close() };
+  });
 });
 
-describe('the Redis store', () => {
+describe.skipIf(withoutRedis)('the Redis store', () => {
   let connection: RedisConnection;
 
   beforeAll(async () => {

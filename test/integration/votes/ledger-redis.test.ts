@@ -5,8 +5,12 @@ import { createRedisVoteLedger, type RedisVoteLedgerOptions } from '../../../src
 import { createVotePipeline } from '../../../src/votes/pipeline.js';
 import type { LedgerEntry, VoteHook } from '../../../src/votes/types.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { describeLedgerContract } from '../../unit/votes/ledger-contract.js';
 import { HOUR, makeLetter, makeVote, T0 } from '../../unit/votes/votes-fixtures.js';
+
+/** Without a redis-server (test/setup/ says why and how to get one), every test here is skipped. */
+const withoutRedis = !programPath('redis-server');
 
 let redis: TestRedis;
 let prefixes = 0;
@@ -34,20 +38,22 @@ function ledgerOn(connection: RedisConnection, agentId: string, extra: Partial<R
   return createRedisVoteLedger({ connection, agentId, leaseMs: 300, keepKeysForMs: HOUR, now: () => T0, ...extra });
 }
 
-describeLedgerContract('redis', async ({ keepKeysForMs }) => {
-  const connection = await connect();
-  // The contract's clock: compact(t) is the agent's clock reaching t (the pipeline passes now()).
-  const make = () => createRedisVoteLedger({ connection, agentId: 'contract', leaseMs: 10_000, keepKeysForMs, now: () => T0 });
-  let ledger = make();
-  return {
-    ledger,
-    async reopen() {
-      await ledger.close();
-      ledger = make();
-      return ledger;
-    },
-    cleanup: () => connection.close(),
-  };
+describe.skipIf(withoutRedis)('on a redis-server', () => {
+  describeLedgerContract('redis', async ({ keepKeysForMs }) => {
+    const connection = await connect();
+    // The contract's clock: compact(t) is the agent's clock reaching t (the pipeline passes now()).
+    const make = () => createRedisVoteLedger({ connection, agentId: 'contract', leaseMs: 10_000, keepKeysForMs, now: () => T0 });
+    let ledger = make();
+    return {
+      ledger,
+      async reopen() {
+        await ledger.close();
+        ledger = make();
+        return ledger;
+      },
+      cleanup: () => connection.close(),
+    };
+  });
 });
 
 const votes = (count: number, from = 0) => Array.from({ length: count }, (_, i) => makeVote(from + i));
@@ -64,7 +70,7 @@ function countingHook(name: string, calls: Map<string, number>, gate?: () => Pro
   };
 }
 
-describe('the Redis vote ledger across agents', () => {
+describe.skipIf(withoutRedis)('the Redis vote ledger across agents', () => {
   it('gives each vote to exactly one of two agents recording the same votes at once', async () => {
     const [a, b] = [ledgerOn(await connect('same1:'), 'agent-a'), ledgerOn(await connect('same1:'), 'agent-b')];
     await Promise.all([a.open(), b.open()]);
@@ -184,7 +190,7 @@ describe('the Redis vote ledger across agents', () => {
   });
 });
 
-describe('the Redis vote ledger when a reply is lost', () => {
+describe.skipIf(withoutRedis)('the Redis vote ledger when a reply is lost', () => {
   it('runs a vote whose recording reply was lost (it is pending under this agent) once, through the sweep', async () => {
     const connection = await connect('lost1:');
     let loseReply = false;
@@ -234,7 +240,7 @@ describe('the Redis vote ledger when a reply is lost', () => {
   });
 });
 
-describe('the Redis vote ledger while Redis is down', () => {
+describe.skipIf(withoutRedis)('the Redis vote ledger while Redis is down', () => {
   it('refuses new votes with a RedisUnavailableError, queues hook results, writes them after the restart, and re-runs nothing', async () => {
     const connection = await connect();
     const calls = new Map<string, number>();

@@ -3,6 +3,7 @@ import { type RedisConnection } from '../../../src/redis/connection.js';
 import { createStreamHook, createVoteConsumer, type StreamVoteContext } from '../../../src/votes/stream.js';
 import type { Vote } from '../../../src/votes/types.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { startTsChild } from '../../helpers/ts-child.js';
 import { testVote } from '../../helpers/stream-votes.js';
 
@@ -10,7 +11,7 @@ const PREFIX = 'stream-kill:';
 const KEY = 'votes:stream';
 const CLAIM_IDLE_MS = 500;
 
-describe('the reward stream when a consumer process dies holding a vote', () => {
+describe.skipIf(!programPath('redis-server'))('the reward stream when a consumer process dies holding a vote', () => {
   let redis: TestRedis;
   let connection: RedisConnection;
 

@@ -6,6 +6,7 @@ import { configuredVoteHooks } from '../../../src/votes/configured.js';
 import { createStreamHook, createVoteConsumer, STREAM_HOOK_NAME, type StreamVoteContext, type VoteConsumer } from '../../../src/votes/stream.js';
 import type { Vote } from '../../../src/votes/types.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { testVote } from '../../helpers/stream-votes.js';
 
 const PREFIX = 'stream-test:';
@@ -23,7 +24,7 @@ function recordingLogger(lines: string[]): AgentLogger {
   return logger;
 }
 
-describe('the reward stream', () => {
+describe.skipIf(!programPath('redis-server'))('the reward stream', () => {
   let redis: TestRedis;
   let connection: RedisConnection;
   const consumers: VoteConsumer[] = [];

@@ -10,6 +10,10 @@ import { createWebhookSecrets, recordRotatedSecret, secretFilePath, type Webhook
 import { signDelivery } from '../../../src/webhooks/signature.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
+
+/** Without a redis-server (test/setup/ says why and how to get one), every test here is skipped. */
+const withoutRedis = !programPath('redis-server');
 
 /*
  * Webhook secrets shared through Redis (`state.redis`): a rotation or an integration secret stored
@@ -60,7 +64,7 @@ async function agentSecrets(options: { file?: string; clock?: { at: number } } =
 const rotate = (connection: RedisConnection, webhookId: string, secret: string, at = Date.now()) =>
   updateRedisSecrets(connection, (content) => withRotatedSecret(content, { webhookId, secret }, at), () => at);
 
-describe('webhook secrets in Redis', () => {
+describe.skipIf(withoutRedis)('webhook secrets in Redis', () => {
   it('a rotation stored by one reaches every agent at once, without a refresh; the rotated-out secret ends with its grace period', async () => {
     const clock = { at: Date.now() };
     const [a, b] = [await agentSecrets({ clock }), await agentSecrets({ clock })];
@@ -163,7 +167,7 @@ describe('webhook secrets in Redis', () => {
   });
 });
 
-describe('agents on state.redis', () => {
+describe.skipIf(withoutRedis)('agents on state.redis', () => {
   it('an agent accepts a delivery signed with a secret another machine rotated into Redis', async () => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);
