@@ -57,6 +57,28 @@ function fileStateReader(directory: string): Pick<StateStore, 'get'> {
   };
 }
 
+/**
+ * The parts of a Redis URL that are secret: its password (and user), not its host, which every
+ * message names. Empty for a URL without credentials.
+ */
+export function redisUrlSecrets(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const parts = [parsed.password, decodeURIComponent(parsed.password)];
+    if (parsed.password !== '' && parsed.username !== '') parts.push(`${parsed.username}:${parsed.password}`);
+    return parts.filter((part) => part !== '');
+  } catch {
+    // Not a URL: the whole value stays secret.
+    return [url];
+  }
+}
+
+/** `values` with the Redis URL (when among them) replaced by its secret parts. */
+export function scrubbableSecrets(values: readonly string[], redisUrl: string | undefined): string[] {
+  if (redisUrl === undefined) return [...values];
+  return [...values.filter((value) => value !== redisUrl), ...redisUrlSecrets(redisUrl)];
+}
+
 /** Shares one promise among the checks that need it (`service()`, `redis()`). */
 function once<T>(make: () => Promise<T>): () => Promise<T> {
   let value: Promise<T> | undefined;
@@ -100,7 +122,8 @@ async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made:
 export function createDoctorDeps(options: CreateDoctorDepsOptions): OwnedDoctorDeps {
   const { config } = options;
   const now = options.now ?? Date.now;
-  const timeoutMs = options.timeoutMs ?? DOCTOR_DEFAULTS.checkTimeoutMs;
+  // Each wait gets 80% of the check's time: it runs out first, and says what it waited for.
+  const timeoutMs = Math.max(1, Math.floor((options.timeoutMs ?? DOCTOR_DEFAULTS.checkTimeoutMs) * 0.8));
   let client: ListingClient | undefined;
   let connection: RedisConnection | undefined;
   const redis = once(() => connectRedis(config, timeoutMs, (made) => (connection = made)));
@@ -115,7 +138,7 @@ export function createDoctorDeps(options: CreateDoctorDepsOptions): OwnedDoctorD
     probe: options.probe ?? false,
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.isProcessAlive ? { isProcessAlive: options.isProcessAlive } : {}),
-    secrets: new Set(secretValues(config)),
+    secrets: new Set(scrubbableSecrets(secretValues(config), config.state.redis?.url)),
     service,
     client() {
       client ??= createListingClient({

@@ -1,6 +1,7 @@
 import { configEnvironmentVariables } from '../config/fields.js';
 import type { LoadedConfig } from '../config/loader.js';
 import { commandsCheck } from './checks/commands.js';
+import { redisUrlSecrets } from './deps.js';
 import { CONFIG_CHECK, configOutcome, outcomeWithoutConfig, type ConfigLoad } from './checks/config.js';
 import { redisLeaderCheck, redisServerCheck } from './checks/redis.js';
 import { clockCheck, tokenCheck } from './checks/service.js';
@@ -55,8 +56,9 @@ export function secretEnvironmentValues(env: Readonly<Record<string, string | un
   for (const variable of configEnvironmentVariables()) {
     const value = env[variable.name];
     if (!variable.secret || value === undefined || value === '') continue;
+    if (variable.path === 'state.redis.url') values.push(...redisUrlSecrets(value));
     // A list variable holds several secrets, comma-separated.
-    values.push(value, ...(variable.kind === 'list' ? value.split(',').map((item) => item.trim()) : []));
+    else values.push(value, ...(variable.kind === 'list' ? value.split(',').map((item) => item.trim()) : []));
   }
   return values;
 }

@@ -73,7 +73,10 @@ export interface DoctorDeps {
   cwd: string;
   /** Epoch ms. */
   now(): number;
-  /** How long one check may take (the runner enforces it; shared lookups use it too). */
+  /**
+   * How long one wait inside a check may take (a request, a connection): a little less than the
+   * runner's check timeout, so that a wait that runs out is reported in its own words.
+   */
   timeoutMs: number;
   /** Whether to send a test delivery through `webhooks.publicUrl` (`--probe`). */
   probe: boolean;

@@ -5,6 +5,7 @@ import { configOutcome, outcomeWithoutConfig } from '../../../src/doctor/checks/
 import { clockOutcome, tokenOutcome } from '../../../src/doctor/checks/service.js';
 import { redisVersion } from '../../../src/doctor/checks/redis.js';
 import { displayUrl } from '../../../src/doctor/checks/webhook-probe.js';
+import { redisUrlSecrets, scrubbableSecrets } from '../../../src/doctor/deps.js';
 import { DOCTOR_CHECK_NAMES, secretEnvironmentValues } from '../../../src/doctor/doctor.js';
 import { reportOf } from '../../../src/doctor/runner.js';
 import type { ServiceAnswer } from '../../../src/doctor/service-probe.js';
@@ -87,6 +88,13 @@ describe('small pure parts', () => {
     });
     expect(values).toEqual(expect.arrayContaining(['a.b.c', 'whs_one', 'whs_two']));
     expect(values).not.toContain('debug');
+  });
+
+  it('keeps a Redis URL printable, and only its password secret', () => {
+    expect(redisUrlSecrets('redis://127.0.0.1:6379')).toEqual([]);
+    expect(redisUrlSecrets('rediss://app:p%40ss@redis.example:6380/2')).toEqual(['p%40ss', 'p@ss', 'app:p%40ss']);
+    expect(scrubbableSecrets(['a.b.c', 'redis://:pw1234@h:1'], 'redis://:pw1234@h:1')).toEqual(['a.b.c', 'pw1234', 'pw1234']);
+    expect(secretEnvironmentValues({ LISTING_AGENT_STATE_REDIS_URL: 'redis://:hunter22@h:1' })).toEqual(['hunter22', 'hunter22']);
   });
 
   it('reads the version out of INFO server and hides what a URL may carry', () => {
