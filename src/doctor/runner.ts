@@ -44,7 +44,7 @@ async function runOne(check: RunnableCheck, options: RunChecksOptions): Promise<
       check.run(controller.signal).catch((error: unknown): CheckOutcome => ({
         status: 'fail',
         summary: `the check failed: ${errorText(error)}`,
-        fix: 'this is a bug of listing-agent doctor if the message does not say what to fix; please report it',
+        fix: 'the message says what failed; if it does not say what to fix, please report it as a bug of listing-agent doctor',
       })),
       timedOut,
     ]);

@@ -10,7 +10,8 @@ export const DOCTOR_HELP = `Usage: listing-agent doctor [--config FILE] [--probe
 
 Check the agent's setup when something looks wrong: one line per check, ok, warn, fail or skip
 (the check does not apply to this configuration, and why), and on warn and fail the fix. The
-configuration is loaded exactly as 'listing-agent run' loads it. Nothing is changed.
+configuration is loaded exactly as 'listing-agent run' loads it. No state is changed (a probe
+file is written and removed in the state directory to see that it is writable).
 
 Checks, in this order (every one is always reported):
   config            found and valid: which file, which .env, which LISTING_AGENT_* variables override it

@@ -6,12 +6,15 @@ import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorD
 
 const NO_REDIS = 'state.redis is not set: one agent keeps its state in the state directory and leads alone';
 
+const REDIS_FIX = 'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL); is it reachable from this machine (firewall, TLS)?';
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** The connection, or the `fail` that says Redis cannot be reached (for every check that needs it). */
 export async function redisOrOutcome(deps: DoctorDeps): Promise<RedisConnection | CheckOutcome> {
   try {
     return await deps.redis();
   } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error), 'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL); is it reachable from this machine (firewall, TLS)?');
+    return fail(messageOf(error), REDIS_FIX);
   }
 }
 
@@ -29,7 +32,12 @@ export const redisServerCheck: DoctorCheck = {
     const redis = await redisOrOutcome(deps);
     if ('status' in redis) return redis;
     const started = performance.now();
-    const info = await redis.client.info('server');
+    let info: string;
+    try {
+      info = String(await redis.client.info('server'));
+    } catch (error) {
+      return fail(`${redis.describe()} is reached but refuses INFO: ${messageOf(error)}`, REDIS_FIX);
+    }
     const ms = performance.now() - started;
     const version = redisVersion(info);
     return ok(`${redis.describe()} answers in ${formatMs(ms)}: Redis ${version ?? '(version unknown)'}, keys under ${redis.prefix}`, {
@@ -48,7 +56,13 @@ export const redisLeaderCheck: DoctorCheck = {
     const redis = await redisOrOutcome(deps);
     if ('status' in redis) return skip('needs Redis (see redis.server)');
     const key = redis.key(REDIS_KEYS.leader);
-    const [value, ttlMs] = await Promise.all([redis.client.get(key), redis.client.pTTL(key)]);
+    let value: string | null;
+    let ttlMs: number;
+    try {
+      [value, ttlMs] = await Promise.all([redis.client.get(key), redis.client.pTTL(key)]);
+    } catch (error) {
+      return fail(`cannot read the lease at ${key}: ${messageOf(error)}`, REDIS_FIX);
+    }
     if (value === null) {
       return warn(
         'no agent leads: none is running, or the leader stopped less than a lease ago; stats, commands and the votes cursor wait for a leader',

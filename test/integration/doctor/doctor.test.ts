@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DOCTOR_CHECK_NAMES } from '../../../src/doctor/doctor.js';
 import type { CheckResult, DoctorReport } from '../../../src/doctor/types.js';
 import { issueProjectToken } from '../../../src/contract/project-token.js';
+import { createWebhookReceiver } from '../../../src/webhooks/receiver.js';
 import { runCliInProcess, spawnCli } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
@@ -303,5 +304,30 @@ describe('listing-agent doctor', () => {
     expect(r.check('config').summary).toContain('overridden by LISTING_AGENT_LOG_LEVEL, LISTING_AGENT_WEBHOOKS_SECRETS');
     expect(r.check('webhooks.secret')).toMatchObject({ status: 'warn', summary: '1 of the 2 secrets in webhooks.secrets do not start with whs_, as the service\'s webhook secrets do' });
     expect(r.code).toBe(1);
+  });
+
+  it("recognises a running agent: its receiver answers on webhooks.listen, the probe goes through it, its lock is live", async () => {
+    const config = await webhookConfig();
+    const port = Number(/:(\d+)$/.exec((config.webhooks as { listen: string }).listen)![1]);
+    const tests: string[] = [];
+    // The agent's own receiver, as 'listing-agent run' starts it.
+    const receiver = createWebhookReceiver({
+      listen: { host: '127.0.0.1', port },
+      secrets: [WEBHOOK_SECRET],
+      pipeline: { ingest: async () => ({ accepted: [], duplicates: 0 }) },
+      onDelivery: (d) => void (d.generation === 'v1' && tests.push(d.event.type)),
+    });
+    await receiver.start();
+    servers.push({ close: () => void receiver.stop() });
+    const t = await setup(config);
+    await mkdir(join(t.cwd, 'state'));
+    // The in-process CLI runs as host 'test-host', where every pid counts as running.
+    await writeFile(join(t.cwd, 'state', 'state.lock'), JSON.stringify({ pid: 4242, host: 'test-host', startedAt: '2026-01-01T00:00:00.000Z' }));
+    const r = await t.report('--probe');
+    expect(r.check('webhooks.port')).toMatchObject({ status: 'ok', details: { holder: 'agent' } });
+    expect(r.check('webhooks.probe')).toMatchObject({ status: 'ok', summary: expect.stringContaining("was accepted by a receiver with this config's secret (204") });
+    expect(tests).toEqual(['webhook.test', 'webhook.test']);
+    expect(r.check('state.lock')).toMatchObject({ status: 'ok', summary: expect.stringContaining('held by a running agent: pid 4242 on host test-host') });
+    expect(r.code).toBe(0);
   });
 });
