@@ -41,6 +41,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'list votes, check a voter, list and replay failed rewards',
     load: async () => import('./commands/votes.js').then((m) => ({ help: m.VOTES_HELP, run: m.runVotesCommand })),
   },
+  doctor: {
+    summary: 'check the setup: config, token, clock, sources, webhooks, state, Redis',
+    load: async () => import('./commands/doctor.js').then((m) => ({ help: m.DOCTOR_HELP, run: m.runDoctorCommand })),
+  },
   webhooks: {
     summary: 'run the webhook receiver alone, rotate a secret, send a test delivery',
     load: async () => import('./commands/webhooks.js').then((m) => ({ help: m.WEBHOOKS_HELP, run: m.runWebhooksCommand })),

@@ -31,7 +31,12 @@ export function placeRequest(pathname: string): Placement | undefined {
   return undefined;
 }
 
-function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+/**
+ * Writes `reply`. `Date` is the emulator's clock (`nowMs`), not the machine's: the service's own
+ * clock is what its `Date` header tells, so advancing the emulator's clock (or starting it with a
+ * `now` of its own) shows a client a service whose clock differs from its own.
+ */
+function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply, nowMs: number): void {
   if (res.headersSent || res.destroyed) return;
   let payload: string | undefined;
   let contentType = reply.contentType;
@@ -42,7 +47,7 @@ function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply): vo
     payload = JSON.stringify(reply.body);
     contentType ??= 'application/json; charset=utf-8';
   }
-  const headers: Record<string, string> = { ...reply.headers };
+  const headers: Record<string, string> = { date: new Date(nowMs).toUTCString(), ...reply.headers };
   if (contentType && payload !== undefined) headers['content-type'] = contentType;
   headers['content-length'] = String(payload === undefined ? 0 : Buffer.byteLength(payload));
   res.writeHead(reply.status, headers);
@@ -101,7 +106,7 @@ export function createEmulatorServer(emu: EmulatorContext, routers: FamilyRouter
     const method = (req.method ?? 'GET').toUpperCase();
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     if (url.pathname === '/' && (method === 'GET' || method === 'HEAD')) {
-      writeReply(req, res, options.index());
+      writeReply(req, res, options.index(), emu.clock.now());
       return;
     }
     const placement = placeRequest(url.pathname) ?? { family: 'v1' as const, path: url.pathname };
@@ -133,7 +138,7 @@ export function createEmulatorServer(emu: EmulatorContext, routers: FamilyRouter
           log(ctx, reply.status, true);
           // Drain what the client sends so the connection stays usable.
           req.resume();
-          writeReply(req, res, reply);
+          writeReply(req, res, reply, emu.clock.now());
           return;
         }
       }
@@ -156,7 +161,7 @@ export function createEmulatorServer(emu: EmulatorContext, routers: FamilyRouter
       }
     }
     if (placement.family !== 'admin') log(ctx, reply.status, false);
-    writeReply(req, res, reply);
+    writeReply(req, res, reply, emu.clock.now());
   }
 
   const server = createServer((req, res) => {

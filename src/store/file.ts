@@ -66,7 +66,8 @@ export interface FileStore extends StateStore {
 }
 
 const DEFAULT_FLUSH_DELAY_MS = 1_000;
-const DEFAULT_LOCK_STALE_MS = 15_000;
+/** Default of {@link FileStoreOptions.lockStaleMs}: 15 s. */
+export const DEFAULT_LOCK_STALE_MS = 15_000;
 const TMP_MARK = '.tmp-';
 /** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
 const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);

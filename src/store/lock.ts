@@ -61,7 +61,8 @@ export function describeLockOwner(record: LockRecord | undefined): string {
   return `${who}${where}${since}`;
 }
 
-function parseRecord(text: string): LockRecord | undefined {
+/** The content of `state.lock`, or undefined when it is not a lock record. */
+export function parseLockRecord(text: string): LockRecord | undefined {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
@@ -117,7 +118,7 @@ export async function acquireStateLock(options: StateLockOptions): Promise<State
   const inspect = async () => {
     try {
       const [text, stat] = await Promise.all([fs.readFile(path, 'utf8'), fs.stat(path)]);
-      return { record: parseRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
+      return { record: parseLockRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined; // released meanwhile: try again
       throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${directory}`, path, { cause: error });

@@ -32,4 +32,15 @@ describe('emulator core', () => {
     expect(missing.headers.get('content-type')).toContain('application/problem+json');
     expect(missing.body).toMatchObject({ type: 'about:blank', title: 'Not Found', status: 404 });
   });
+
+  it("sends its own clock's time as the Date header, so a client can see the service's clock", async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const before = Date.parse((await emu.v1('/projects/@me', { bearer: fx.projectToken })).headers.get('date')!);
+    expect(Math.abs(before - Date.now())).toBeLessThan(2_000);
+    emu.admin.advanceClock(600);
+    const after = Date.parse((await emu.v1('/projects/@me', { bearer: 'not-a-token' })).headers.get('date')!);
+    expect(after - Date.now()).toBeGreaterThan(598_000);
+    expect(after - Date.now()).toBeLessThan(602_000);
+  });
 });

@@ -1,0 +1,165 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createListingClient, type ListingClient } from '../api/client.js';
+import type { ConfigSources } from '../config/loader.js';
+import { secretValues } from '../config/mask.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { ListingAgentError } from '../errors.js';
+import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { describeRedisUrl } from '../redis/keys.js';
+import { parseStateDocument } from '../store/document.js';
+import type { LockOwner } from '../store/lock.js';
+import { createRedisStore } from '../store/redis.js';
+import type { StateStore } from '../store/types.js';
+import { probeService, type ServiceAnswer } from './service-probe.js';
+import { DOCTOR_DEFAULTS, type DoctorDeps } from './types.js';
+
+/** Options of {@link createDoctorDeps}. */
+export interface CreateDoctorDepsOptions {
+  config: ListingAgentConfig;
+  sources: ConfigSources;
+  cwd: string;
+  /** Per check. Default {@link DOCTOR_DEFAULTS.checkTimeoutMs}. */
+  timeoutMs?: number;
+  /** `--probe`. Default false. */
+  probe?: boolean;
+  owner?: LockOwner;
+  isProcessAlive?: (pid: number) => boolean;
+  /** Epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** {@link DoctorDeps} with what it opened, to close once the checks are done. */
+export interface OwnedDoctorDeps extends DoctorDeps {
+  /** Closes the API client and the Redis connection. Never rejects. */
+  close(): Promise<void>;
+}
+
+/** The state directory as the agent resolves it. */
+export function doctorStateDirectory(deps: Pick<DoctorDeps, 'config' | 'cwd'>): string {
+  return resolve(deps.cwd, deps.config.state.directory);
+}
+
+/** Reads `state.json` without its lock (it is replaced by a rename): what a running agent wrote last. */
+function fileStateReader(directory: string): Pick<StateStore, 'get'> {
+  return {
+    async get<T>(key: string): Promise<T | undefined> {
+      let text: string;
+      try {
+        text = await readFile(join(directory, 'state.json'), 'utf8');
+      } catch {
+        return undefined;
+      }
+      const parsed = parseStateDocument(text);
+      const raw = parsed.ok ? parsed.entries.get(key) : undefined;
+      return raw === undefined ? undefined : (JSON.parse(raw) as T);
+    },
+  };
+}
+
+/**
+ * The parts of a Redis URL that are secret: its password (and user), not its host, which every
+ * message names. Empty for a URL without credentials.
+ */
+export function redisUrlSecrets(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const parts = [parsed.password, decodeURIComponent(parsed.password)];
+    if (parsed.password !== '' && parsed.username !== '') parts.push(`${parsed.username}:${parsed.password}`);
+    return parts.filter((part) => part !== '');
+  } catch {
+    // Not a URL: the whole value stays secret.
+    return [url];
+  }
+}
+
+/** `values` with the Redis URL (when among them) replaced by its secret parts. */
+export function scrubbableSecrets(values: readonly string[], redisUrl: string | undefined): string[] {
+  if (redisUrl === undefined) return [...values];
+  return [...values.filter((value) => value !== redisUrl), ...redisUrlSecrets(redisUrl)];
+}
+
+/** Shares one promise among the checks that need it (`service()`, `redis()`). */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= make());
+}
+
+/** The Redis connection `state.redis` names, started; up within `timeoutMs` or a one-line error. */
+async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made: (c: RedisConnection) => void): Promise<RedisConnection> {
+  const redis = config.state.redis;
+  if (redis === undefined) throw new ListingAgentError('invalid_option', 'no state.redis in the configuration');
+  let connection: RedisConnection;
+  try {
+    connection = createRedisConnection({
+      url: redis.url,
+      prefix: redis.prefix,
+      tls: redis.tls,
+      clientName: 'listing-agent-doctor',
+      connectTimeoutMs: timeoutMs,
+      commandTimeoutMs: timeoutMs,
+    });
+  } catch (error) {
+    if (error instanceof ListingAgentError) throw error;
+    const detail = (error instanceof Error ? error.message : String(error)).split(redis.url).join(describeRedisUrl(redis.url));
+    throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
+  }
+  made(connection);
+  connection.start();
+  try {
+    await connection.whenUp({ timeoutMs });
+  } catch (error) {
+    throw new RedisUnavailableError(`cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`, { cause: error });
+  }
+  return connection;
+}
+
+/**
+ * The real dependencies of the checks for `config`: the service asked once, a client without
+ * retries, Redis connected on first use (with the check timeout), the state read without a lock.
+ * Every config secret is already in `secrets`.
+ */
+export function createDoctorDeps(options: CreateDoctorDepsOptions): OwnedDoctorDeps {
+  const { config } = options;
+  const now = options.now ?? Date.now;
+  // Each wait gets 80% of the check's time: it runs out first, and says what it waited for.
+  const timeoutMs = Math.max(1, Math.floor((options.timeoutMs ?? DOCTOR_DEFAULTS.checkTimeoutMs) * 0.8));
+  let client: ListingClient | undefined;
+  let connection: RedisConnection | undefined;
+  const redis = once(() => connectRedis(config, timeoutMs, (made) => (connection = made)));
+  const service = once<ServiceAnswer>(() => probeService({ v1BaseUrl: config.service.v1, token: config.service.token, timeoutMs, now }));
+
+  return {
+    config,
+    sources: options.sources,
+    cwd: options.cwd,
+    now,
+    timeoutMs,
+    probe: options.probe ?? false,
+    ...(options.owner ? { owner: options.owner } : {}),
+    ...(options.isProcessAlive ? { isProcessAlive: options.isProcessAlive } : {}),
+    secrets: new Set(scrubbableSecrets(secretValues(config), config.state.redis?.url)),
+    service,
+    client() {
+      client ??= createListingClient({
+        projectToken: config.service.token,
+        v1BaseUrl: config.service.v1,
+        v0BaseUrl: config.service.v0,
+        timeoutMs,
+        // The doctor reports what the service answers now; a retry would only hide it (and wait).
+        retry: { maxAttempts: 1 },
+      });
+      return client;
+    },
+    redis,
+    async stateReader() {
+      if (config.state.redis === undefined) return fileStateReader(doctorStateDirectory(options));
+      // The Redis store reads without open(), and writes nothing.
+      return createRedisStore({ connection: await redis() });
+    },
+    async close() {
+      await client?.close().catch(() => undefined);
+      await connection?.close().catch(() => undefined);
+    },
+  };
+}
