@@ -28,7 +28,7 @@ describe('the decision for one system program', () => {
     const decision = decideProgram(REDIS, { ...MISSING, root: false });
     expect(decision.action).toBe('skip');
     const line = (decision as { line: string }).line;
-    expect(line).toContain('SKIPPING the 12 test files that need it');
+    expect(line).toContain(`SKIPPING the ${REDIS.testFiles.length} test files that need it`);
     expect(line).toContain('Fix: sudo apt-get install redis-server');
     expect(line).toContain('REDIS_SERVER=/path/to/redis-server npm test');
     expect(line).not.toContain('\n');

@@ -59,7 +59,7 @@ describe('the test setup on a PATH without redis-server', () => {
     const { result, output } = run({ PATH: bin, LISTING_AGENT_TEST_NO_INSTALL: '1' }, true);
     expect(result.paths['redis-server']).toBeNull();
     expect(output.trim().split('\n')).toEqual([result.skipLines[0]]);
-    expect(output).toContain('SKIPPING the 12 test files that need it: redis-server is not on PATH');
+    expect(output).toContain(`SKIPPING the ${REDIS.testFiles.length} test files that need it: redis-server is not on PATH`);
     expect(output).toContain('Fix: apt-get install redis-server');
     expect(apt.calls()).toEqual([]);
   });
@@ -81,7 +81,7 @@ describe('the test setup on a PATH without redis-server', () => {
     const { result, output } = run({ PATH: bin }, true);
     expect(result).toEqual({ paths: { 'redis-server': join(bin, 'redis-server') }, skipLines: [] });
     expect(output.trim().split('\n')).toEqual([
-      "[test setup] redis-server is not on PATH: installing Debian's redis-server package (apt-get install redis-server) for the 12 test files that need it",
+      `[test setup] redis-server is not on PATH: installing Debian's redis-server package (apt-get install redis-server) for the ${REDIS.testFiles.length} test files that need it`,
     ]);
     expect(apt.calls()).toEqual([
       'update -qq DEBIAN_FRONTEND=noninteractive',

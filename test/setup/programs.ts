@@ -24,6 +24,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/agent/redis-cluster.test.ts',
       'test/integration/agent/redis-outage.test.ts',
       'test/integration/cli/redis-state.test.ts',
+      'test/integration/doctor/doctor-redis.test.ts',
       'test/integration/leader/failover.test.ts',
       'test/integration/leader/redis-lease.test.ts',
       'test/integration/redis/connection.test.ts',

@@ -7,14 +7,16 @@ import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { freePort } from '../../helpers/ports.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 
 /** `listing-agent doctor` with `state.redis`: a real redis-server on 127.0.0.1, up and down. */
 
 let redis: TestRedis;
 let prefixes = 0;
+const hasRedis = programPath('redis-server') !== undefined;
 
 beforeAll(async () => {
-  redis = await startTestRedis();
+  if (hasRedis) redis = await startTestRedis();
 });
 afterAll(async () => {
   await redis?.close();
@@ -45,7 +47,7 @@ async function setup(redisUrl: string, extra: Record<string, unknown> = {}) {
   return { fx, prefix, report };
 }
 
-describe('listing-agent doctor with state.redis', () => {
+describe.skipIf(!hasRedis)('listing-agent doctor with state.redis', () => {
   it('shows the Redis version and the leader, and takes no lock', async () => {
     const t = await setup(redis.url);
     await redis.command('SET', `${t.prefix}leader`, 'host-a/4242|7', 'PX', '15000');
