@@ -305,11 +305,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       const key = this.stateKey();
       const last = (await this.store.get<Record<string, unknown>>(key)) ?? {};
       await this.store.set(key, { ...last, stoppedAt: new Date(this.now()).toISOString() });
-      await this.store.close();
     } catch (error) {
       this.reportError(error);
-      if (this.cluster) await this.store.close().catch(() => undefined);
     }
+    // Always: closing is what releases the state directory's lock.
+    await this.store.close().catch((error: unknown) => this.reportError(error));
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
     if (this.ownsClient) await this.client.close().catch(() => undefined);
     await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
 import { ConfigError } from '../../config/errors.js';
@@ -7,6 +8,7 @@ import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
+import { keepProcessAlive } from '../keep-alive.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
 /** How long a graceful stop may take before `run` gives up and exits 1. */
@@ -98,17 +100,28 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   }
   agent.on('error', (error) => logger.debug({ err: error.message }, 'agent reported an error'));
   logger.info({ sources: loaded.sources }, 'starting listing-agent');
+  // The agent's timers are unref'd (a library never holds a bot's process open): the daemon holds
+  // it until the stop is done, or with no socket of its own (health off) it would end at once.
+  const release = keepProcessAlive();
   try {
-    await agent.start();
-  } catch (error) {
-    // The store or a port: one line that says what to fix, never a stack trace.
-    const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
-    logger.error({ err: message }, 'could not start');
-    io.stderr(`listing-agent run: ${message}\n`);
-    return EXIT.failure;
+    try {
+      await agent.start();
+    } catch (error) {
+      // The store or a port: one line that says what to fix, never a stack trace.
+      const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
+      logger.error({ err: message }, 'could not start');
+      io.stderr(`listing-agent run: ${message}\n`);
+      return EXIT.failure;
+    }
+    const signal = await io.stopRequested;
+    return await stopWithin(agent, signal, logger, io);
+  } finally {
+    release();
   }
+}
 
-  const signal = await io.stopRequested;
+/** Stops the agent within {@link STOP_DEADLINE_MS}: exit 0, or 1 (with one line) past it. */
+async function stopWithin(agent: ListingAgent, signal: string, logger: Logger, io: CliIo): Promise<number> {
   logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
   let deadlineTimer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
