@@ -316,8 +316,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     }
     const projectId = options.projectId?.();
     if (projectId === undefined) {
+      // v0 bodies do not name the project: its ID comes from the service, which has not answered yet.
       count('error');
-      logger.warn({ generation: 'v0' }, 'legacy vote before the project is known; answered 503 so it is retried');
+      const skipped = throttle('legacy_no_project');
+      if (skipped !== undefined) {
+        logger.warn(
+          { generation: 'v0', status: 503, ...(skipped > 0 ? { alsoAnsweredSince: skipped } : {}) },
+          'legacy v0 vote before the service answered (its project ID is not known yet): answered 503 so the service retries it',
+        );
+      }
       return { status: 503, body: { error: 'not ready, retry' }, headers: { 'retry-after': '5' } };
     }
     let made: Vote;

@@ -124,13 +124,24 @@ describe('listing-agent run with health.enabled false stays up until told to sto
     await stopsCleanly(cli, dir);
   });
 
-  it('a token refused at start: stays up and keeps retrying', { timeout: 30_000 }, async () => {
+  it('a token refused at start: stays up, keeps retrying, and rewards signed webhook votes meanwhile', { timeout: 30_000 }, async () => {
     const emu = await startTestEmulator();
-    setupBot(emu);
-    const dir = await workspace({ service: { token: 'not.a-valid.token', v1: emu.urls.v1, v0: emu.urls.v0 } });
+    const fx = setupBot(emu);
+    const hook = await startVoteHookServer();
+    const dir = await workspace({
+      service: { token: 'not.a-valid.token', v1: emu.urls.v1, v0: emu.urls.v0 },
+      votes: { enabled: true, pollInterval: '5s', hooks: [{ name: 'reward', url: hook.url }] },
+      webhooks: { enabled: true, listen: '127.0.0.1:0', secrets: [SECRET] },
+    });
     const cli = spawnCli(['run', '--config', 'config.json'], { cwd: dir, env: {} });
     const asked = () => emu.admin.requests().filter((r) => r.path === '/api/v1/projects/@me').length;
+    // The receiver opens at the start, whatever the service says of the token.
+    const url: string = JSON.parse(await cli.lineContaining('webhook receiver listening')).url;
     await whileAlive(cli, 'the first refusal', () => asked() >= 1);
+    const body = JSON.stringify(voteCreate(fx, 'u1'));
+    const signed = signDelivery({ secret: SECRET, rawBody: body, timestampSeconds: Math.floor(Date.now() / 1000) });
+    expect((await call(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signed } })).status).toBe(204);
+    await whileAlive(cli, 'the webhook vote rewarded', () => hook.calls.length === 1);
     // The first retry comes 5 s later.
     await whileAlive(cli, 'a retry', () => asked() >= 2, 15_000);
     await stopsCleanly(cli, dir);
