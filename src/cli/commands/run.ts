@@ -9,6 +9,7 @@ import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
 import { keepProcessAlive } from '../keep-alive.js';
+import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
 /** How long a graceful stop may take before `run` gives up and exits 1. */
@@ -93,6 +94,8 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       // Exec hooks inherit the daemon's environment, less every variable the config was built
       // from (LISTING_AGENT_* and the ${VAR}s): a reward script never sees the agent's secrets.
       votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },
+      // Named in the fix when the service refuses the token.
+      tokenSource: describeTokenSource(loaded.sources, io.env, config.service.token),
     });
   } catch (error) {
     io.stderr(`listing-agent run: ${(error as Error).message}\n`);

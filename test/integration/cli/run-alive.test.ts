@@ -144,6 +144,11 @@ describe('listing-agent run with health.enabled false stays up until told to sto
     await whileAlive(cli, 'the webhook vote rewarded', () => hook.calls.length === 1);
     // The first retry comes 5 s later.
     await whileAlive(cli, 'a retry', () => asked() >= 2, 15_000);
+    await cli.lineContaining('the service still refuses the project token');
+    const refused = cli.stdout().split('\n').filter((line) => line.includes('refuse')).map((line) => JSON.parse(line));
+    expect(refused.map((line) => [line.level, line.attempt])).toEqual([['error', 1], ['warn', 2]]);
+    expect(refused[0].fix).toContain(`service.token (from the config file ${join(dir, 'config.json')})`);
+    expect(refused[0].fix).toContain('listing-agent doctor');
     await stopsCleanly(cli, dir);
   });
 });
