@@ -27,6 +27,8 @@ export const RUN_HELP = `Usage: listing-agent run [options]
 
 Run the agent as a daemon (a sidecar container, a systemd service): read the configuration,
 start the health server and every enabled capability, and stop gracefully on SIGTERM or SIGINT.
+It runs until then, whether the service answers or not (the webhook receiver and the vote
+pipeline do not wait for it; /readyz says what does).
 
 Options:
   -c, --config FILE   the JSON config (default: LISTING_AGENT_CONFIG; without it, only
