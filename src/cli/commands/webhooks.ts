@@ -75,16 +75,19 @@ async function load(io: CliIo, sub: string, file: string | undefined): Promise<L
   }
 }
 
-/** Finds the project ID for v0 votes, retrying in the background until found or stopped. */
+/** Finds the project ID for v0 votes, retrying in the background until found or stopped; a failure is told once until it changes. */
 function projectFinder(client: ListingClient, onError: (message: string) => void): { id(): string | undefined; stop(): void } {
   let id: string | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let lastError: string | undefined;
   const attempt = (delayMs: number) => {
     client.projects.get().then(
       (project) => void (id = project.id),
       (error: unknown) => {
-        onError(error instanceof Error ? error.message : String(error));
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== lastError) onError(message);
+        lastError = message;
         if (!stopped) timer = setTimeout(() => attempt(Math.min(delayMs * 2, 300_000)), delayMs);
       },
     );

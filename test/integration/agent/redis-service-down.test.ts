@@ -74,4 +74,29 @@ describe('state.redis, the service down at the start', () => {
     await Promise.all(agents.map((agent) => agent.votePipeline!.idle()));
     expect(hook.calls.map((c) => c.key).sort()).toEqual(keys);
   });
+
+  it('stops cleanly while it still waits for the service: the receiver closes, nothing leads', { timeout: 20_000 }, async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    emu.admin.injectFault({ path: '/api/v1/projects/@me', status: 503, count: 10_000 });
+    const agent = createListingAgent({
+      config: {
+        service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
+        state: { directory: await tempDir('la-redis-down-stop-'), redis: { url: redis.url, lease: '2s', agentId: 'waiting' } },
+        health: { enabled: false },
+        votes: { enabled: true, pollInterval: '5s' },
+        webhooks: { enabled: true, listen: '127.0.0.1:0', secrets: ['whs_stop_secret'] },
+      },
+      reconnectDelaysMs: [100],
+      transport: { retry: { maxAttempts: 1 } },
+    });
+    agent.on('error', () => undefined);
+    await agent.start();
+    const url = agent.webhookReceiverUrl!;
+    expect((await call(url, { method: 'POST', body: '{}' })).status).toBe(401);
+    await agent.stop({ deadlineMs: 3_000 });
+    expect(agent.phase).toBe('stopped');
+    expect(agent.leadership!.isLeader).toBe(false);
+    await expect(call(url, { method: 'POST', body: '{}' })).rejects.toThrow();
+  });
 });
