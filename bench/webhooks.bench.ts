@@ -8,6 +8,9 @@
  *   (c)  a bare node:http server that only checks the HMAC (node:crypto, timingSafeEqual) and
  *        answers 204: the practical ceiling.
  *
+ * Our receiver logs as the daemon does by default (pino at `info`, JSON lines, to /dev/null), so
+ * what it logs per delivery at that level is measured too (the report counts the lines).
+ *
  * Run:  npm run bench:webhooks      (= npm run build && vitest bench --run bench/webhooks.bench.ts)
  *
  * About a minute. Our receiver is TypeScript and runs in a child process, so it is loaded from the
@@ -211,6 +214,8 @@ function report(results: ReadonlyMap<Target, Row[]>, problems: readonly string[]
     `Load: autocannon ${versionOf('autocannon')} in the bench process, ${CONNECTIONS} keep-alive connections, per target and round a fresh server process (${pinning ? `load generator pinned to core ${pinning.generatorCpu}, the server's event-loop thread to core ${pinning.serverCpu}` : 'not pinned to cores'}), ${WARMUP_SECONDS} s warm-up, then ${MEASURE_SECONDS} s measured; ${ROUNDS} rounds (the second in reverse order), the table shows each target's best round; on 127.0.0.1; ${BODY_BYTES}-byte bodies, every request a distinct vote. (b) is @top-gg/sdk ${versionOf('@top-gg/sdk')} on express ${versionOf('express')}, NODE_ENV=production for every server. Latencies from each response's own time (autocannon's histogram rounds to whole ms). Server CPU: user + system time of the server process over the measured ${MEASURE_SECONDS} s, in percent of one core (above 100%: its thread pool too, such as the ledger's fsync), and per request it handled; the load generator's likewise.`,
   ];
   if (ledger) notes.push(`(a') in its best round: ${count(ledger.stats.accepted)} votes recorded as pending, ${count(ledger.stats.duplicates)} duplicates, server RSS ${(ledger.stats.rssBytes / 2 ** 20).toFixed(0)} MiB at the end.`);
+  const logged = [...(a ? [`(a) ${count(a.stats.logLines ?? 0)}`] : []), ...(ledger ? [`(a') ${count(ledger.stats.logLines ?? 0)}`] : [])];
+  if (logged.length > 0) notes.push(`Logging: (a) and (a') log as \`listing-agent run\` does by default (pino, level info, JSON lines, each written synchronously to /dev/null); lines written in the measured ${MEASURE_SECONDS} s of the best round: ${logged.join(', ')}.`);
   if (problems.length > 0) notes.push(`PROBLEMS: ${problems.join('; ')}`);
   return `\nWebhook receiver:\n\n${lines.join('\n')}\n\n${ratios.join('\n')}\n\n${notes.join('\n\n')}\n`;
 }

@@ -155,6 +155,8 @@ export interface TargetStats {
   handled: number;
   accepted: number;
   duplicates: number;
+  /** Log lines written by our receiver's targets (the daemon's logger at its default level, `info`). */
+  logLines?: number;
   cpuMs: number;
   wallMs: number;
   rssBytes: number;

@@ -6,7 +6,8 @@
  *
  * targets: `receiver` (our receiver, no-op pipeline), `receiver-ledger` (our receiver, the real
  * vote pipeline on the file ledger, one no-op in-process hook), `topgg-sdk` (@top-gg/sdk's
- * `Webhook.listener` on Express), `bare` (node:http, HMAC check only, 204).
+ * `Webhook.listener` on Express), `bare` (node:http, HMAC check only, 204). Ours log as the
+ * daemon does by default (`info`, JSON lines; see `daemonLogger`).
  *
  * Environment: BENCH_V1_SECRET (the `whs_...` secret of v1 deliveries), BENCH_V0_SECRET (the
  * legacy `Authorization` secret), BENCH_PROJECT_ID, BENCH_PATH (the webhook path).
@@ -19,10 +20,11 @@
  * bench checks that dist/ is not older than src/webhooks/).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 
 const target = process.argv[2];
 const V1_SECRET = process.env.BENCH_V1_SECRET ?? '';
@@ -35,7 +37,7 @@ if (!process.send) throw new Error('webhook-target.mjs is started by bench/webho
 if (!V1_SECRET || !V0_SECRET || !PROJECT_ID) throw new Error('BENCH_V1_SECRET, BENCH_V0_SECRET and BENCH_PROJECT_ID are required');
 
 /** What the handler saw, reported at stop (a target that answers 2xx without doing the work is not measured). */
-const seen = { handled: 0, accepted: 0, duplicates: 0 };
+const seen = { handled: 0, accepted: 0, duplicates: 0, logLines: 0 };
 /** Set by each target: stops its server and whatever it owns. */
 let close = async () => {};
 
@@ -93,7 +95,7 @@ async function topggSdkServer() {
 // commit, one no-op in-process hook); otherwise a no-op pipeline, so the disk is not measured.
 async function receiverServer(ledger) {
   const { createWebhookReceiver } = await import('../../dist/webhooks/receiver.js');
-  const { silentLogger } = await import('../../dist/agent/logger.js');
+  const logger = await daemonLogger();
   let pipeline;
   let teardown = async () => {};
   if (ledger) {
@@ -105,7 +107,7 @@ async function receiverServer(ledger) {
     process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
     const fileLedger = createFileVoteLedger({ directory });
     const hook = createInProcessHook({ listeners: () => [async () => {}] });
-    const real = createVotePipeline({ ledger: fileLedger, hooks: [hook], logger: silentLogger, now: Date.now });
+    const real = createVotePipeline({ ledger: fileLedger, hooks: [hook], logger, now: Date.now });
     await real.start();
     pipeline = {
       async ingest(votes, road) {
@@ -137,7 +139,7 @@ async function receiverServer(ledger) {
     pipeline,
     // Only v0 deliveries need it; v1 `vote.create` carries its project.
     projectId: () => PROJECT_ID,
-    logger: silentLogger,
+    logger,
   });
   const url = await receiver.start(); // with the path
   close = async () => {
@@ -145,6 +147,25 @@ async function receiverServer(ledger) {
     await teardown();
   };
   return url;
+}
+
+/**
+ * The daemon's logger as `listing-agent run` makes it, at the default level (`info`) in JSON
+ * lines: whatever the receiver and the pipeline log at that level is part of what is measured.
+ * The lines go to /dev/null with one synchronous write each (as to stdout on a file or a pipe on
+ * Linux), counted for the report.
+ */
+async function daemonLogger() {
+  const { createLogger } = await import('../../dist/log/logger.js');
+  const fd = openSync('/dev/null', 'w');
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      writeSync(fd, chunk);
+      seen.logLines += 1;
+      done();
+    },
+  });
+  return createLogger({ level: 'info', format: 'json', destination, secrets: [V1_SECRET, V0_SECRET] });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,7 +212,7 @@ process.on('message', async (message) => {
     // The measured phase begins (after the warm-up): CPU and counters from here.
     cpuAtStart = process.cpuUsage();
     startedAt = performance.now();
-    seen.handled = seen.accepted = seen.duplicates = 0;
+    seen.handled = seen.accepted = seen.duplicates = seen.logLines = 0;
     process.send({ reset: true });
     return;
   }

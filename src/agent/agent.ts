@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Registry } from 'prom-client';
 import { createListingClient, type ListingClient } from '../api/client.js';
-import { ApiError } from '../api/errors.js';
 import { ValidationError } from '../errors.js';
 import { zodIssues } from '../api/context.js';
 import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from '../config/schema.js';
@@ -11,13 +10,13 @@ import { createFileStore } from '../store/file.js';
 import { createAgentCluster, type AgentCluster } from '../leader/cluster.js';
 import type { LeaderOnlyCapability } from '../leader/gate.js';
 import type { Leadership } from '../leader/types.js';
-import { defaultAgentId, RedisUnavailableError } from '../redis/connection.js';
+import { defaultAgentId } from '../redis/connection.js';
 import type { StateStore } from '../store/types.js';
-import type { Capability, CapabilityContext } from './capability.js';
+import type { Capability, CapabilityContext, ServiceProject } from './capability.js';
 import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
-import { startInOrder } from './start-capabilities.js';
+import { createBringUp, type BringUp } from './bring-up.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from './logger.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -68,13 +67,13 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private health: HealthServer | undefined;
   private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
-  private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly aborter = new AbortController();
   private started: Capability[] = [];
   private stopping: Promise<void> | undefined;
   private voteCheck: HasVoted | undefined;
-  /** Retries the connect step as soon as Redis comes back (while it waits for a retry). */
-  private retryOnRedisUp: (() => void) | undefined;
+  private readonly tokenSource: string;
+  /** The tries that bring the capabilities up (made by start()). */
+  private bringingUp: BringUp | undefined;
 
   constructor(options: ListingAgentOptions) {
     super();
@@ -104,6 +103,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       });
     this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
+    this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
   }
 
   /** Where the agent stands. */
@@ -126,9 +126,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 
   /**
-   * Opens the state store, starts the health server, and tries the service once. Resolves when
+   * Opens the state store, starts the health server and what needs no service (the vote
+   * pipeline, which re-runs the votes a crash left pending, and the webhook receiver: signed
+   * votes are recorded and rewarded from here on), then tries the service once. Resolves when
    * that first try is over, reached or not: a service that cannot be reached is retried in the
-   * background (`/readyz` says why). Rejects only when the agent cannot run at all (the store
+   * background, and `/readyz` says why and what waits for it (stats, commands, the votes cursor,
+   * v0 deliveries). Rejects only when the agent cannot run at all (the store
    * cannot be opened, the health port is taken), with an error that says what to fix. With
    * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis is
    * down, and the capabilities start when it comes back.
@@ -145,7 +148,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
           metrics: this.metrics,
           logger: this.logger,
           signal: this.aborter.signal,
-          onRedisUp: () => this.retryOnRedisUp?.(),
+          onRedisUp: () => this.bringingUp?.redisUp(),
         });
       }
       await this.store.open();
@@ -179,7 +182,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       throw error;
     }
     this.phaseValue = 'connecting';
-    await this.connect(0);
+    this.bringingUp = this.bringUp();
+    await this.bringingUp.start();
   }
 
   /** The key of this agent's run record: one per agent when several share the state. */
@@ -187,59 +191,37 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     return this.cluster ? `${STATE_KEY}:${this.cluster.agentId}` : STATE_KEY;
   }
 
-  /** Tries the service; on success starts the capabilities, else schedules another try. */
-  private async connect(attempt: number): Promise<void> {
-    if (this.phaseValue !== 'connecting') return;
-    this.retryOnRedisUp = undefined;
-    try {
-      const project = await this.client.projects.get(undefined, { signal: this.aborter.signal });
-      this.mark('service', true, `project ${project.name} (${project.id})`);
-      // Every capability keeps state in Redis: none starts before it is there.
-      if (this.cluster && !this.cluster.connection.isUp) throw new RedisUnavailableError(`Redis: ${this.cluster.connection.describe()} is down; the capabilities start when it returns`);
-      // The whole answer: stats and commands read platform and type from it instead of asking again.
-      await this.startCapabilities({ id: project.id, name: project.name, platform: project.platform, type: project.type });
-      this.phaseValue = 'running';
-      // Only an agent that runs its capabilities competes for the lease.
-      this.cluster?.leadership.start();
-      this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, 'agent ready');
-      this.emit('ready', { projectId: project.id, projectName: project.name });
-    } catch (error) {
-      if (this.aborter.signal.aborted) return;
-      const delay = this.reconnectDelaysMs[Math.min(attempt, this.reconnectDelaysMs.length - 1)] ?? 60_000;
-      const detail = error instanceof Error ? error.message : String(error);
-      const retry = () => {
-        clearTimeout(this.reconnectTimer);
-        this.retryOnRedisUp = undefined;
-        void this.connect(attempt + 1);
-      };
-      if (this.cluster && (error instanceof RedisUnavailableError || !this.cluster.connection.isUp)) {
-        // Redis, not the service: try again the moment it is back (or after the delay).
-        this.logger.warn({ err: detail, retryInMs: delay }, 'waiting for Redis before starting the capabilities');
-        this.retryOnRedisUp = retry;
-        // Back already (between the failure and now): no 'up' will come, so try again soon.
-        if (this.cluster.connection.isUp) {
-          this.reportError(error);
-          this.reconnectTimer = setTimeout(retry, 100);
-          this.reconnectTimer.unref();
-          return;
-        }
-      } else {
-        this.mark('service', false, detail);
-        // 404 on @me: the token's project no longer exists; retrying will not help either.
-        const fatal = error instanceof ApiError && [400, 401, 403, 404].includes(error.status);
-        this.logger[fatal ? 'error' : 'warn']({ err: detail, retryInMs: delay }, fatal ? 'the service refused the project token' : 'service not reachable');
-      }
-      this.reportError(error);
-      this.reconnectTimer = setTimeout(retry, delay);
-      this.reconnectTimer.unref();
-    }
+  /** Brings the capabilities up: those that need no service at once, the rest once it answers. */
+  private bringUp(): BringUp {
+    return createBringUp({
+      capabilities: this.capabilities,
+      client: this.client,
+      cluster: this.cluster,
+      logger: this.logger,
+      readiness: this.readiness,
+      signal: this.aborter.signal,
+      delaysMs: this.reconnectDelaysMs,
+      tokenSource: this.tokenSource,
+      now: this.now,
+      context: (project) => this.capabilityContext(project),
+      reportError: (error) => this.reportError(error),
+      onStarted: (capability) => this.started.push(capability),
+      onUndone: (capability) => (this.started = this.started.filter((c) => c !== capability)),
+      onRunning: (project) => {
+        this.phaseValue = 'running';
+        // Only an agent that runs its capabilities competes for the lease.
+        this.cluster?.leadership.start();
+        this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, 'agent ready');
+        this.emit('ready', { projectId: project.id, projectName: project.name });
+      },
+    });
   }
 
-  /** Starts the capabilities in order (see {@link startInOrder}), with the context they share. */
-  private async startCapabilities(project: NonNullable<CapabilityContext['project']>): Promise<void> {
-    const context: CapabilityContext = {
+  /** The context the capabilities share; `project` once the service answered. */
+  private capabilityContext(project: ServiceProject | undefined): CapabilityContext {
+    return {
       config: this.config,
-      project,
+      ...(project ? { project } : {}),
       client: this.client,
       store: this.store,
       logger: this.logger,
@@ -257,14 +239,6 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       },
       listeners: (event) => this.rawListeners(event),
     };
-    await startInOrder(this.capabilities, context, {
-      mark: (name, ready, detail) => this.mark(name, ready, detail),
-      forget: (name) => this.readiness.remove(name),
-      onStarted: (capability) => this.started.push(capability),
-      onUndone: (capability) => (this.started = this.started.filter((c) => c !== capability)),
-      reportError: (error) => this.reportError(error),
-      now: this.now,
-    });
   }
 
   /**
@@ -282,8 +256,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     const deadline = this.now() + deadlineMs;
     this.phaseValue = 'stopping';
     this.aborter.abort(new Error('the agent is stopping'));
-    clearTimeout(this.reconnectTimer);
-    this.retryOnRedisUp = undefined;
+    // A try under way finishes first, so that whatever it starts is stopped below.
+    await this.bringingUp?.stop(deadline);
     if (this.cluster) {
       // Leader-only work first, then the lease goes at once (a standby takes over at its next try,
       // instead of waiting for the rest of this agent's stop or the lease to expire).
@@ -305,11 +279,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       const key = this.stateKey();
       const last = (await this.store.get<Record<string, unknown>>(key)) ?? {};
       await this.store.set(key, { ...last, stoppedAt: new Date(this.now()).toISOString() });
-      await this.store.close();
     } catch (error) {
       this.reportError(error);
-      if (this.cluster) await this.store.close().catch(() => undefined);
     }
+    // Always: closing is what releases the state directory's lock.
+    await this.store.close().catch((error: unknown) => this.reportError(error));
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
     if (this.ownsClient) await this.client.close().catch(() => undefined);
     await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));

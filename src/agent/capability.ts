@@ -6,6 +6,14 @@ import type { AgentEvents } from './events.js';
 import type { AgentLogger } from './logger.js';
 import type { Readiness } from './readiness.js';
 
+/** The project the agent reached the service as (`GET /projects/@me`). */
+export interface ServiceProject {
+  id: string;
+  name: string;
+  platform?: string;
+  type?: string;
+}
+
 /** What a capability gets from the agent when it starts. */
 export interface CapabilityContext {
   config: ListingAgentConfig;
@@ -15,10 +23,11 @@ export interface CapabilityContext {
   metrics: AgentMetrics;
   readiness: Readiness;
   /**
-   * The project the agent reached the service as (`GET /projects/@me`). Optional: a context made
-   * outside the agent (a test) may leave it out. The webhook receiver files v0 votes under it.
+   * The project the agent reached the service as (`GET /projects/@me`). Absent for a capability
+   * that starts before the service answered ({@link Capability.startsBeforeService}: it hears of
+   * the project through `serviceReached`), and in a context made outside the agent (a test).
    */
-  project?: { id: string; name: string; platform?: string; type?: string };
+  project?: ServiceProject;
   /** Current time in epoch ms (injected in tests). */
   now(): number;
   /** Reports an error without stopping the agent (logged, and emitted as `error`). */
@@ -35,13 +44,26 @@ export interface CapabilityContext {
 }
 
 /**
- * One thing the agent does (stats, commands, votes, webhooks): started after the agent reached
- * the service, stopped before the store is flushed.
+ * One thing the agent does (stats, commands, votes, webhooks): started once the agent reached the
+ * service (or, with `startsBeforeService`, at the agent's start), stopped before the store is
+ * flushed.
  */
 export interface Capability {
   /** Short name: the readiness component and the log binding. */
   readonly name: string;
+  /**
+   * Starts with the agent, before the service answered `GET /projects/@me`: what needs only the
+   * local state and secrets (the vote pipeline, the webhook receiver: a signed delivery is
+   * verified with the secret alone). The agent then calls `serviceWaiting` after each failed try
+   * and `serviceReached` once it answered. Default false: started once the service answered,
+   * with `context.project` set.
+   */
+  readonly startsBeforeService?: boolean;
   start(context: CapabilityContext): Promise<void>;
+  /** For one that starts before the service: the service did not answer yet, and why (for its readiness detail). */
+  serviceWaiting?(reason: string): void;
+  /** For one that starts before the service: the service answered; start what needed it. Called once per start, after `start`. */
+  serviceReached?(project: ServiceProject): Promise<void>;
   /** Finishes or checkpoints in-flight work; must resolve before `deadline` (epoch ms). */
   stop(deadline: number): Promise<void>;
 }

@@ -51,6 +51,12 @@ export interface ListingAgentOptions {
   /** Waits before retrying the service check after a failure. Default 5 s, doubling to 5 min. */
   reconnectDelaysMs?: readonly number[];
   /**
+   * Where `service.token` comes from, in words, for the message when the service refuses it (the
+   * daemon names the config file or the `LISTING_AGENT_SERVICE_TOKEN` variable). Never the token.
+   * Default: `the configuration given to createListingAgent`.
+   */
+  tokenSource?: string;
+  /**
    * This agent's ID in the leader lease, its pending votes and `/readyz`, with `state.redis`.
    * Default: `state.redis.agentId`, else `<hostname>/<8 random hex digits>` (the daemon passes
    * `<hostname>/<pid>`: the library never reads `process`).

@@ -1,4 +1,4 @@
-import type { Capability, CapabilityContext } from '../agent/capability.js';
+import type { Capability, CapabilityContext, ServiceProject } from '../agent/capability.js';
 import type { Readiness } from '../agent/readiness.js';
 import { standingByDetail } from '../leader/gate.js';
 import type { Leadership } from '../leader/types.js';
@@ -67,7 +67,9 @@ export interface VotesCapability extends Capability {
 
 /**
  * Polls the votes cursor and runs the reward hooks once per vote. On start: the ledger is opened
- * and the votes a crash left pending re-run (the pipeline), then the poller starts. On stop, in
+ * and the votes a crash left pending re-run (the pipeline), then the poller starts, once the
+ * service answered (it starts with the agent, before the service: the webhook receiver feeds
+ * the pipeline meanwhile, and `votes` reads `cursor waits for the service (<why>)`). On stop, in
  * the reverse order: the poller stops taking pages, the hooks in flight finish or are aborted at
  * the deadline (their votes stay pending for the next start), and the ledger is closed.
  *
@@ -84,6 +86,16 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
   let pollerChain: Promise<void> = Promise.resolve();
   /** Set by stopPolling(): no poller starts again until the next start(). */
   let pollingEnded = false;
+  /** The project the service answered as: the poller waits for it. */
+  let project: ServiceProject | undefined;
+  /** Why the service has not answered yet (for the readiness detail). */
+  let serviceProblem = 'not reached yet';
+
+  /** `votes` while the cursor waits for the service: what runs meanwhile. */
+  function markWaiting(context: CapabilityContext): void {
+    const meanwhile = context.config.webhooks.enabled ? 'webhook votes are rewarded' : 'votes left pending by the last run are rewarded';
+    context.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${serviceProblem}); ${meanwhile}`);
+  }
 
   function makeLedger(context: CapabilityContext): VoteLedger {
     const given = options.ledger ?? 'file';
@@ -97,7 +109,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
   }
 
   /** The poller over `running`, its readiness writes dropped once it is no longer the current one. */
-  function startPoller(context: CapabilityContext, running: VotePipeline): void {
+  function startPoller(context: CapabilityContext, running: VotePipeline, own: ServiceProject): void {
     const { config } = context;
     const readiness: Pick<Readiness, 'set'> = {
       set: (component, ready, detail) => (poller === made ? context.readiness.set(component, ready, detail) : false),
@@ -115,8 +127,8 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       reportError: context.reportError,
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
       ...(options.schedules ? { schedules: options.schedules } : {}),
-      // The agent asked `@me` before starting us: the poller need not ask again.
-      ...(context.project ? { ownProjectId: context.project.id } : {}),
+      // The agent asked `@me` already: the poller need not ask again.
+      ownProjectId: own.id,
     });
     poller = made;
     made.start();
@@ -128,9 +140,9 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       const context = started;
       const leadership = options.leadership;
       if (context === undefined || leadership === undefined || pipeline === undefined) return;
-      if (leadership.isLeader && !pollingEnded && poller === undefined) {
+      if (leadership.isLeader && !pollingEnded && poller === undefined && project !== undefined) {
         context.logger.info({}, 'votes: this agent leads, polling the cursor');
-        startPoller(context, pipeline);
+        startPoller(context, pipeline, project);
       } else if ((!leadership.isLeader || pollingEnded) && poller !== undefined) {
         const running = poller;
         poller = undefined;
@@ -138,7 +150,8 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
         await running.stop(context.now() + (options.pollerStopDeadlineMs ?? 5_000)).catch((error: unknown) => context.reportError(error));
       }
       if (poller === undefined && started !== undefined) {
-        context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
+        if (project === undefined) markWaiting(context);
+        else context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
       }
     });
     return pollerChain;
@@ -157,6 +170,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
 
   return {
     name: VOTES_COMPONENT,
+    startsBeforeService: true,
     get pipeline() {
       return pipeline;
     },
@@ -184,9 +198,13 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       }
       pipeline = running;
       started = context;
+      project = context.project;
+      serviceProblem = 'not reached yet';
       const leadership = options.leadership;
-      if (leadership === undefined) startPoller(context, running);
-      else {
+      if (leadership === undefined) {
+        if (project === undefined) markWaiting(context);
+        else startPoller(context, running, project);
+      } else {
         leadership.on('change', onLeadership);
         leadership.on('leader', onLeader);
         await reconcilePoller();
@@ -199,8 +217,19 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
           ledger: ledger.describe(),
           ...(leadership ? { poller: 'while this agent leads' } : {}),
         },
-        leadership ? 'votes: rewards once per vote; the cursor is polled by the leader' : 'votes: polling the cursor, rewards once per vote',
+        leadership ? 'votes: rewards once per vote; the cursor is polled by the leader' : project ? 'votes: polling the cursor, rewards once per vote' : 'votes: rewards once per vote; the cursor is polled once the service answers',
       );
+    },
+    serviceWaiting(reason) {
+      serviceProblem = reason;
+      if (started !== undefined && project === undefined) markWaiting(started);
+    },
+    async serviceReached(reached) {
+      project = reached;
+      const context = started;
+      if (context === undefined || pipeline === undefined) return;
+      if (options.leadership !== undefined) await reconcilePoller();
+      else if (poller === undefined && !pollingEnded) startPoller(context, pipeline, reached);
     },
     async stop(deadline) {
       started = undefined;
@@ -228,6 +257,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       await reconcilePoller();
     },
     pollNow() {
+      if (!poller && pipeline && project === undefined) return Promise.reject(new Error(`the votes cursor waits for the service (${serviceProblem})`));
       if (!poller && pipeline && options.leadership) {
         return Promise.reject(new Error(`this agent stands by: the leader (${options.leadership.leaderId ?? 'none yet'}) polls the votes cursor`));
       }

@@ -1,3 +1,6 @@
+import { ListingAgentError } from '../errors.js';
+import type { Vote, VoteHook } from './types.js';
+
 /**
  * Runs `callback` after `delayMs` and returns a function that cancels it. The pipeline's only
  * timer (retry backoff, periodic compaction, the stop deadline): tests inject a manual one.
@@ -96,3 +99,29 @@ export function errorText(error: unknown): string {
   const text = error instanceof Error ? error.message || error.name : String(error);
   return text.length > 500 ? `${text.slice(0, 500)}...` : text;
 }
+
+/** A vote with hooks outstanding in this run of the pipeline. */
+export interface Job {
+  vote: Vote;
+  outstanding: number;
+  /**
+   * Record each hook's success, also the last one's. Needed once the vote has a dead letter: its
+   * entry then outlives `complete`, and a replay must know which hooks were done. Otherwise the
+   * `complete` record says it for the last hook, one record per vote fewer.
+   */
+  recordEachHook: boolean;
+  /** A hook gave up on it (now, or in an earlier run): it is not `vote rewarded` when its hooks are done. */
+  gaveUp: boolean;
+}
+
+/** One hook for one vote; queued behind the same user's earlier votes for the same hook. */
+export interface Task {
+  job: Job;
+  hook: VoteHook;
+  attempt: number;
+  generation: number;
+}
+
+/** The error of a call the pipeline cannot take (not started, or stopped). */
+export const notRunning = (what: string) =>
+  new ListingAgentError('votes_not_running', `cannot ${what}: the vote pipeline is not running (call start() first; after stop() it takes no new votes)`);

@@ -37,6 +37,18 @@ export interface VotePipelineOptions {
    * answered within the service's deadline. Default 2000.
    */
   maxBacklog?: number;
+  /**
+   * The `info` lines of votes (`vote received`, `vote rewarded`): at most `linesPerInterval` (50)
+   * of each kind per `intervalMs` (10 s), then one summary line per interval with the counts (see
+   * `vote-log.ts`). Its timer is `schedule`.
+   */
+  voteLog?: { linesPerInterval?: number; intervalMs?: number };
+}
+
+/** What the caller of {@link VotePipeline.ingest} knows of a batch besides its votes (for the log lines). */
+export interface IngestDetails {
+  /** The delivery's trace ID (`x-topgg-trace`), for a signed webhook. */
+  traceId?: string;
 }
 
 /** What {@link VotePipeline.ingest} did with a batch. */
@@ -63,10 +75,12 @@ export interface VotePipeline {
   start(): Promise<void>;
   /**
    * Records the new votes of a batch as pending, durably, then resolves; their hooks run in the
-   * background, after this resolves (a webhook receiver answers 2xx at once). Rejects, recording
+   * background, after this resolves (a webhook receiver answers 2xx at once). Each new vote is
+   * logged at `info` (`vote received`, with `details.traceId`), and again once every hook
+   * succeeded (`vote rewarded`), within the limits of `voteLog`. Rejects, recording
    * nothing it cannot stand behind, when the pipeline is not running or the ledger cannot write.
    */
-  ingest(votes: readonly Vote[], road: Vote['road']): Promise<IngestResult>;
+  ingest(votes: readonly Vote[], road: Vote['road'], details?: IngestDetails): Promise<IngestResult>;
   /**
    * Takes no new work, lets hook calls in flight finish until `deadline` (epoch ms), then aborts
    * the rest. Unfinished votes stay pending in the ledger and re-run at the next `start()`. Does

@@ -1,33 +1,11 @@
 import { ListingAgentError } from '../errors.js';
-import { backoffDelay, createFifo, errorText, realSchedule, settleWithin } from './pipeline-parts.js';
+import { backoffDelay, createFifo, errorText, notRunning, realSchedule, settleWithin, type Job, type Task } from './pipeline-parts.js';
 import type { VotePipeline, VotePipelineOptions } from './pipeline-types.js';
 import type { DeadLetter, HookCallContext, LedgerEntry, Vote, VoteHook } from './types.js';
+import { createVoteLog } from './vote-log.js';
 
 export { backoffDelay, realSchedule, type BackoffOptions, type Schedule } from './pipeline-parts.js';
-export type { IngestResult, VotePipeline, VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
-
-/** A vote with hooks outstanding in this run of the pipeline. */
-interface Job {
-  vote: Vote;
-  outstanding: number;
-  /**
-   * Record each hook's success, also the last one's. Needed once the vote has a dead letter: its
-   * entry then outlives `complete`, and a replay must know which hooks were done. Otherwise the
-   * `complete` record says it for the last hook, one record per vote fewer.
-   */
-  recordEachHook: boolean;
-}
-
-/** One hook for one vote; queued behind the same user's earlier votes for the same hook. */
-interface Task {
-  job: Job;
-  hook: VoteHook;
-  attempt: number;
-  generation: number;
-}
-
-const notRunning = (what: string) =>
-  new ListingAgentError('votes_not_running', `cannot ${what}: the vote pipeline is not running (call start() first; after stop() it takes no new votes)`);
+export type { IngestDetails, IngestResult, VotePipeline, VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
 
 /**
  * Creates the vote pipeline shared by the votes poller and the webhook receiver: it dedupes votes
@@ -54,6 +32,8 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
   const schedule = options.schedule ?? realSchedule;
   const concurrency = Math.max(1, options.concurrency ?? 16);
   const compactEveryMs = options.compactEveryMs ?? 300_000;
+  const voteLog = createVoteLog({ logger, now, schedule, ...options.voteLog });
+  const hookNames = options.hooks.map((hook) => hook.name);
   const hooks = new Map<string, VoteHook>();
   for (const hook of options.hooks) {
     if (hooks.has(hook.name)) throw new ListingAgentError('votes_hook_name', `two vote hooks are named "${hook.name}": hook names must be unique (they key the ledger's records)`);
@@ -152,14 +132,15 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     else users.set(userId, [task]);
   }
 
-  function addJob(vote: Vote, wanted: readonly string[], recordEachHook: boolean): void {
+  function addJob(vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): void {
     const names = wanted.filter((name) => hooks.has(name));
     let job = jobs.get(vote.key);
     if (job === undefined) {
-      job = { vote, outstanding: 0, recordEachHook };
+      job = { vote, outstanding: 0, recordEachHook, gaveUp };
       jobs.set(vote.key, job);
     }
     job.recordEachHook ||= recordEachHook;
+    job.gaveUp ||= gaveUp;
     job.outstanding += names.length;
     for (const name of names) enqueue(job, hooks.get(name) as VoteHook);
     if (job.outstanding === 0) finishJob(job);
@@ -188,7 +169,10 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     // While stopping, calls that finish still complete their votes; after the stop, nothing does.
     if (task.generation !== generation || phase === 'stopped') return;
     task.job.outstanding -= 1;
-    if (task.job.outstanding === 0 && jobs.get(task.job.vote.key) === task.job) finishJob(task.job);
+    if (task.job.outstanding === 0 && jobs.get(task.job.vote.key) === task.job) {
+      if (!task.job.gaveUp) voteLog.rewarded(task.job.vote, hookNames);
+      finishJob(task.job);
+    }
   }
 
   async function call(task: Task): Promise<void> {
@@ -259,6 +243,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     logger.error({ hook: hook.name, key: vote.key, attempts: task.attempt, error: letter.error }, 'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)');
     advanceLane(task);
     job.recordEachHook = true;
+    job.gaveUp = true;
     await ledger.recordDeadLetter(letter).then(
       () => {
         emit?.('voteDeadLettered', letter);
@@ -277,10 +262,12 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
 
   function resume(entry: LedgerEntry): void {
     const finished = new Set([...entry.done, ...(entry.deadLettered ?? [])]);
+    const gaveUp = (entry.deadLettered ?? []).length > 0;
     addJob(
       entry.vote,
       [...hooks.keys()].filter((name) => !finished.has(name)),
-      (entry.deadLettered ?? []).length > 0,
+      gaveUp,
+      gaveUp,
     );
   }
 
@@ -353,7 +340,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
       return starting;
     },
 
-    async ingest(votes, road) {
+    async ingest(votes, road, details) {
       if (phase !== 'running') throw notRunning('ingest votes');
       metrics?.votesReceived.inc({ road }, votes.length);
       const marked = votes.map((vote) => (vote.road === road ? vote : { ...vote, road }));
@@ -375,7 +362,10 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
           if (!fresh.has(vote.key)) confirmed.push(earlier);
         }
       }
-      for (const vote of confirmed) emit?.('voteReceived', vote);
+      for (const vote of confirmed) {
+        voteLog.received(vote, details?.traceId);
+        emit?.('voteReceived', vote);
+      }
       // After a stop the votes are pending in the ledger: the next start runs them.
       if (phase === 'running') for (const vote of confirmed) addJob(vote, [...hooks.keys()], false);
       // The votes are durable already; holding the poller only bounds what waits in memory.
@@ -392,6 +382,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
       // A held poller goes on (its votes are durable; the next start runs their hooks).
       releaseDrained();
       cancelCompaction?.();
+      voteLog.flush();
       for (const cancel of retryTimers) cancel();
       retryTimers.clear();
       ready.clear();

@@ -1,4 +1,5 @@
-import type { Capability, CapabilityContext } from '../agent/capability.js';
+import type { Capability, CapabilityContext, ServiceProject } from '../agent/capability.js';
+import type { Readiness } from '../agent/readiness.js';
 import { configuredVoteHooks, stateDirectory, votesLedgerFor, type VoteLedgerKind } from '../votes/configured.js';
 import type { HooksFromConfigOptions } from '../votes/hooks/index.js';
 import type { RedisConnection } from '../redis/connection.js';
@@ -49,7 +50,10 @@ export interface WebhooksCapability extends Capability {
 
 /**
  * Receives signed (and legacy) vote deliveries on `webhooks.listen` + `webhooks.path` and feeds
- * them to the vote pipeline: the votes capability's when it runs, else one of its own. Secrets:
+ * them to the vote pipeline: the votes capability's when it runs, else one of its own. It starts
+ * with the agent, before the service answered: a signed v1 delivery is verified with the secret
+ * alone. Only v0 deliveries, which do not name the project, wait for the service's answer (503
+ * until then, so the service retries them; readiness `webhooks` says so). Secrets:
  * `webhooks.secrets` plus the secret file, re-read when it changes, plus with `secretsRedis` the
  * secrets shared in Redis. Readiness `webhooks` says where
  * it listens. On stop the port stops taking connections, requests in flight finish (until the
@@ -61,6 +65,18 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
   let own: { pipeline: VotePipeline; ledger: VoteLedger } | undefined;
   let url: string | undefined;
   let now: () => number = Date.now;
+  /** The project the service answered as: v0 votes are filed under it. */
+  let project: ServiceProject | undefined;
+  let serviceProblem = 'not reached yet';
+  /** Where readiness goes while started, and whether v0 deliveries are taken. */
+  let started: { readiness: Readiness; legacy: boolean } | undefined;
+
+  /** `webhooks`: where it listens, and whether v0 votes wait for the service. */
+  function markListening(): void {
+    if (started === undefined || url === undefined) return;
+    const waiting = started.legacy && project === undefined ? `; v0 votes wait for the service (${serviceProblem}): answered 503 until then` : '';
+    started.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${url}${waiting}`);
+  }
 
   async function ownPipeline(context: CapabilityContext): Promise<VotePipeline> {
     const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
@@ -93,6 +109,7 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
 
   return {
     name: WEBHOOKS_COMPONENT,
+    startsBeforeService: true,
     get url() {
       return url;
     },
@@ -113,7 +130,8 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
         logger: context.logger,
       });
       await secrets.start();
-      const project = context.project;
+      project = context.project;
+      serviceProblem = 'not reached yet';
       receiver = createWebhookReceiver({
         ...options.receiver,
         listen: config.webhooks.listen,
@@ -135,13 +153,23 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
         await release(context.now() + 5_000).catch(() => undefined);
         throw error;
       }
-      context.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${url}`);
+      started = { readiness: context.readiness, legacy: config.webhooks.legacyAuthorization !== undefined };
+      markListening();
       if (config.webhooks.legacyAuthorization !== undefined && config.votes.enabled) {
         // v0 deliveries carry no created_at, so their keys cannot match the cursor's.
         context.logger.warn({}, 'legacy v0 votes and the votes cursor both run: a vote that comes by both is rewarded twice; use one of them per project');
       }
     },
+    serviceWaiting(reason) {
+      serviceProblem = reason;
+      markListening();
+    },
+    async serviceReached(reached) {
+      project = reached;
+      markListening();
+    },
     async stop(deadline) {
+      started = undefined;
       try {
         // The port first: no new delivery is taken, the ones in flight get their answer.
         await receiver?.stop({ deadline, now });

@@ -1,100 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger } from '../agent/logger.js';
 import { SIGNATURE_HEADER } from '../contract/limits.js';
 import { ListingAgentError } from '../errors.js';
-import type { ListenAddress, ListenSetting } from '../health/listen-error.js';
-import type { AgentMetrics, WebhookDeliveriesLabels } from '../health/metrics.js';
-import { createLocalServer, LOCAL_SERVER_LIMITS, type LocalServerStopOptions } from '../http/local-server.js';
+import type { WebhookDeliveriesLabels } from '../health/metrics.js';
+import { createLocalServer, LOCAL_SERVER_LIMITS } from '../http/local-server.js';
 import { readBodyThen, type BodyResult } from '../http/read-body.js';
 import type { IngestResult } from '../votes/pipeline-types.js';
 import type { Vote } from '../votes/types.js';
-import type { LegacyVote, WebhookEvent } from './events.js';
+import type { WebhookEvent } from './events.js';
 import { createLateWatch } from './late-watch.js';
-import { createLegacyVoteKeys, type AnchorStore } from './legacy-votes.js';
+import { createLegacyVoteKeys } from './legacy-votes.js';
 import { createLogThrottle, createTurnBatch, pathOf, send, type Reply } from './receiver-http.js';
+import { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
 import { parseLegacyVote, verifyDelivery, verifyLegacyAuthorization, type VerifyDeliveryOptions, type VerifyFailure, type VerifyResult } from './verify.js';
 import { voteFromEvent } from './vote-from-event.js';
 
 export { voteFromEvent } from './vote-from-event.js';
 
-/** A delivery the receiver accepted, as {@link WebhookReceiverOptions.onDelivery} hears it (after the answer). */
-export type ReceivedDelivery =
-  | { generation: 'v1'; event: WebhookEvent; traceId: string | undefined; outcome: 'accepted' | 'duplicate' }
-  | { generation: 'v0'; vote: LegacyVote; outcome: 'accepted' | 'duplicate' };
-
-/** Options of {@link createWebhookReceiver}. */
-export interface WebhookReceiverOptions {
-  /** Where it listens (`webhooks.listen`). Port 0 picks a free one (see `url()`). */
-  listen: ListenAddress;
-  /** The one path it answers (`webhooks.path`). Default `/webhooks/listing`. */
-  path?: string;
-  /**
-   * The accepted secrets: a fixed list, or a {@link SecretSource} read on every delivery (and
-   * refreshed after a signature that matched none, so a rotation counts at once). A
-   * {@link WebhookSecrets} also stores the secrets of integration handshakes.
-   */
-  secrets: readonly string[] | SecretSource | WebhookSecrets;
-  /** The legacy v0 `Authorization` secret (`webhooks.legacyAuthorization`). Default: v0 deliveries refused. */
-  legacyAuthorization?: string;
-  /** Where votes go: the agent's vote pipeline (`ingest(votes, 'webhook')` resolves once they are durable). */
-  pipeline: { ingest(votes: readonly Vote[], road: Vote['road']): Promise<IngestResult> };
-  /** The agent's project (service ID), for v0 votes, which do not carry it. Default: none (v0 upvotes answered 503). */
-  projectId?: () => string | undefined;
-  /** Where v0 vote anchors survive a restart (see `legacy-votes.ts`). Default: memory. */
-  anchorStore?: AnchorStore;
-  /** The URL an `integration.create` answer gives as `webhook_url`. Default: the listening URL. */
-  publicUrl?: string;
-  /**
-   * Also accept an `integration.create` signed only with the secret it carries (the emulator's
-   * handshake). Anyone who reaches the receiver could then register a secret and sign votes: keep
-   * it off unless only the service can reach the path. Default false: a handshake must be signed
-   * with a secret already accepted.
-   */
-  acceptSelfSignedHandshakes?: boolean;
-  /** Seconds `t` may be from the clock, both directions. Default 300. */
-  toleranceSeconds?: number;
-  /** Bodies above this are refused with 413 unread. Default 65 536 (64 KiB). */
-  maxBodyBytes?: number;
-  /** Open connections at most; more are closed at once. Default 256. */
-  maxConnections?: number;
-  /**
-   * Time to send the headers, and the whole request, before the connection is cut, and how often
-   * that is checked. Default 5 000, 10 000 and 5 000 ms (a slow client is cut within 5 s past its
-   * timeout; checking more often wakes an idle agent more often).
-   */
-  timeouts?: { headersMs?: number; requestMs?: number; checkEveryMs?: number };
-  /** Past this, a vote not yet recorded is answered 503 (the service retries): inside its 5 s deadline. Default 4 000 ms. */
-  answerWithinMs?: number;
-  /** Told of each accepted delivery after its answer went out; its errors are logged. Default: none. */
-  onDelivery?: (delivery: ReceivedDelivery) => void;
-  logger?: AgentLogger;
-  metrics?: Pick<AgentMetrics, 'webhookDeliveries'>;
-  /** Epoch ms. Default `Date.now`. */
-  now?: () => number;
-  /** The setting a `ListenError` names. Default `webhooks.listen` (`LISTING_AGENT_WEBHOOKS_LISTEN`). */
-  setting?: ListenSetting;
-}
-
-/** The defaults of {@link WebhookReceiverOptions}. */
-export const RECEIVER_DEFAULTS = {
-  path: '/webhooks/listing',
-  maxBodyBytes: 64 * 1024,
-  maxConnections: 256,
-  answerWithinMs: 4_000,
-  setting: { path: 'webhooks.listen', env: 'LISTING_AGENT_WEBHOOKS_LISTEN' },
-} as const;
-
-/** The webhook receiver: `start()`, `stop()`, `url()`. */
-export interface WebhookReceiver {
-  /** Listens; resolves with the receiver's URL (`http://127.0.0.1:9465/webhooks/listing`). Rejects with a `ListenError`. */
-  start(): Promise<string>;
-  /** Stops accepting; requests in flight finish until `deadline` (epoch ms), then every connection closes. */
-  stop(options?: LocalServerStopOptions): Promise<void>;
-  /** The receiver's URL. Throws before `start()` resolved. */
-  url(): string;
-  [Symbol.asyncDispose](): Promise<void>;
-}
+export { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
 
 type Outcome = WebhookDeliveriesLabels['outcome'];
 
@@ -183,7 +107,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
    * when the pipeline cannot (stopped, disk full, too slow). `context` builds the log fields, only
    * when a line is written.
    */
-  function recordThen(votes: Vote[], context: () => Record<string, unknown>, done: (reply: Reply, outcome: RecordOutcome) => void): void {
+  function recordThen(votes: Vote[], traceId: string | undefined, context: () => Record<string, unknown>, done: (reply: Reply, outcome: RecordOutcome) => void): void {
     const watched = lateWatch.add(() => {
       // Not a lie either way: if the record lands later, the retry is answered as a duplicate.
       logger.warn({ ...context(), withinMs: answerWithinMs }, 'vote not recorded in time; answered 503 so the service retries');
@@ -198,7 +122,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     };
     let ingesting: Promise<IngestResult>;
     try {
-      ingesting = pipeline.ingest(votes, 'webhook');
+      ingesting = pipeline.ingest(votes, 'webhook', traceId === undefined ? undefined : { traceId });
     } catch (error) {
       failed(error);
       return;
@@ -213,14 +137,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       }
       if (!lateWatch.settle(watched)) return;
       count(outcome);
-      if (debugOn()) logger.debug({ ...context(), keys: votes.map((v) => v.key), outcome }, outcome === 'accepted' ? 'vote received by webhook' : 'vote already recorded (a retry or the other road)');
+      // A new vote is logged by the pipeline (`vote received`, at info); a repeat only here, at debug.
+      if (outcome === 'duplicate' && debugOn()) logger.debug({ ...context(), keys: votes.map((v) => v.key), outcome }, 'vote already recorded (a retry or the other road)');
       done(NO_CONTENT, outcome);
     }, failed);
   }
 
   /** {@link recordThen} as a promise, for the paths that are not the hot one. */
-  function record(votes: Vote[], context: Record<string, unknown>): Promise<{ reply: Reply; outcome: RecordOutcome }> {
-    return new Promise((resolve) => recordThen(votes, () => context, (reply, outcome) => resolve({ reply, outcome })));
+  function record(votes: Vote[], traceId: string | undefined, context: Record<string, unknown>): Promise<{ reply: Reply; outcome: RecordOutcome }> {
+    return new Promise((resolve) => recordThen(votes, traceId, () => context, (reply, outcome) => resolve({ reply, outcome })));
   }
 
   const verifyOptions = (rawBody: Buffer, req: IncomingMessage, list: readonly string[]): VerifyDeliveryOptions =>
@@ -262,7 +187,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     const trace = traceOf(event, traceId);
     switch (event.type) {
       case 'vote.create': {
-        const { reply, outcome } = await record([voteFromEvent(event.data)], { ...trace, voteId: event.data.id });
+        const { reply, outcome } = await record([voteFromEvent(event.data)], traceId, { ...trace, voteId: event.data.id });
         if (outcome !== 'error') after({ generation: 'v1', event, traceId, outcome });
         return reply;
       }
@@ -316,8 +241,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     }
     const projectId = options.projectId?.();
     if (projectId === undefined) {
+      // v0 bodies do not name the project: its ID comes from the service, which has not answered yet.
       count('error');
-      logger.warn({ generation: 'v0' }, 'legacy vote before the project is known; answered 503 so it is retried');
+      const skipped = throttle('legacy_no_project');
+      if (skipped !== undefined) {
+        logger.warn(
+          { generation: 'v0', status: 503, ...(skipped > 0 ? { alsoAnsweredSince: skipped } : {}) },
+          'legacy v0 vote before the service answered (its project ID is not known yet): answered 503 so the service retries it',
+        );
+      }
       return { status: 503, body: { error: 'not ready, retry' }, headers: { 'retry-after': '5' } };
     }
     let made: Vote;
@@ -328,7 +260,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       count('error');
       return { status: 503, body: { error: 'not recorded, retry' } };
     }
-    const { reply, outcome } = await record([made], { generation: 'v0' });
+    const { reply, outcome } = await record([made], undefined, { generation: 'v0' });
     if (outcome !== 'error') after({ generation: 'v0', vote, outcome });
     return reply;
   }
@@ -397,7 +329,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       return;
     }
     const { event, traceId } = result;
-    recordThen([voteFromEvent(event.data)], () => ({ ...traceOf(event, traceId), voteId: event.data.id }), (reply, outcome) =>
+    recordThen([voteFromEvent(event.data)], traceId, () => ({ ...traceOf(event, traceId), voteId: event.data.id }), (reply, outcome) =>
       finishSoon([req, res, reply, outcome === 'error' ? undefined : { generation: 'v1', event, traceId, outcome }]),
     );
   }

@@ -2,6 +2,7 @@ import { parseDuration } from '../../config/duration.js';
 import { runDemo } from '../../demo/demo.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { keepProcessAlive } from '../keep-alive.js';
 
 export const DEMO_HELP = `Usage: listing-agent demo [options]
 
@@ -30,10 +31,16 @@ export async function runDemoCommand(argv: string[], io: CliIo): Promise<number>
     if (ms === undefined || ms <= 0) throw new UsageError(`--duration must be a duration such as 30s or 5m (got '${values.duration}')`, 'demo');
     until = Promise.race([io.stopRequested, new Promise((resolve) => setTimeout(resolve, ms))]);
   }
-  await runDemo({
-    print: (line) => io.stdout(`${line}\n`),
-    until,
-    keepState: values['keep-state'] === true,
-  });
+  // Up until told to stop (or --duration), whatever socket or timer is left (see keepProcessAlive).
+  const release = keepProcessAlive();
+  try {
+    await runDemo({
+      print: (line) => io.stdout(`${line}\n`),
+      until,
+      keepState: values['keep-state'] === true,
+    });
+  } finally {
+    release();
+  }
   return EXIT.ok;
 }

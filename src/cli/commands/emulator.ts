@@ -4,6 +4,7 @@ import { startEmulator } from '../../emulator/index.js';
 import { DEFAULT_SEED, seedSchema, type EmulatorSeed } from '../../emulator/seed.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT, type CliIo } from '../io.js';
+import { keepProcessAlive } from '../keep-alive.js';
 
 /** Default port of `listing-agent emulator`. */
 export const DEFAULT_EMULATOR_PORT = 4545;
@@ -134,8 +135,10 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
     io.stdout(`${lines.join('\n')}\n`);
   }
 
+  // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
+  const release = keepProcessAlive();
   const signal = await io.stopRequested;
-  await emulator.close();
+  await emulator.close().finally(release);
   if (!values.json) io.stdout(`emulator stopped (${signal})\n`);
   return EXIT.ok;
 }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
 import { ConfigError } from '../../config/errors.js';
@@ -7,6 +8,8 @@ import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
+import { keepProcessAlive } from '../keep-alive.js';
+import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
 /** How long a graceful stop may take before `run` gives up and exits 1. */
@@ -24,6 +27,8 @@ export const RUN_HELP = `Usage: listing-agent run [options]
 
 Run the agent as a daemon (a sidecar container, a systemd service): read the configuration,
 start the health server and every enabled capability, and stop gracefully on SIGTERM or SIGINT.
+It runs until then, whether the service answers or not (the webhook receiver and the vote
+pipeline do not wait for it; /readyz says what does).
 
 Options:
   -c, --config FILE   the JSON config (default: LISTING_AGENT_CONFIG; without it, only
@@ -91,6 +96,8 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       // Exec hooks inherit the daemon's environment, less every variable the config was built
       // from (LISTING_AGENT_* and the ${VAR}s): a reward script never sees the agent's secrets.
       votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },
+      // Named in the fix when the service refuses the token.
+      tokenSource: describeTokenSource(loaded.sources, io.env, config.service.token),
     });
   } catch (error) {
     io.stderr(`listing-agent run: ${(error as Error).message}\n`);
@@ -98,17 +105,28 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   }
   agent.on('error', (error) => logger.debug({ err: error.message }, 'agent reported an error'));
   logger.info({ sources: loaded.sources }, 'starting listing-agent');
+  // The agent's timers are unref'd (a library never holds a bot's process open): the daemon holds
+  // it until the stop is done, or with no socket of its own (health off) it would end at once.
+  const release = keepProcessAlive();
   try {
-    await agent.start();
-  } catch (error) {
-    // The store or a port: one line that says what to fix, never a stack trace.
-    const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
-    logger.error({ err: message }, 'could not start');
-    io.stderr(`listing-agent run: ${message}\n`);
-    return EXIT.failure;
+    try {
+      await agent.start();
+    } catch (error) {
+      // The store or a port: one line that says what to fix, never a stack trace.
+      const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
+      logger.error({ err: message }, 'could not start');
+      io.stderr(`listing-agent run: ${message}\n`);
+      return EXIT.failure;
+    }
+    const signal = await io.stopRequested;
+    return await stopWithin(agent, signal, logger, io);
+  } finally {
+    release();
   }
+}
 
-  const signal = await io.stopRequested;
+/** Stops the agent within {@link STOP_DEADLINE_MS}: exit 0, or 1 (with one line) past it. */
+async function stopWithin(agent: ListingAgent, signal: string, logger: Logger, io: CliIo): Promise<number> {
   logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
   let deadlineTimer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {

@@ -15,6 +15,7 @@ import { withRotatedSecret } from '../../webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { keepProcessAlive } from '../keep-alive.js';
 import { cliAgentId, cliState } from '../state.js';
 import { hookEnvironment, STOP_DEADLINE_MS } from './run.js';
 import { runWebhooksTestCommand } from './webhooks-test.js';
@@ -74,16 +75,19 @@ async function load(io: CliIo, sub: string, file: string | undefined): Promise<L
   }
 }
 
-/** Finds the project ID for v0 votes, retrying in the background until found or stopped. */
+/** Finds the project ID for v0 votes, retrying in the background until found or stopped; a failure is told once until it changes. */
 function projectFinder(client: ListingClient, onError: (message: string) => void): { id(): string | undefined; stop(): void } {
   let id: string | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let lastError: string | undefined;
   const attempt = (delayMs: number) => {
     client.projects.get().then(
       (project) => void (id = project.id),
       (error: unknown) => {
-        onError(error instanceof Error ? error.message : String(error));
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== lastError) onError(message);
+        lastError = message;
         if (!stopped) timer = setTimeout(() => attempt(Math.min(delayMs * 2, 300_000)), delayMs);
       },
     );
@@ -128,6 +132,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   const secrets = createWebhookSecrets({ configured: config.webhooks.secrets, file, ...(redis ? { redis } : {}), logger });
   // v0 votes do not name the service project: look it up once (only they need it).
   const project = config.webhooks.legacyAuthorization === undefined ? undefined : projectFinder(client, (err) => logger.warn({ err }, 'cannot reach the service for the project ID; legacy votes are answered 503 until it can'));
+  let release: (() => void) | undefined;
   try {
     await pipeline.start();
     await secrets.start();
@@ -145,6 +150,8 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     const url = await receiver.start();
     logger.info({ state: state.description, ledger: ledger.describe() }, 'webhooks serve: votes are recorded here');
     io.stdout(`listing-agent webhooks serve: receiving at ${url} (hooks: ${hooks.map((h) => h.name).join(', ') || 'none'}); SIGTERM or Ctrl-C stops\n`);
+    // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
+    release = keepProcessAlive();
     const signal = await io.stopRequested;
     logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
     const deadline = Date.now() + STOP_DEADLINE_MS - 500;
@@ -159,6 +166,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     await client.close().catch(() => undefined);
     // The store (releasing the lock), then the Redis connection: after every user of them.
     await state.close();
+    release?.();
   }
 }
 

@@ -1,0 +1,64 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log/logger.js';
+import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
+import { createVotePipeline } from '../../../src/votes/pipeline.js';
+import { createWebhookReceiver } from '../../../src/webhooks/receiver.js';
+import { signDelivery } from '../../../src/webhooks/signature.js';
+import { call } from '../../helpers/http.js';
+
+/** The lines a signed vote leaves at the daemon's default level, through the real receiver. */
+
+const SECRET = 'whs_receiver_log_secret';
+const cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+describe('webhook receiver log lines at info', () => {
+  it('a new vote: received (key, vote ID, trace ID) and rewarded; its retry: nothing at info; never the secret or the signature', async () => {
+    const lines: Record<string, unknown>[] = [];
+    let text = '';
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        text += chunk.toString();
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'info', format: 'json', destination, secrets: [SECRET] });
+    const pipeline = createVotePipeline({ ledger: createMemoryVoteLedger(), hooks: [{ name: 'reward', retries: 0, run: async () => undefined }], logger, now: Date.now });
+    await pipeline.start();
+    cleanup.push(() => pipeline.stop(Date.now() + 1_000));
+    const receiver = createWebhookReceiver({ listen: { host: '127.0.0.1', port: 0 }, secrets: [SECRET], pipeline, logger });
+    const url = await receiver.start();
+    cleanup.push(() => receiver.stop());
+
+    const createdAt = '2026-03-04T10:00:00.000Z';
+    const body = JSON.stringify({
+      type: 'vote.create',
+      data: {
+        id: 'vote-77',
+        weight: 1,
+        created_at: createdAt,
+        expires_at: '2026-03-04T22:00:00.000Z',
+        project: { id: 'project-1', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
+        user: { id: 'user-77', platform_id: '200000000000000002', name: 'voter', avatar_url: null },
+      },
+    });
+    const signed = signDelivery({ secret: SECRET, rawBody: body, timestampSeconds: Math.floor(Date.now() / 1000), traceId: 'trace-77' });
+    const headers = { 'content-type': 'application/json', ...signed };
+    expect((await call(url, { method: 'POST', body, headers })).status).toBe(204);
+    expect((await call(url, { method: 'POST', body, headers })).status).toBe(204);
+    await pipeline.idle();
+
+    const key = `user-77:${Date.parse(createdAt)}`;
+    const votes = lines.filter((line) => String(line.msg).startsWith('vote '));
+    expect(votes).toEqual([
+      expect.objectContaining({ level: 'info', msg: 'vote received', key, road: 'webhook', voteId: 'vote-77', traceId: 'trace-77', userId: 'user-77' }),
+      expect.objectContaining({ level: 'info', msg: 'vote rewarded', key, hooks: ['reward'] }),
+    ]);
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(signed['x-topgg-signature']!.split('v1=')[1]);
+  });
+});
