@@ -23,6 +23,7 @@ export const SYSTEM_PROGRAMS = [
     testFiles: [
       'test/integration/agent/redis-cluster.test.ts',
       'test/integration/agent/redis-outage.test.ts',
+      'test/integration/agent/redis-service-down.test.ts',
       'test/integration/cli/redis-state.test.ts',
       'test/integration/doctor/doctor-redis.test.ts',
       'test/integration/leader/failover.test.ts',

@@ -4,6 +4,7 @@ import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 import { tempDir, waitFor, webhooksFor } from './redis-fixture.js';
 
@@ -16,7 +17,7 @@ import { tempDir, waitFor, webhooksFor } from './redis-fixture.js';
 
 const agents: ListingAgent[] = [];
 
-describe('state.redis, the service down at the start', () => {
+describe.skipIf(!programPath('redis-server'))('state.redis, the service down at the start', () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startTestRedis();
