@@ -57,7 +57,8 @@ describe('file store: persistence', () => {
     await store.set('batched', 1);
     expect(store.stats().pending).toBe(true);
     await expect.poll(async () => (await readState(dir).catch(() => undefined))?.data, { timeout: 2_000, interval: 10 }).toEqual({ batched: 1 });
-    expect(store.stats()).toMatchObject({ writes: 1, pending: false });
+    // The file is visible once renamed; the write is counted after the directory's fsync that follows.
+    await expect.poll(() => store.stats(), { timeout: 2_000, interval: 10 }).toMatchObject({ writes: 1, pending: false });
 
     const slow = fileStore({ directory: await tempDir(), flushDelayMs: 60_000 });
     await slow.open();
