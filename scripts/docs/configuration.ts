@@ -5,6 +5,7 @@
  */
 import { configEnvironmentVariables, configFields, type ConfigField } from '../../src/config/fields.js';
 import { buildConfigJsonSchema } from '../../src/config/json-schema.js';
+import { SECRET_PATHS } from '../../src/config/schema.js';
 import { table } from './blocks.js';
 
 interface JsonSchemaNode {
@@ -104,4 +105,16 @@ export function renderConfigKeys(): string {
     }
   }
   return parts.join('\n\n');
+}
+
+/** The block `secret-paths`: every field whose value is a secret (masked, scrubbed from logs). */
+export function renderSecretPaths(): string {
+  const variables = new Map(configEnvironmentVariables().map((variable) => [variable.path, variable.name]));
+  return [...SECRET_PATHS]
+    .map((path) => {
+      const field = path.replace(/\[\]$/, '');
+      const variable = variables.get(field);
+      return `- \`${path}\`${variable ? ` (\`${variable}\`)` : ''}`;
+    })
+    .join('\n');
 }

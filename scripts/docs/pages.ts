@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { fillBlocks } from './blocks.js';
 import { renderCliHelp } from './cli.js';
-import { renderConfigKeys } from './configuration.js';
+import { renderConfigKeys, renderSecretPaths } from './configuration.js';
 
 /** The repository's root directory. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,6 +15,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, () => string | Promise<string>>>>> = {
   'docs/configuration.md': { 'config-keys': renderConfigKeys },
   'docs/cli.md': { 'cli-help': renderCliHelp },
+  'docs/security.md': { 'secret-paths': renderSecretPaths },
 };
 
 /** Each generated page as committed and as `npm run docs` would write it. */
