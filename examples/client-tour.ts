@@ -1,6 +1,6 @@
 /**
- * The README's client examples, one per area, in a file the type checker reads and a test runs
- * against the emulator (test/integration/client/readme-tour.test.ts), so the README cannot drift.
+ * The client examples of docs/client.md, one per area, in a file the type checker reads and a test runs
+ * against the emulator (test/integration/client/readme-tour.test.ts), so the docs cannot drift.
  */
 import {
   createListingClient,

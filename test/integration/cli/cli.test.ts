@@ -77,7 +77,7 @@ describe('listing-agent CLI: usage', () => {
   });
 });
 
-describe('listing-agent emulator: the README walkthrough', () => {
+describe('listing-agent emulator: the walkthrough of docs/emulator.md', () => {
   it('starts, prints URLs and seeded credentials, serves a project, signs a vote delivery, stops on SIGTERM', async () => {
     const cli = spawnCli(['emulator', '--port', '0', '--json', '--allow-http-loopback']);
     const summary = JSON.parse(await cli.firstLine());

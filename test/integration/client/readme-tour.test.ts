@@ -4,8 +4,8 @@ import { startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
 import { startReceiver } from '../../helpers/receiver.js';
 
-describe("the README's client examples", () => {
-  it('run against the emulator and do what the README says', async () => {
+describe("the client examples of docs/client.md", () => {
+  it('run against the emulator and do what docs/client.md says', async () => {
     const emu = await startTestEmulator({ settings: { allowHttpLoopback: true } });
     const owner = emu.admin.createUser({ id: '1000000000000000001', username: 'owner' });
     const voter = emu.admin.createUser({ id: '1000000000000000002', username: 'voter', platform_id: '200000000000000002' });

@@ -1,0 +1,124 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../src/config/loader.js';
+import { seedSchema } from '../../src/emulator/seed.js';
+import { codeBlocks, docPages, ROOT, type CodeBlock } from './markdown.js';
+
+/**
+ * Every code block of README.md and docs/ that is meant to run is checked here; output samples
+ * are `text` blocks (their `$ listing-agent ...` lines are checked by cli-lines.test.ts). How a
+ * block is marked is described in docs/development.md, "The docs, generated and tested".
+ */
+
+const blocks = docPages().flatMap(codeBlocks);
+const where = (block: CodeBlock) => `${block.file}:${block.line}`;
+const isFragment = (block: CodeBlock) => block.attributes.includes('fragment');
+
+const KNOWN_LANGS = new Set(['ts', 'json', 'sh', 'text', 'yaml']);
+
+describe('the code blocks of README.md and docs/', () => {
+  it('each name a language the checks know (text for output samples)', () => {
+    const unnamed = blocks.filter((b) => !KNOWN_LANGS.has(b.lang)).map((b) => `${where(b)}: '${b.lang}'`);
+    expect(unnamed, `name one of ${[...KNOWN_LANGS].join(', ')} after the opening fence`).toEqual([]);
+    expect(blocks.filter((b) => b.lang === 'ts' && !isFragment(b)).length).toBeGreaterThan(10);
+  });
+
+  it('json: config files load with the real loader, seeds parse with the seed schema', () => {
+    const problems: string[] = [];
+    for (const block of blocks.filter((b) => b.lang === 'json')) {
+      try {
+        const value = JSON.parse(block.text) as unknown;
+        if (block.attributes.includes('seed')) seedSchema.parse(value);
+        else if (!isFragment(block)) configFrom(block.text);
+      } catch (error) {
+        problems.push(`${where(block)}: ${describeError(error)}`);
+      }
+    }
+    expect(problems, 'a json block is a config file unless marked `json seed` or `json fragment`').toEqual([]);
+  });
+
+  it('yaml with a path: each line is a line of that file, in order (an excerpt)', () => {
+    const excerpts = blocks.filter((b) => b.lang === 'yaml');
+    expect(excerpts.length).toBeGreaterThan(0);
+    const problems: string[] = [];
+    for (const block of excerpts) {
+      const [path] = block.attributes;
+      if (path === undefined) {
+        problems.push(`${where(block)}: name the file it is an excerpt of (\`\`\`yaml deploy/compose.yaml)`);
+        continue;
+      }
+      const missing = notAnExcerpt(block.text, readFileSync(join(ROOT, path), 'utf8'));
+      if (missing !== undefined) problems.push(`${where(block)}: '${missing}' is not in ${path} (or not in this order)`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('ts: each block type-checks against the package, as a module of its own', () => {
+    const problems = typeCheck(blocks.filter((b) => b.lang === 'ts' && !isFragment(b)));
+    expect(problems, 'fix the example, or declare the free name in test/docs/snippets/globals.d.ts').toEqual([]);
+  }, 180_000);
+});
+
+/** Loads a config file's text with the real loader: every `${VAR}` and the token set. */
+function configFrom(text: string) {
+  const env: Record<string, string> = { LISTING_AGENT_SERVICE_TOKEN: 'example.project.token' };
+  for (const match of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) env[match[1]!] = 'example.value.x';
+  return buildConfig({ file: { name: 'snippet.json', text }, env });
+}
+
+function describeError(error: unknown): string {
+  if (error && typeof error === 'object' && 'problems' in error && Array.isArray(error.problems)) {
+    return (error.problems as { path: string; message: string }[]).map((p) => `${p.path}: ${p.message}`).join('; ');
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The first line of `excerpt` not found (trimmed) in `file` after the previous one, or undefined. */
+export function notAnExcerpt(excerpt: string, file: string): string | undefined {
+  const lines = file.split('\n').map((l) => l.trim());
+  let at = 0;
+  for (const line of excerpt.split('\n').map((l) => l.trim())) {
+    if (line === '' || line.startsWith('#')) continue;
+    const found = lines.indexOf(line, at);
+    if (found < 0) return line;
+    at = found + 1;
+  }
+  return undefined;
+}
+
+const temp = mkdtempSync(join(ROOT, '.docs-check-'));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+/**
+ * Writes each block as `<temp>/b<n>.ts` (in the repository, so that `listing-agent` resolves to
+ * the package itself: its `exports` and the built `dist/` types) and runs `tsc` once over them.
+ * Returns tsc's errors mapped back to the page and line.
+ */
+function typeCheck(tsBlocks: readonly CodeBlock[]): string[] {
+  tsBlocks.forEach((block, n) => writeFileSync(join(temp, `b${n}.ts`), `// ${where(block)}\n${block.text}\nexport {};\n`));
+  writeFileSync(
+    join(temp, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../tsconfig.json',
+      // Examples declare what they show, and may leave it unused.
+      compilerOptions: { noEmit: true, noUnusedLocals: false, noUnusedParameters: false },
+      files: ['../test/docs/snippets/globals.d.ts'],
+      include: ['b*.ts'],
+      exclude: [],
+    }),
+  );
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', temp, '--pretty', 'false'], { encoding: 'utf8', cwd: ROOT });
+  if (result.status === 0) return [];
+  const out = `${result.stdout}${result.stderr}`.trim();
+  return out.split('\n').map((line) => {
+    const match = /b(\d+)\.ts\((\d+),(\d+)\): (.*)$/.exec(line);
+    if (!match) return line;
+    const block = tsBlocks[Number(match[1])]!;
+    // Line 1 of the file is the comment; line 2 is the line after the opening fence.
+    return `${block.file}:${block.line + Number(match[2]) - 1}:${match[3]}: ${match[4]}`;
+  });
+}
