@@ -4,7 +4,7 @@
 
 // The agent: embedded in a bot, or run by `listing-agent run`.
 export { createListingAgent, ListingAgent, parseConfig } from './agent/agent.js';
-export type { ListingAgentOptions, AgentPhase } from './agent/agent.js';
+export type { ListingAgentOptions, AgentConfigInput, AgentPhase } from './agent/agent.js';
 export type { AgentEvents } from './agent/events.js';
 export type { AgentLogger } from './agent/logger.js';
 export type { Capability, CapabilityContext } from './agent/capability.js';

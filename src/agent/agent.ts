@@ -17,6 +17,7 @@ import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import { createBringUp, type BringUp } from './bring-up.js';
+import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from './logger.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -28,7 +29,7 @@ import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-
 import type { VotePipeline } from '../votes/pipeline.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
 
-export type { AgentPhase, ListingAgentOptions } from './options.js';
+export type { AgentConfigInput, AgentPhase, ListingAgentOptions } from './options.js';
 
 const STATE_KEY = 'agent:lastRun';
 
@@ -74,10 +75,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly tokenSource: string;
   /** The tries that bring the capabilities up (made by start()). */
   private bringingUp: BringUp | undefined;
+  /** The first start() call's promise: later calls share it. */
+  private starting: Promise<void> | undefined;
 
   constructor(options: ListingAgentOptions) {
     super();
-    this.config = parseConfig(options.config);
+    this.config = parseConfig(configWithShorthands(options));
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
@@ -104,6 +107,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
+    if (options.discord !== undefined && options.autoStart !== false) {
+      followBot(this, options.discord, this.logger, (error) => this.reportError(error));
+    } else if (options.autoStart === true) {
+      setImmediate(() => this.start().catch((error: unknown) => this.reportError(error)));
+    }
   }
 
   /** Where the agent stands. */
@@ -135,9 +143,17 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * cannot be opened, the health port is taken), with an error that says what to fix. With
    * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis is
    * down, and the capabilities start when it comes back.
+   *
+   * Safe to call more than once (an agent given `discord` starts itself): every call shares the
+   * first one's promise. Rejects once `stop()` was called: an agent is started once.
    */
-  async start(): Promise<void> {
-    if (this.phaseValue !== 'idle') throw new Error(`start() was already called (the agent is ${this.phaseValue})`);
+  start(): Promise<void> {
+    if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
+    this.starting ??= this.doStart();
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
     this.phaseValue = 'starting';
     this.mark('store', false, 'opening');
     this.mark('service', false, 'not reached yet');

@@ -9,10 +9,21 @@ import type { WebhooksCapabilityOptions } from '../webhooks/capability.js';
 import type { Capability } from './capability.js';
 import type { AgentLogger } from './logger.js';
 
+/**
+ * The configuration as {@link createListingAgent} takes it: the config file's fields, with
+ * `service` (and its `token`) optional since the `token` option can carry the token.
+ */
+export type AgentConfigInput = Omit<ListingAgentConfigInput, 'service'> & { service?: Partial<ListingAgentConfigInput['service']> };
+
 /** Options of {@link createListingAgent}. */
 export interface ListingAgentOptions {
-  /** The configuration, as written (validated here; defaults filled in). */
-  config: ListingAgentConfigInput;
+  /**
+   * The configuration, as written (validated here; defaults filled in): the fields of the config
+   * file. Default `{}`: then `token` is the one setting needed.
+   */
+  config?: AgentConfigInput;
+  /** The project token: shorthand for `config.service.token` (give it once). */
+  token?: string;
   /** A pino-compatible logger. Default: silent. */
   logger?: AgentLogger;
   /** The state store. Default: the file store in `config.state.directory`. */
@@ -25,9 +36,18 @@ export interface ListingAgentOptions {
   registry?: Registry;
   /**
    * The bot, for `stats.source: embedded`: a discord.js `Client`, `ShardingManager`, or a
-   * discord-hybrid-sharding `ClusterManager` (detected by shape; no hard dependency).
+   * discord-hybrid-sharding `ClusterManager` (detected by shape; no hard dependency). Given, it
+   * turns `stats.enabled` on unless the config says otherwise, and the agent follows the bot (see
+   * `autoStart`); with `commands.enabled`, a Client's registered commands are synced.
    */
   discord?: unknown;
+  /**
+   * Whether the agent starts by itself. Default: true when `discord` is given: a discord.js Client
+   * starts the agent once it is ready (at once if it already is) and its `destroy()` stops the
+   * agent first; a ShardingManager or ClusterManager starts it at once. A start that fails is
+   * logged and emitted as `error`. False: call `start()` and `stop()` yourself.
+   */
+  autoStart?: boolean;
   /** Counts from your own code instead (any {@link CountSource}); wins over `discord`. */
   countSource?: CountSource;
   /** Slash commands (objects or discord.js builders) for `commands.enabled`; win over `commands.source`. */

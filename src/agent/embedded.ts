@@ -1,0 +1,120 @@
+import type { ListingAgentConfigInput } from '../config/schema.js';
+import type { AgentConfigInput } from './options.js';
+import { ValidationError } from '../errors.js';
+import { isClusterManager, isDiscordClient, isShardingManager } from '../stats/sources/detect.js';
+import type { AgentLogger } from './logger.js';
+
+/*
+ * Embedded mode in three lines: `createListingAgent({ token, discord: client })` posts the bot's
+ * counts with nothing else written. This file holds what makes that true without touching
+ * `process`: the config the shorthand options stand for, and the agent following the bot's life
+ * (start once the client is ready, stop when it is destroyed).
+ */
+
+/** The shorthand options {@link configWithShorthands} reads. */
+export interface EmbeddedShorthands {
+  config?: AgentConfigInput | undefined;
+  token?: string | undefined;
+  discord?: unknown;
+}
+
+/**
+ * The configuration an agent runs with: `config` (default `{}`), with `token` as
+ * `service.token`, and, when a bot is given as `discord`, `stats.enabled` on unless the config
+ * says otherwise (counting the bot's servers is what an embedded agent is for). Throws
+ * `ValidationError` when the token is given twice with two values.
+ */
+export function configWithShorthands(options: EmbeddedShorthands): ListingAgentConfigInput {
+  const config: AgentConfigInput = options.config ?? {};
+  let service = config.service;
+  if (options.token !== undefined) {
+    const inConfig = service?.token;
+    if (inConfig !== undefined && inConfig !== options.token) {
+      throw new ValidationError('config', 'the options', [
+        { path: 'token', message: 'and config.service.token are both given, with different values: give the project token once' },
+      ]);
+    }
+    service = { ...service, token: options.token };
+  }
+  const stats = options.discord !== undefined && config.stats?.enabled === undefined ? { ...config.stats, enabled: true } : config.stats;
+  return { ...config, ...(service !== undefined ? { service } : {}), ...(stats !== undefined ? { stats } : {}) } as ListingAgentConfigInput;
+}
+
+/** What {@link followBot} drives: the agent's own start and stop. */
+export interface FollowedAgent {
+  /** `idle` until started; a stop before the bot is ready means no start. */
+  readonly phase: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  once(event: 'stopped', listener: () => void): unknown;
+}
+
+/** A discord.js Client as far as following it goes. */
+interface ClientLife {
+  isReady?(): boolean;
+  once(event: string, listener: () => void): unknown;
+  off(event: string, listener: () => void): unknown;
+  destroy(...args: unknown[]): unknown;
+}
+
+/**
+ * The event a discord.js Client emits when ready: `Events.ClientReady` of the bot's discord.js
+ * (`clientReady` since 14.22, `ready` before). Listening to the old name on a new discord.js would
+ * print a deprecation warning in the bot's output, so the name is read, not guessed.
+ */
+async function clientReadyEvent(): Promise<string> {
+  try {
+    const discord = (await import('discord.js')) as { Events?: { ClientReady?: unknown } };
+    const name = discord.Events?.ClientReady;
+    return typeof name === 'string' ? name : 'clientReady';
+  } catch {
+    return 'clientReady';
+  }
+}
+
+/**
+ * Makes the agent follow the bot given as `discord`: a discord.js Client starts it once ready (at
+ * once when it already is), and its `destroy()` stops the agent first (the state flushed, the
+ * servers closed), then destroys the client; a ShardingManager or ClusterManager starts it at once
+ * (their counts wait for every shard by themselves). A start that fails is logged and reported,
+ * never thrown: the bot goes on. Returns what undoes it (the listener removed, `destroy` given
+ * back); the agent's `stopped` undoes it too.
+ */
+export function followBot(agent: FollowedAgent, bot: unknown, logger: AgentLogger, reportError: (error: unknown) => void): () => void {
+  const start = () => {
+    if (agent.phase !== 'idle') return;
+    agent.start().catch((error: unknown) => {
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'the agent could not start with the bot');
+      reportError(error);
+    });
+  };
+  if (isShardingManager(bot) || isClusterManager(bot) || !isDiscordClient(bot)) {
+    // Next turn: the bot's code attaches its listeners (agent.on('vote', ...)) right after creating it.
+    const immediate = setImmediate(start);
+    return () => clearImmediate(immediate);
+  }
+  const client = bot as unknown as ClientLife;
+  let undone = false;
+  let readyEvent: string | undefined;
+  const onReady = () => start();
+  const original = client.destroy;
+  const destroy = async function (this: unknown, ...args: unknown[]) {
+    await agent.stop().catch((error: unknown) => reportError(error));
+    return original.apply(this, args);
+  };
+  client.destroy = destroy;
+  const undo = () => {
+    if (undone) return;
+    undone = true;
+    if (readyEvent !== undefined) client.off(readyEvent, onReady);
+    if (client.destroy === destroy) client.destroy = original;
+  };
+  agent.once('stopped', undo);
+  void clientReadyEvent().then((name) => {
+    if (undone) return;
+    if (client.isReady?.() === true) return start();
+    readyEvent = name;
+    client.once(name, onReady);
+  });
+  return undo;
+}
