@@ -61,7 +61,11 @@ export function createServiceLog(logger: AgentLogger, tokenSource: string): Serv
         return;
       }
       const key = error instanceof ApiError ? `status ${error.status}` : detail;
-      logger.warn({ err: detail, attempt, retryInMs }, isNew('service', key) ? 'service not reachable' : 'service still not reachable');
+      if (isNew('service', key)) {
+        logger.warn({ err: detail, attempt, retryInMs, fix: 'check service.v1 and that this machine reaches it (DNS, proxy, firewall): `listing-agent doctor` tells which' }, 'service not reachable');
+      } else {
+        logger.warn({ err: detail, attempt, retryInMs }, 'service still not reachable');
+      }
     },
     reached(project) {
       if (failedTries > 0) logger.info({ project: project.name, projectId: project.id, failedTries }, 'service reached');
@@ -73,7 +77,7 @@ export function createServiceLog(logger: AgentLogger, tokenSource: string): Serv
       else logger.warn({ capabilities: group, err: reason, retryInMs }, 'still cannot start; retrying');
     },
     waitingForRedis(where, retryInMs) {
-      if (isNew('redis', where)) logger.warn({ redis: where, retryInMs }, 'waiting for Redis before starting the capabilities');
+      if (isNew('redis', where)) logger.warn({ redis: where, retryInMs, fix: 'bring Redis back, or check state.redis.url: `listing-agent doctor` tells which' }, 'waiting for Redis before starting the capabilities');
       else logger.debug({ redis: where, retryInMs }, 'still waiting for Redis');
     },
   };

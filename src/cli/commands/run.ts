@@ -67,7 +67,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
     if (!(error instanceof ConfigError)) throw error;
     const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
     io.stderr(`listing-agent run: refusing to start: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    io.stderr(`Check it with 'listing-agent config check'.\n`);
+    io.stderr(`Check it with 'listing-agent config check' (every problem of the configuration) or 'listing-agent doctor' (the whole setup).\n`);
     return EXIT.config;
   }
 
