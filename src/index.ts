@@ -6,9 +6,9 @@
 export { createListingAgent, ListingAgent, parseConfig } from './agent/agent.js';
 export type { ListingAgentOptions, AgentConfigInput, AgentPhase } from './agent/agent.js';
 export type { AgentEvents } from './agent/events.js';
-export type { AgentLogger } from './agent/logger.js';
-export type { Capability, CapabilityContext } from './agent/capability.js';
-export type { Readiness, ComponentState } from './agent/readiness.js';
+export type { AgentLogger } from './log/agent-logger.js';
+export type { Capability, CapabilityContext } from './runtime/capability.js';
+export type { Readiness, ComponentState } from './runtime/readiness.js';
 
 // Configuration: the schema, the loader, the environment variables.
 export { configSchema, SECRET_PATHS } from './config/schema.js';
@@ -37,8 +37,8 @@ export { createStatsCapability } from './stats/capability.js';
 export type { StatsCapabilityOptions } from './stats/capability.js';
 export { createStatsPoster } from './stats/poster.js';
 export type { StatsPoster, StatsPosterOptions } from './stats/poster.js';
-export { createSchedule } from './stats/scheduler.js';
-export type { Schedule, ScheduleOptions, ScheduleFactory } from './stats/scheduler.js';
+export { createSchedule } from './runtime/scheduler.js';
+export type { Schedule, ScheduleOptions, ScheduleFactory } from './runtime/scheduler.js';
 export { createConfiguredSource, SourceConfigError } from './stats/configured-source.js';
 export { postStatsOnce } from './stats/post-once.js';
 
@@ -94,15 +94,16 @@ export { ownShardsSourceFor } from './stats/sources/redis-shards-local.js';
 export type { OwnShardsSource } from './stats/sources/redis-shards-reports.js';
 export { createStreamHook, STREAM_HOOK_NAME, createVoteConsumer, VOTE_CONSUMER_DEFAULTS } from './votes/stream.js';
 export type { StreamHook, StreamHookOptions, VoteConsumer, VoteConsumerOptions, StreamVoteContext } from './votes/stream.js';
-export type { Leadership, LeadershipEvents, StoreFence } from './leader/types.js';
+export type { Leadership, LeadershipEvents } from './runtime/leadership.js';
+export type { StoreFence } from './store/types.js';
 
 // Health, metrics and logs.
 export { createHealthServer } from './health/server.js';
 export type { HealthServer, HealthServerOptions } from './health/server.js';
-export { ListenError } from './health/listen-error.js';
-export type { ListenAddress, ListenProblem } from './health/listen-error.js';
-export { createAgentMetrics, collectProcessMetrics } from './health/metrics.js';
-export type { AgentMetrics } from './health/metrics.js';
+export { ListenError } from './http/listen-error.js';
+export type { ListenAddress, ListenProblem } from './http/listen-error.js';
+export { createAgentMetrics, collectProcessMetrics } from './runtime/metrics.js';
+export type { AgentMetrics } from './runtime/metrics.js';
 export { createLogger } from './log/logger.js';
 export type { LoggerOptions } from './log/logger.js';
 
@@ -146,8 +147,8 @@ export { decodeProjectToken } from './contract/project-token.js';
 export type { ProjectTokenPayload, DecodedProjectToken, ProjectTokenProblem } from './contract/project-token.js';
 
 // Signed webhook deliveries: verify (pure), the receiver, adapters for Express and Fastify.
-export { signDelivery, computeSignature } from './webhooks/signature.js';
-export type { SignDeliveryOptions } from './webhooks/signature.js';
+export { signDelivery, computeSignature } from './contract/signature.js';
+export type { SignDeliveryOptions } from './contract/signature.js';
 export { verifyDelivery, verifyLegacyAuthorization, parseLegacyVote, parseSignatureHeader, DEFAULT_SIGNATURE_TOLERANCE_SECONDS } from './webhooks/verify.js';
 export type { VerifyDeliveryOptions, VerifyResult, VerifiedDelivery, RejectedDelivery, VerifyFailure, WebhookHeaders } from './webhooks/verify.js';
 export type { WebhookEvent, WebhookEventType, VoteCreateData, LegacyVote } from './webhooks/events.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const dist = new URL('../../dist/', import.meta.url);
-const { silentLogger } = await import(new URL('agent/logger.js', dist).href);
+const { silentLogger } = await import(new URL('log/agent-logger.js', dist).href);
 const { createFileStore } = await import(new URL('store/file.js', dist).href);
 const { createFileVoteLedger } = await import(new URL('votes/ledger-file.js', dist).href);
 const { createVotePipeline } = await import(new URL('votes/pipeline.js', dist).href);

@@ -7,7 +7,7 @@ import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { signDelivery } from '../../src/webhooks/signature.js';
+import { signDelivery } from '../../src/contract/signature.js';
 
 /** Every body is padded to exactly this many bytes. */
 export const BODY_BYTES = 1024;

@@ -5,22 +5,22 @@ import { ValidationError } from '../errors.js';
 import { zodIssues } from '../api/context.js';
 import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from '../config/schema.js';
 import { createHealthServer, type HealthServer } from '../health/server.js';
-import { createAgentMetrics, type AgentMetrics } from '../health/metrics.js';
+import { createAgentMetrics, type AgentMetrics } from '../runtime/metrics.js';
 import { createFileStore } from '../store/file.js';
-import { createAgentCluster, type AgentCluster } from '../leader/cluster.js';
+import { createAgentCluster, type AgentCluster } from './cluster.js';
 import type { LeaderOnlyCapability } from '../leader/gate.js';
-import type { Leadership } from '../leader/types.js';
+import type { Leadership } from '../runtime/leadership.js';
 import { defaultAgentId } from '../redis/connection.js';
 import type { StateStore } from '../store/types.js';
-import type { Capability, CapabilityContext, ServiceProject } from './capability.js';
+import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
 import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import { createBringUp, type BringUp } from './bring-up.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
-import { silentLogger, type AgentLogger } from './logger.js';
-import { createReadiness, type Readiness } from './readiness.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import { createReadiness, type Readiness } from '../runtime/readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import type { CommandsCapability } from '../commands/capability.js';
 import type { CommandSyncResult } from '../commands/types.js';
@@ -234,7 +234,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 
   /** The context the capabilities share; `project` once the service answered. */
-  private capabilityContext(project: ServiceProject | undefined): CapabilityContext {
+  private capabilityContext(project: ServiceProject | undefined): CapabilityContext<AgentEvents> {
     return {
       config: this.config,
       ...(project ? { project } : {}),
@@ -253,7 +253,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
           this.logger.warn({ event, err: (error as Error).message }, 'an event listener threw');
         }
       },
-      listeners: (event) => this.rawListeners(event),
+      // node's EventEmitter types rawListeners loosely (Function[]): these are the listeners of `event`.
+      listeners: (event) => this.rawListeners(event) as never,
     };
   }
 
@@ -326,10 +327,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
 
   /**
    * The vote pipeline while the votes capability runs (`votes.enabled`), for a second road to
-   * feed (the webhook receiver): `ingest(votes, 'webhook')`. Undefined otherwise.
+   * feed (the webhook receiver): `ingest(votes, 'webhook')`. Undefined otherwise (with only
+   * `webhooks.enabled`, the receiver's pipeline is its own business).
    */
   get votePipeline(): VotePipeline | undefined {
-    return this.votesCapability()?.pipeline;
+    return this.config.votes.enabled ? this.votesCapability()?.pipeline : undefined;
   }
 
   /**

@@ -1,9 +1,9 @@
 import type { ListingClient } from '../api/client.js';
-import type { AgentCluster } from '../leader/cluster.js';
+import type { AgentCluster } from './cluster.js';
 import { RedisUnavailableError } from '../redis/connection.js';
-import type { Capability, CapabilityContext, ServiceProject } from './capability.js';
-import type { AgentLogger } from './logger.js';
-import type { Readiness } from './readiness.js';
+import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { Readiness } from '../runtime/readiness.js';
 import { createServiceLog } from './service-log.js';
 import { startInOrder } from './start-capabilities.js';
 

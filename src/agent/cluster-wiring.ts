@@ -1,7 +1,7 @@
-import type { AgentMetrics } from '../health/metrics.js';
-import type { AgentCluster } from '../leader/cluster.js';
-import type { AgentLogger } from './logger.js';
-import type { Readiness } from './readiness.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { AgentCluster } from './cluster.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { Readiness } from '../runtime/readiness.js';
 
 /** How long the agent's start waits for Redis before going on without it (it keeps reconnecting). */
 export const REDIS_START_WAIT_MS = 2_000;

@@ -3,17 +3,18 @@ import type { ListingAgentConfig } from '../config/schema.js';
 import { createCommandsCapability } from '../commands/capability.js';
 import { commandsSourceFor } from '../commands/configured-source.js';
 import { whileLeading } from '../leader/gate.js';
-import type { AgentCluster } from '../leader/cluster.js';
+import type { AgentCluster } from './cluster.js';
 import { createShardReporterCapability, createStatsCapability } from '../stats/capability.js';
 import { createConfiguredSource } from '../stats/configured-source.js';
 import type { CountSource } from '../stats/source.js';
 import { countSourceFor } from '../stats/sources/detect.js';
 import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
 import { createVotesCapability, type VotesCapability } from '../votes/capability.js';
+import type { VotePipeline } from '../votes/pipeline.js';
 import { configuredVoteHooks } from '../votes/configured.js';
 import { createWebhooksCapability } from '../webhooks/capability.js';
 import type { ListingAgentOptions } from './options.js';
-import type { Capability } from './capability.js';
+import type { Capability } from '../runtime/capability.js';
 
 /**
  * The capabilities `config` enables, with their sources. Throws `ValidationError` when one cannot
@@ -56,30 +57,29 @@ export function defaultCapabilities(config: ListingAgentConfig, options: Listing
   if ((config.votes.enabled || config.webhooks.enabled) && options.votes?.hooks === undefined) {
     configuredVoteHooks(config, { ...options.votes?.hookOptions, ...(redis ? { redis: redis.connection } : {}) });
   }
-  let votes: VotesCapability | undefined;
-  if (config.votes.enabled) {
-    votes = createVotesCapability({ ledger, ...(redis ? { redis, leadership: cluster!.leadership } : {}), ...options.votes });
+  if (config.votes.enabled || config.webhooks.enabled) {
+    // One vote pipeline per agent, in the votes capability (started before the receiver, which
+    // feeds it): with votes.enabled off it runs the pipeline alone, without polling the cursor.
+    const votes: VotesCapability = createVotesCapability({
+      ledger,
+      ...(redis ? { redis, leadership: cluster!.leadership } : {}),
+      ...options.votes,
+      ...(config.votes.enabled ? {} : { poll: false }),
+    });
     capabilities.push(votes);
-  }
-  if (config.webhooks.enabled) {
-    // One pipeline per agent: the votes capability's (started before this one) when it runs.
-    const shared = votes;
-    const own = {
-      ledger: options.votes?.ledger ?? ledger,
-      ...(redis ? { redis } : {}),
-      ...(options.votes?.hooks ? { hooks: options.votes.hooks } : {}),
-      ...(options.votes?.hookOptions ? { hookOptions: options.votes.hookOptions } : {}),
-    };
-    capabilities.push(
-      createWebhooksCapability({
-        ...(shared ? { sharedPipeline: () => shared.pipeline } : own),
-        // Rotated and integration secrets are shared with the other agents through Redis.
-        ...(cluster ? { secretsRedis: cluster.connection } : {}),
-        ...options.webhooks,
-      }),
-    );
+    if (config.webhooks.enabled) capabilities.push(webhooksCapability(options, cluster, () => votes.pipeline));
   }
   return capabilities;
+}
+
+/** The webhook receiver, feeding `pipeline`; with a cluster, its secrets are shared through Redis. */
+function webhooksCapability(options: ListingAgentOptions, cluster: AgentCluster | undefined, pipeline: () => VotePipeline | undefined): Capability {
+  return createWebhooksCapability({
+    sharedPipeline: pipeline,
+    // Rotated and integration secrets are shared with the other agents through Redis.
+    ...(cluster ? { secretsRedis: cluster.connection } : {}),
+    ...options.webhooks,
+  });
 }
 
 /** The bot object of embedded mode, or a `ValidationError` saying to pass it. */

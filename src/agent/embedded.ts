@@ -1,8 +1,8 @@
 import type { ListingAgentConfigInput } from '../config/schema.js';
 import type { AgentConfigInput } from './options.js';
 import { ValidationError } from '../errors.js';
-import { isClusterManager, isDiscordClient, isShardingManager } from '../stats/sources/detect.js';
-import type { AgentLogger } from './logger.js';
+import { isClusterManager, isDiscordClient, isShardingManager } from '../discord/shapes.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 
 /*
  * Embedded mode in three lines: `createListingAgent({ token, discord: client })` posts the bot's

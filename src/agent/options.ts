@@ -6,8 +6,8 @@ import type { CountSource } from '../stats/source.js';
 import type { StateStore } from '../store/types.js';
 import type { VotesCapabilityOptions } from '../votes/capability.js';
 import type { WebhooksCapabilityOptions } from '../webhooks/capability.js';
-import type { Capability } from './capability.js';
-import type { AgentLogger } from './logger.js';
+import type { Capability } from '../runtime/capability.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 
 /**
  * The configuration as {@link createListingAgent} takes it: the config file's fields, with
@@ -60,8 +60,8 @@ export interface ListingAgentOptions {
   votes?: VotesCapabilityOptions;
   /**
    * Options of the webhooks capability (`webhooks.enabled`): receiver tuning (timeouts, limits),
-   * the secret file. Its pipeline is the votes capability's when `votes.enabled`, else its own,
-   * made from the same `votes` options (ledger, hooks).
+   * the secret file. It feeds the votes capability's pipeline; with `votes.enabled` off, the
+   * agent runs that capability without polling, from the same `votes` options (ledger, hooks).
    */
   webhooks?: Omit<WebhooksCapabilityOptions, 'sharedPipeline'>;
   /** The capabilities to run. Default: those the config enables. */

@@ -1,6 +1,6 @@
 import { ApiError } from '../api/errors.js';
-import type { ServiceProject } from './capability.js';
-import type { AgentLogger } from './logger.js';
+import type { ServiceProject } from '../runtime/capability.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 
 /**
  * What the agent logs while it brings its capabilities up (see `bring-up.ts`). A failure that

@@ -1,4 +1,4 @@
-import type { Capability, CapabilityContext } from './capability.js';
+import type { Capability, CapabilityContext } from '../runtime/capability.js';
 
 /** What {@link startInOrder} reports to. */
 export interface StartHooks {

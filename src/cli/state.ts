@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ListingAgentError } from '../errors.js';
 import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
@@ -9,7 +9,8 @@ import { parseStateDocument } from '../store/document.js';
 import { createFileStore } from '../store/file.js';
 import { createRedisStore } from '../store/redis.js';
 import type { StateStore } from '../store/types.js';
-import { configuredVoteHooks, readDeadLetters, stateDirectory, votesLedgerFor, type ConfiguredVoteHooksOptions } from '../votes/configured.js';
+import { stateDirectory } from '../config/state-directory.js';
+import { configuredVoteHooks, readDeadLetters, votesLedgerFor, type ConfiguredVoteHooksOptions } from '../votes/configured.js';
 import type { DeadLetter, VoteHook, VoteLedger } from '../votes/types.js';
 import type { CliIo } from './io.js';
 

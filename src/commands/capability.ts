@@ -1,15 +1,15 @@
-import type { Capability, CapabilityContext } from '../agent/capability.js';
+import type { Capability, CapabilityContext } from '../runtime/capability.js';
 import { ApiError } from '../api/errors.js';
-import { knownProjectKind } from '../stats/capability.js';
-import { createSchedule, type Schedule } from '../stats/scheduler.js';
+import { knownProjectKind } from '../runtime/capability.js';
+import { createSchedule, type Schedule } from '../runtime/scheduler.js';
 import { syncCommands } from './sync.js';
-import type { CommandSource, CommandSyncResult } from './types.js';
+import type { CommandsEvents, CommandSource, CommandSyncResult } from './types.js';
 
 /** The readiness component and log name. */
 export const COMMANDS_COMPONENT = 'commands';
 
 /** The `commands` capability, with a sync on demand. */
-export interface CommandsCapability extends Capability {
+export interface CommandsCapability extends Capability<CommandsEvents> {
   /** Syncs now (`force` sends even when unchanged); resolves with the result. */
   syncNow(options?: { force?: boolean }): Promise<CommandSyncResult>;
 }
@@ -20,7 +20,7 @@ export interface CommandsCapability extends Capability {
  * logged and emitted (`commandsSyncFailed`) and never stop the agent.
  */
 export function createCommandsCapability(source: CommandSource): CommandsCapability {
-  let context: CapabilityContext | undefined;
+  let context: CapabilityContext<CommandsEvents> | undefined;
   let schedule: Schedule | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let skipNotBot = false;

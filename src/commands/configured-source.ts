@@ -1,8 +1,8 @@
 import { decodeProjectToken } from '../contract/project-token.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ValidationError } from '../errors.js';
-import { isDiscordClient } from '../stats/sources/detect.js';
-import { createClientCommandsSource } from './sources/discord-client.js';
+import { isDiscordClient } from '../discord/shapes.js';
+import { createClientCommandsSource, type CommandsClientLike } from './sources/discord-client.js';
 import { createDiscordCommandsSource } from './sources/discord-rest.js';
 import { createFileCommandsSource } from './sources/file.js';
 import { createStaticCommandsSource } from './sources/static.js';
@@ -29,7 +29,7 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
   if (config.commands.source === 'file') {
     return createFileCommandsSource({ path: config.commands.file!, ...(inputs.cwd !== undefined ? { cwd: inputs.cwd } : {}) });
   }
-  if (inputs.discord !== undefined && isDiscordClient(inputs.discord)) return createClientCommandsSource(inputs.discord);
+  if (inputs.discord !== undefined && isDiscordClient(inputs.discord)) return createClientCommandsSource(inputs.discord as unknown as CommandsClientLike);
   const token = config.discord.token;
   if (token === undefined) {
     throw new ValidationError('config', 'the configuration', [

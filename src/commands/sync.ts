@@ -1,7 +1,7 @@
-import type { AgentLogger } from '../agent/logger.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 import type { ListingClient } from '../api/client.js';
 import { ValidationError, ListingAgentError } from '../errors.js';
-import type { AgentMetrics } from '../health/metrics.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
 import type { StateStore } from '../store/types.js';
 import { diffCommands } from './diff.js';
 import { normaliseCommands, type ListingCommand } from './normalise.js';

@@ -110,3 +110,11 @@ export interface ListingCommand {
   /** Sorted ascending, without repeats: a set of interaction contexts. */
   contexts?: number[];
 }
+
+/** The events the commands capability emits, as the agent's (`agent.on('commandsSynced', ...)`). */
+export interface CommandsEvents {
+  /** The command set was checked: synced, or skipped because it had not changed. */
+  commandsSynced: [result: CommandSyncResult];
+  /** A command sync failed (the source, local validation, or the service). */
+  commandsSyncFailed: [failure: CommandSyncFailure];
+}

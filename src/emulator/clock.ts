@@ -20,3 +20,8 @@ export function createClock(base: () => number = Date.now): EmulatorClock {
     },
   };
 }
+
+/** Formats epoch milliseconds as ISO 8601 (the emulator's times on the wire). */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,7 +1,7 @@
 import type { EmulatorContext } from './context.js';
 import type { Reply } from './http.js';
 import { escapeHtml } from './http.js';
-import type { AuthorizeRequest } from './oauth-authorize.js';
+import type { AuthorizeRequest } from './oauth-core.js';
 import { canManageProject } from './state.js';
 
 /** Options of {@link renderConsentPage}. */

@@ -1,11 +1,11 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { randomUUID } from 'node:crypto';
-import { signDelivery } from '../webhooks/signature.js';
+import { signDelivery } from '../contract/signature.js';
 import type { EmulatorClock } from './clock.js';
 import type { EmulatorSettings } from './settings.js';
 import type { DeliveryAttempt, DeliveryRecord, EmulatorState } from './state.js';
-import { iso } from './http.js';
+import { iso } from './clock.js';
 
 /** Where a delivery goes and how it is signed. */
 export interface DeliveryTarget {

@@ -151,8 +151,3 @@ export function readJsonObject(ctx: RequestContext): Record<string, unknown> {
   }
   return body as Record<string, unknown>;
 }
-
-/** Formats epoch milliseconds as ISO 8601. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}

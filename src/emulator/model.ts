@@ -1,7 +1,7 @@
 import type { Platform, ProjectType } from '../contract/limits.js';
 import { issueProjectToken } from '../contract/project-token.js';
 import type { EmulatorContext } from './context.js';
-import { iso } from './http.js';
+import { iso } from './clock.js';
 import { randomToken } from './ids.js';
 import type { ProjectRecord, UserRecord, VoteRecord, WebhookRecord } from './state.js';
 

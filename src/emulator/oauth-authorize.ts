@@ -5,7 +5,8 @@ import type { EmulatorContext } from './context.js';
 import type { Reply, RequestContext } from './http.js';
 import { fail } from './http.js';
 import { randomToken } from './ids.js';
-import type { ApplicationRecord, ProjectRecord } from './state.js';
+import type { AuthorizeRequest } from './oauth-core.js';
+import type { ProjectRecord } from './state.js';
 import { canManageProject } from './state.js';
 
 /**
@@ -14,18 +15,6 @@ import { canManageProject } from './state.js';
  * shows the consent page or, with `login_as` and `decision`, answers at once for scripts.
  */
 
-/** An authorization request that passed every check. */
-export interface AuthorizeRequest {
-  application: ApplicationRecord;
-  redirectUri: string;
-  state: string;
-  scopes: Scope[];
-  codeChallenge: string;
-  /** The project named by `project_id`, else by `platform` + `platform_id`; unknown IDs are ignored. */
-  preselected: ProjectRecord | undefined;
-  /** The query as received, for the consent form's hidden fields. */
-  query: URLSearchParams;
-}
 
 /** Parameters whose repetition makes the request invalid (RFC 6749 3.1: at most once each). */
 const SINGLE_PARAMETERS = [

@@ -1,7 +1,20 @@
 import type { Scope } from '../contract/limits.js';
 import type { EmulatorContext } from './context.js';
 import { randomToken } from './ids.js';
-import type { AuthorizationRecord } from './state.js';
+import type { ApplicationRecord, AuthorizationRecord, ProjectRecord } from './state.js';
+
+/** An authorization request that passed every check. */
+export interface AuthorizeRequest {
+  application: ApplicationRecord;
+  redirectUri: string;
+  state: string;
+  scopes: Scope[];
+  codeChallenge: string;
+  /** The project named by `project_id`, else by `platform` + `platform_id`; unknown IDs are ignored. */
+  preselected: ProjectRecord | undefined;
+  /** The query as received, for the consent form's hidden fields. */
+  query: URLSearchParams;
+}
 
 /** Tokens handed out for an authorization. */
 export interface IssuedTokens {

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:http';
 import type { EmulatorContext } from './context.js';
 import type { ApiFamily, Reply, RequestContext } from './http.js';
-import { HttpError, errorReply, fail, iso } from './http.js';
+import { iso } from './clock.js';
+import { HttpError, errorReply, fail } from './http.js';
 import type { Router } from './router.js';
 
 /** The routers of each family; paths inside a family are relative to its base. */

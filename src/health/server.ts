@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { AgentLogger } from '../agent/logger.js';
-import type { Readiness } from '../agent/readiness.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { Readiness } from '../runtime/readiness.js';
 import { createLocalServer } from '../http/local-server.js';
-import type { ListenAddress, ListenSetting } from './listen-error.js';
+import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
 
 /** Options of {@link createHealthServer}. */
 export interface HealthServerOptions {

@@ -1,8 +1,8 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { AgentLogger } from '../agent/logger.js';
-import { formatAddress, ListenError, type ListenAddress, type ListenSetting } from '../health/listen-error.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import { formatAddress, ListenError, type ListenAddress, type ListenSetting } from './listen-error.js';
 import { ListingAgentError } from '../errors.js';
 
 /**

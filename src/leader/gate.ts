@@ -1,6 +1,6 @@
-import type { Capability, CapabilityContext } from '../agent/capability.js';
-import type { Readiness } from '../agent/readiness.js';
-import type { Leadership } from './types.js';
+import type { Capability, CapabilityContext } from '../runtime/capability.js';
+import type { Readiness } from '../runtime/readiness.js';
+import { standingByDetail, type Leadership } from '../runtime/leadership.js';
 
 /** Options of {@link whileLeading}. */
 export interface WhileLeadingOptions {
@@ -18,10 +18,6 @@ export interface LeaderOnlyCapability<C extends Capability = Capability> extends
   readonly active: boolean;
 }
 
-/** `standing by (leader: <id>)`, the readiness detail of leader-only work on a standby. */
-export function standingByDetail(leaderId: string | undefined): string {
-  return `standing by (leader: ${leaderId ?? 'none yet'})`;
-}
 
 /**
  * Runs `capability` only while `leadership` says this agent leads: started when it takes the

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import {
@@ -16,7 +16,7 @@ import {
   type LeaseTiming,
   type RenewOutcome,
 } from './lease.js';
-import type { Leadership, LeadershipEvents } from './types.js';
+import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
 
 /**
  * Takes the lease when it is free: a new fencing token (INCR) and the key set with the lease as

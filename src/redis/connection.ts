@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { RedisClientType } from '@redis/client';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { ListingAgentError } from '../errors.js';
 import { redisModule } from './client-module.js';
 import { describeRedisUrl, scriptSha } from './keys.js';

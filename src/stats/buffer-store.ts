@@ -1,4 +1,4 @@
-import type { AgentLogger } from '../agent/logger.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 import type { StateStore } from '../store/types.js';
 import { emptyBuffer, parseBuffer, type SampleBuffer } from './samples.js';
 

@@ -1,30 +1,21 @@
-import type { Capability, CapabilityContext } from '../agent/capability.js';
+import { knownProjectKind, type Capability } from '../runtime/capability.js';
 import { formatDuration } from '../config/duration.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { createStatsPoster, type StatsPoster, type StatsPosterOptions } from './poster.js';
+import type { StatsEvents } from './events.js';
 import type { CountSource } from './source.js';
 import { createShardReporter, type ShardReporter } from './sources/redis-shards.js';
 
 /** Options of {@link createStatsCapability} beyond the source (tests: manual schedules). */
 export type StatsCapabilityOptions = Pick<StatsPosterOptions, 'schedules' | 'random' | 'readyPollMs' | 'backoffBaseMs' | 'kind'>;
 
-/**
- * The project's platform and type from the agent's context, when it carries them: the agent asked
- * `GET /projects/@me` before starting the capabilities, so they need not ask again. Read
- * structurally, since a context made outside the agent (a test, an older agent) may give only the
- * ID and name; then undefined, and the capability asks `@me` itself.
- */
-export function knownProjectKind(context: Pick<CapabilityContext, 'project'>): { platform: string; type: string } | undefined {
-  const project = context.project as { platform?: unknown; type?: unknown } | undefined;
-  return typeof project?.platform === 'string' && typeof project.type === 'string' ? { platform: project.platform, type: project.type } : undefined;
-}
 
 /**
  * The `stats` capability: opens the count source, runs the poster with the agent's context and
  * `config.stats`, and on stop lets the poster finish (or checkpoint) before the source closes.
  * The agent adds it when `stats.enabled`; whether to run it is the agent's call, not this one's.
  */
-export function createStatsCapability(source: CountSource, options: StatsCapabilityOptions = {}): Capability {
+export function createStatsCapability(source: CountSource, options: StatsCapabilityOptions = {}): Capability<StatsEvents> {
   let poster: StatsPoster | undefined;
   let sourceStarted = false;
   return {

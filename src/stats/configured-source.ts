@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { AgentLogger } from '../agent/logger.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ListingAgentError } from '../errors.js';
 import type { CountSource } from './source.js';

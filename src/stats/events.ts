@@ -27,3 +27,11 @@ export interface PostFailure {
   /** When the next try is, in epoch ms. */
   retryAt: number;
 }
+
+/** The events the stats capability emits, as the agent's (`agent.on('posted', ...)`). */
+export interface StatsEvents {
+  /** Counts were posted (v1 metrics, a v1 batch, or v0 stats). */
+  posted: [result: PostResult];
+  /** A post failed; the samples are kept and retried. */
+  postFailed: [failure: PostFailure];
+}

@@ -1,7 +1,7 @@
-import type { CapabilityContext } from '../agent/capability.js';
-import type { AgentLogger } from '../agent/logger.js';
-import type { AgentMetrics } from '../health/metrics.js';
-import type { PostFailure, PostResult, PostTarget } from './events.js';
+import type { CapabilityContext } from '../runtime/capability.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { PostFailure, PostResult, PostTarget, StatsEvents } from './events.js';
 import { decideFailure, DEFAULT_BACKOFF_BASE_MS, type FailureKind, refusedHint } from './post-failure.js';
 
 /**
@@ -26,7 +26,7 @@ export interface TargetState {
 export interface PostTargetsOptions {
   logger: AgentLogger;
   metrics?: Pick<AgentMetrics, 'posts' | 'markSuccess'> | undefined;
-  emit: CapabilityContext['emit'];
+  emit: CapabilityContext<StatsEvents>['emit'];
   now: () => number;
   /** Sets the `stats` readiness (a refused token makes it not ready, with the fix). */
   mark: (ready: boolean, detail: string) => void;

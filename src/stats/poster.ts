@@ -1,19 +1,19 @@
-import type { CapabilityContext } from '../agent/capability.js';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
-import type { Readiness } from '../agent/readiness.js';
+import type { CapabilityContext } from '../runtime/capability.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import type { Readiness } from '../runtime/readiness.js';
 import type { ListingClient } from '../api/client.js';
 import { formatDuration } from '../config/duration.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import type { Platform, ProjectType } from '../contract/limits.js';
 import { type MetricsKind, metricsKind } from '../contract/metrics.js';
-import type { AgentMetrics } from '../health/metrics.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
 import type { StateStore } from '../store/types.js';
 import { createBufferStore } from './buffer-store.js';
-import type { PostedSample, PostTarget } from './events.js';
+import type { PostedSample, PostTarget, StatsEvents } from './events.js';
 import { planRejection, ProjectKindError } from './post-failure.js';
 import { createPostTargets } from './post-targets.js';
 import { appendSample, emptyBuffer, keepAliveDue, type Sample, type SampleBuffer, sampleProblems, samplesToSend, sampleV0Stats, toBatchEntries, withoutSamples } from './samples.js';
-import { createSchedule, type Schedule, type ScheduleFactory } from './scheduler.js';
+import { createSchedule, type Schedule, type ScheduleFactory } from '../runtime/scheduler.js';
 import type { CountSource } from './source.js';
 
 /** The validated `stats` section of the config. */
@@ -44,7 +44,7 @@ export interface StatsPosterOptions {
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
   /** Emits `posted` and `postFailed`. Default: nothing. */
-  emit?: CapabilityContext['emit'];
+  emit?: CapabilityContext<StatsEvents>['emit'];
   /** Reports an error that is not a post failure (a store write). Default: nothing. */
   reportError?: (error: unknown) => void;
   /** Makes the schedules (sample, post, ready, retry). Default {@link createSchedule}; tests pass a manual scheduler. */
@@ -92,7 +92,7 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
   const { source, config, client } = options;
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
-  const emit: CapabilityContext['emit'] = options.emit ?? (() => undefined);
+  const emit: CapabilityContext<StatsEvents>['emit'] = options.emit ?? (() => undefined);
   const reportError = options.reportError ?? (() => undefined);
   const makeSchedule = options.schedules ?? createSchedule;
   const persistence = createBufferStore(options.store, logger, reportError);

@@ -1,8 +1,7 @@
-import type { StoreFence } from '../leader/types.js';
 import { redisFailure, type RedisConnection } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import { FencedError, StoreError } from './errors.js';
-import type { StateStore } from './types.js';
+import type { StateStore, StoreFence } from './types.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {

@@ -33,3 +33,11 @@ export interface StateStore {
    */
   warnings?(): readonly string[];
 }
+
+/** The fencing a state store checks on each write of a leader-only key. */
+export interface StoreFence {
+  /** The token this agent's lease carries, or undefined when it does not lead. */
+  token(): number | undefined;
+  /** Whether `key` is written by the leader alone (the votes cursor, the command hash, the metrics buffer). */
+  applies(key: string): boolean;
+}

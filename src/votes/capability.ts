@@ -1,15 +1,14 @@
-import type { Capability, CapabilityContext, ServiceProject } from '../agent/capability.js';
-import type { Readiness } from '../agent/readiness.js';
-import { standingByDetail } from '../leader/gate.js';
-import type { Leadership } from '../leader/types.js';
+import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
+import type { Readiness } from '../runtime/readiness.js';
+import { standingByDetail, type Leadership } from '../runtime/leadership.js';
 import type { RedisConnection } from '../redis/connection.js';
-import type { ScheduleFactory } from '../stats/scheduler.js';
+import type { ScheduleFactory } from '../runtime/scheduler.js';
 import { configuredVoteHooks, type VoteLedgerKind, votesLedgerFor } from './configured.js';
 import type { HooksFromConfigOptions } from './hooks/index.js';
 import type { VoteListener } from './hooks/in-process.js';
 import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from './pipeline.js';
 import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } from './poller.js';
-import type { VoteHook, VoteLedger } from './types.js';
+import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 
 /** Options of {@link createVotesCapability}; everything else comes from the agent's context and `config.votes`. */
 export interface VotesCapabilityOptions {
@@ -32,6 +31,13 @@ export interface VotesCapabilityOptions {
    * when it loses it. Default: none, the poller always runs (one agent).
    */
   leadership?: Leadership;
+  /**
+   * Whether to poll the votes cursor. Default true. False: only the vote pipeline runs (the
+   * journal's pending votes re-run, webhook deliveries rewarded), which is what the agent wires
+   * for the webhook receiver when `votes.enabled` is off; `votes` then reads `rewards webhook
+   * votes; the cursor is not polled (votes.enabled is off)`.
+   */
+  poll?: boolean;
   /** How long the poller has to stop when leadership is lost. Default 5 000 ms. */
   pollerStopDeadlineMs?: number;
   /**
@@ -50,7 +56,7 @@ export interface VotesCapabilityOptions {
 }
 
 /** The `votes` capability, with its pipeline for the webhook receiver. */
-export interface VotesCapability extends Capability {
+export interface VotesCapability extends Capability<VotesEvents> {
   /** The running pipeline (both roads feed it), or undefined before start and after stop. */
   readonly pipeline: VotePipeline | undefined;
   /**
@@ -81,7 +87,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
   let poller: VotePoller | undefined;
   let ledger: VoteLedger | undefined;
   /** The context while started (set once the pipeline runs). */
-  let started: CapabilityContext | undefined;
+  let started: CapabilityContext<VotesEvents> | undefined;
   /** Poller starts and stops, in order. */
   let pollerChain: Promise<void> = Promise.resolve();
   /** Set by stopPolling(): no poller starts again until the next start(). */
@@ -91,25 +97,32 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
   /** Why the service has not answered yet (for the readiness detail). */
   let serviceProblem = 'not reached yet';
 
+  /** `votes` of a capability that does not poll: the pipeline alone, ready once it runs. */
+  const PIPELINE_ONLY = 'rewards webhook votes; the cursor is not polled (votes.enabled is off)';
+
   /** `votes` while the cursor waits for the service: what runs meanwhile. */
-  function markWaiting(context: CapabilityContext): void {
+  function markWaiting(context: CapabilityContext<VotesEvents>): void {
+    if (options.poll === false) {
+      context.readiness.set(VOTES_COMPONENT, true, PIPELINE_ONLY);
+      return;
+    }
     const meanwhile = context.config.webhooks.enabled ? 'webhook votes are rewarded' : 'votes left pending by the last run are rewarded';
     context.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${serviceProblem}); ${meanwhile}`);
   }
 
-  function makeLedger(context: CapabilityContext): VoteLedger {
+  function makeLedger(context: CapabilityContext<VotesEvents>): VoteLedger {
     const given = options.ledger ?? 'file';
     return typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(options.redis ? { redis: options.redis } : {}) }) : given;
   }
 
-  function makeHooks(context: CapabilityContext): readonly VoteHook[] {
+  function makeHooks(context: CapabilityContext<VotesEvents>): readonly VoteHook[] {
     if (options.hooks) return options.hooks;
     const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
     return configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
   }
 
   /** The poller over `running`, its readiness writes dropped once it is no longer the current one. */
-  function startPoller(context: CapabilityContext, running: VotePipeline, own: ServiceProject): void {
+  function startPoller(context: CapabilityContext<VotesEvents>, running: VotePipeline, own: ServiceProject): void {
     const { config } = context;
     const readiness: Pick<Readiness, 'set'> = {
       set: (component, ready, detail) => (poller === made ? context.readiness.set(component, ready, detail) : false),
@@ -150,7 +163,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
         await running.stop(context.now() + (options.pollerStopDeadlineMs ?? 5_000)).catch((error: unknown) => context.reportError(error));
       }
       if (poller === undefined && started !== undefined) {
-        if (project === undefined) markWaiting(context);
+        if (project === undefined || options.poll === false) markWaiting(context);
         else context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
       }
     });
@@ -177,7 +190,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     async start(context) {
       const { config } = context;
       started = undefined;
-      pollingEnded = false;
+      pollingEnded = options.poll === false;
       // Hooks first: a bad hook name is a configuration error, before any file is touched.
       const hooks = makeHooks(context);
       ledger = makeLedger(context);
@@ -202,7 +215,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       serviceProblem = 'not reached yet';
       const leadership = options.leadership;
       if (leadership === undefined) {
-        if (project === undefined) markWaiting(context);
+        if (project === undefined || pollingEnded) markWaiting(context);
         else startPoller(context, running, project);
       } else {
         leadership.on('change', onLeadership);
@@ -217,7 +230,13 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
           ledger: ledger.describe(),
           ...(leadership ? { poller: 'while this agent leads' } : {}),
         },
-        leadership ? 'votes: rewards once per vote; the cursor is polled by the leader' : project ? 'votes: polling the cursor, rewards once per vote' : 'votes: rewards once per vote; the cursor is polled once the service answers',
+        options.poll === false
+          ? 'votes: votes.enabled is off, so the vote pipeline runs for the webhook receiver alone'
+          : leadership
+            ? 'votes: rewards once per vote; the cursor is polled by the leader'
+            : project
+              ? 'votes: polling the cursor, rewards once per vote'
+              : 'votes: rewards once per vote; the cursor is polled once the service answers',
       );
     },
     serviceWaiting(reason) {
@@ -257,6 +276,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
       await reconcilePoller();
     },
     pollNow() {
+      if (options.poll === false) return Promise.reject(new Error('votes.enabled is off: the cursor is not polled'));
       if (!poller && pipeline && project === undefined) return Promise.reject(new Error(`the votes cursor waits for the service (${serviceProblem})`));
       if (!poller && pipeline && options.leadership) {
         return Promise.reject(new Error(`this agent stands by: the leader (${options.leadership.leaderId ?? 'none yet'}) polls the votes cursor`));

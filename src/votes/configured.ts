@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { ListingAgentConfig } from '../config/schema.js';
+import { stateDirectory } from '../config/state-directory.js';
 import { errnoCode, fsReason, StoreError } from '../store/errors.js';
 import { HOOK_DEFAULTS } from './hooks/errors.js';
 import { hooksFromConfig, type HooksFromConfigOptions } from './hooks/index.js';
@@ -36,10 +36,6 @@ export interface VotesLedgerForOptions {
   redis?: { connection: RedisConnection; agentId: string; adoptOrphans?: boolean };
 }
 
-/** The state directory of `config`, resolved against `cwd` when given. */
-export function stateDirectory(config: ListingAgentConfig, cwd?: string): string {
-  return cwd === undefined ? config.state.directory : resolve(cwd, config.state.directory);
-}
 
 /**
  * The vote ledger `config` asks for: `file` is `<state.directory>/votes.journal` (the embedded

@@ -1,5 +1,5 @@
 import { isRedisErrorReply } from '../redis/client-module.js';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { redisFailure, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { redisFailure, type RedisConnection } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import { StoreError } from '../store/errors.js';

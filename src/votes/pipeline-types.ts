@@ -1,11 +1,13 @@
-import type { AgentEvents } from '../agent/events.js';
-import type { AgentLogger } from '../agent/logger.js';
-import type { AgentMetrics } from '../health/metrics.js';
+import type { IngestDetails, IngestResult } from '../runtime/votes.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
 import type { BackoffOptions, Schedule } from './pipeline-parts.js';
-import type { DeadLetter, Vote, VoteHook, VoteLedger } from './types.js';
+import type { DeadLetter, Vote, VoteHook, VoteLedger, VotesEvents } from './types.js';
+
+export type { IngestDetails, IngestResult } from '../runtime/votes.js';
 
 /** The events the pipeline emits (the agent's `emit` fits). */
-export type VotePipelineEmit = <K extends 'voteReceived' | 'voteDeadLettered'>(event: K, ...args: AgentEvents[K]) => void;
+export type VotePipelineEmit = <K extends 'voteReceived' | 'voteDeadLettered'>(event: K, ...args: VotesEvents[K]) => void;
 
 /** Options of `createVotePipeline`. */
 export interface VotePipelineOptions {
@@ -45,19 +47,6 @@ export interface VotePipelineOptions {
   voteLog?: { linesPerInterval?: number; intervalMs?: number };
 }
 
-/** What the caller of {@link VotePipeline.ingest} knows of a batch besides its votes (for the log lines). */
-export interface IngestDetails {
-  /** The delivery's trace ID (`x-topgg-trace`), for a signed webhook. */
-  traceId?: string;
-}
-
-/** What {@link VotePipeline.ingest} did with a batch. */
-export interface IngestResult {
-  /** Votes recorded as pending now: their hooks will run. */
-  accepted: Vote[];
-  /** Votes whose key was known already (from either road, or twice in the batch). */
-  duplicates: number;
-}
 
 /**
  * The vote pipeline: one for both roads (the votes cursor and signed deliveries).

@@ -1,10 +1,10 @@
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
-import type { Readiness } from '../agent/readiness.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import type { Readiness } from '../runtime/readiness.js';
 import type { ListingClient } from '../api/client.js';
 import { BadRequestError } from '../api/errors.js';
 import { formatDuration } from '../config/duration.js';
-import type { AgentMetrics } from '../health/metrics.js';
-import { createSchedule, type Schedule, type ScheduleFactory } from '../stats/scheduler.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import { createSchedule, type Schedule, type ScheduleFactory } from '../runtime/scheduler.js';
 import type { StateStore } from '../store/types.js';
 import {
   advanceCursorState,

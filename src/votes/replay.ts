@@ -1,4 +1,4 @@
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { ListingAgentError } from '../errors.js';
 import { createVotePipeline, type BackoffOptions } from './pipeline.js';
 import type { DeadLetter, VoteHook, VoteLedger } from './types.js';

@@ -1,4 +1,4 @@
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { createRedisConnection, defaultAgentId, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnectionOptions } from '../redis/connection.js';
 import {
   parseAutoClaimReply,

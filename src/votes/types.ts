@@ -1,34 +1,7 @@
-/**
- * A vote as the pipeline sees it, from either road (the votes cursor or a signed delivery). Its
- * `key` identifies it on both roads (decisions.md: `<user_id>:<created_at epoch ms>`).
- */
-export interface Vote {
-  /** `<user_id>:<created_at epoch ms>`: the dedupe key and every hook call's idempotency key. */
-  key: string;
-  /** The voter's service user ID. */
-  userId: string;
-  /** The voter's platform (Discord) ID, when known. */
-  platformId: string | null;
-  /** The service project ID the vote is for. */
-  projectId: string;
-  weight: number;
-  /** ISO 8601. */
-  createdAt: string;
-  /** ISO 8601: when the user may vote again. */
-  expiresAt: string;
-  /** Which road brought it first. */
-  road: 'poll' | 'webhook';
-  /** The delivery's `data.id` (webhooks only). */
-  voteId?: string;
-  /** The voter's name and avatar (webhooks only). */
-  user?: { name: string | null; avatarUrl: string | null };
-}
+import type { Vote } from '../runtime/votes.js';
 
-/** The key of a vote: `<user_id>:<created_at as epoch milliseconds>`. */
-export function voteKey(userId: string, createdAt: string | number): string {
-  const ms = typeof createdAt === 'number' ? createdAt : Date.parse(createdAt);
-  return `${userId}:${ms}`;
-}
+export type { Vote, VoteRoad } from '../runtime/votes.js';
+export { voteKey } from '../contract/vote-key.js';
 
 /** What a hook call gets besides the vote. */
 export interface HookCallContext {
@@ -127,4 +100,17 @@ export interface VoteLedger {
 export interface VoteEvent {
   vote: Vote;
   idempotencyKey: string;
+}
+
+/** The events the votes capability and the vote pipeline emit, as the agent's (`agent.on('vote', ...)`). */
+export interface VotesEvents {
+  /**
+   * A new vote (embedded mode's in-process hook). Listeners may be async: the agent awaits them,
+   * and a rejection is a hook failure, retried and dead-lettered like any hook.
+   */
+  vote: [vote: Vote];
+  /** A vote was recorded durably (before any hook ran). */
+  voteReceived: [vote: Vote];
+  /** A hook gave up on a vote after its retries; `listing-agent votes failed` lists it. */
+  voteDeadLettered: [letter: DeadLetter];
 }

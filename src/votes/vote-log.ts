@@ -1,4 +1,4 @@
-import type { AgentLogger } from '../agent/logger.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 import { realSchedule, type Schedule } from './pipeline-parts.js';
 import type { Vote } from './types.js';
 

@@ -1,11 +1,8 @@
-import type { Capability, CapabilityContext, ServiceProject } from '../agent/capability.js';
-import type { Readiness } from '../agent/readiness.js';
-import { configuredVoteHooks, stateDirectory, votesLedgerFor, type VoteLedgerKind } from '../votes/configured.js';
-import type { HooksFromConfigOptions } from '../votes/hooks/index.js';
+import type { Capability, ServiceProject } from '../runtime/capability.js';
+import type { Readiness } from '../runtime/readiness.js';
+import { stateDirectory } from '../config/state-directory.js';
 import type { RedisConnection } from '../redis/connection.js';
-import type { VoteListener } from '../votes/hooks/in-process.js';
-import { createVotePipeline, type VotePipeline } from '../votes/pipeline.js';
-import type { VoteHook, VoteLedger } from '../votes/types.js';
+import type { VoteSink } from '../runtime/votes.js';
 import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from './receiver.js';
 import { createWebhookSecrets, secretFilePath, type WebhookSecrets } from './secrets.js';
 
@@ -15,19 +12,11 @@ export const WEBHOOKS_COMPONENT = 'webhooks';
 /** Options of {@link createWebhooksCapability}; everything else comes from the agent's context and `config.webhooks`. */
 export interface WebhooksCapabilityOptions {
   /**
-   * The running vote pipeline of the votes capability, read at start: the receiver feeds it, so
-   * one vote on both roads fires the hooks once. Default: none, and the capability runs its own
-   * pipeline (the same ledger and hooks the votes capability would), for `votes.enabled: false`.
+   * The running vote pipeline (the votes capability's, started before this one), read at start:
+   * the receiver feeds it, so one vote on both roads fires the hooks once. Required: the agent
+   * wires it (with `votes.enabled` off, a votes capability that runs the pipeline without polling).
    */
-  sharedPipeline?: () => VotePipeline | undefined;
-  /** Its own pipeline's ledger: `file` (default, `<state.directory>/votes.journal`), `memory`, `redis` (needs `redis`), or your own. */
-  ledger?: VoteLedgerKind | VoteLedger;
-  /** Its own pipeline's Redis connection and agent ID (the `redis` ledger, the reward stream hook). Default: none. */
-  redis?: { connection: RedisConnection; agentId: string };
-  /** Its own pipeline's hooks. Default: the in-process hook over the `vote` listeners, then `votes.hooks`. */
-  hooks?: readonly VoteHook[];
-  /** How its own pipeline's configured hooks are made. Default: none. */
-  hookOptions?: HooksFromConfigOptions;
+  sharedPipeline: () => VoteSink | undefined;
   /** The secret file. Default `<state.directory>/webhook-secrets.json`; `false`: none (integration secrets in memory). */
   secretFile?: string | false;
   /**
@@ -50,19 +39,18 @@ export interface WebhooksCapability extends Capability {
 
 /**
  * Receives signed (and legacy) vote deliveries on `webhooks.listen` + `webhooks.path` and feeds
- * them to the vote pipeline: the votes capability's when it runs, else one of its own. It starts
+ * them to the vote pipeline it is given (the votes capability's, which runs before it). It starts
  * with the agent, before the service answered: a signed v1 delivery is verified with the secret
  * alone. Only v0 deliveries, which do not name the project, wait for the service's answer (503
  * until then, so the service retries them; readiness `webhooks` says so). Secrets:
  * `webhooks.secrets` plus the secret file, re-read when it changes, plus with `secretsRedis` the
  * secrets shared in Redis. Readiness `webhooks` says where
- * it listens. On stop the port stops taking connections, requests in flight finish (until the
- * deadline), then its own pipeline (if any) stops and its ledger closes.
+ * it listens. On stop the port stops taking connections, and requests in flight finish (until the
+ * deadline); the pipeline is its owner's to stop.
  */
-export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}): WebhooksCapability {
+export function createWebhooksCapability(options: WebhooksCapabilityOptions): WebhooksCapability {
   let receiver: WebhookReceiver | undefined;
   let secrets: WebhookSecrets | undefined;
-  let own: { pipeline: VotePipeline; ledger: VoteLedger } | undefined;
   let url: string | undefined;
   let now: () => number = Date.now;
   /** The project the service answered as: v0 votes are filed under it. */
@@ -78,34 +66,6 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
     started.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${url}${waiting}`);
   }
 
-  async function ownPipeline(context: CapabilityContext): Promise<VotePipeline> {
-    const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
-    const redis = options.redis;
-    const hooks = options.hooks ?? configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(redis ? { redis: redis.connection } : {}) });
-    const given = options.ledger ?? 'file';
-    const ledger = typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(redis ? { redis } : {}) }) : given;
-    const pipeline = createVotePipeline({ ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
-    try {
-      await pipeline.start();
-    } catch (error) {
-      await ledger.close().catch(() => undefined);
-      throw error;
-    }
-    own = { pipeline, ledger };
-    context.logger.info({ hooks: hooks.map((hook) => hook.name), ledger: ledger.describe() }, 'webhooks: votes.enabled is off, so the receiver runs its own vote pipeline');
-    return pipeline;
-  }
-
-  async function release(deadline: number): Promise<void> {
-    const running = own;
-    own = undefined;
-    if (running === undefined) return;
-    try {
-      await running.pipeline.stop(deadline);
-    } finally {
-      await running.ledger.close();
-    }
-  }
 
   return {
     name: WEBHOOKS_COMPONENT,
@@ -116,11 +76,10 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
     async start(context) {
       const { config } = context;
       now = context.now;
-      const shared = options.sharedPipeline?.();
-      if (options.sharedPipeline !== undefined && shared === undefined) {
+      const pipeline = options.sharedPipeline();
+      if (pipeline === undefined) {
         throw new Error('the webhook receiver was given the votes pipeline, but it is not running: start the votes capability first');
       }
-      const pipeline = shared ?? (await ownPipeline(context));
       const file = options.secretFile === false ? undefined : (options.secretFile ?? secretFilePath(stateDirectory(config)));
       secrets = createWebhookSecrets({
         configured: config.webhooks.secrets,
@@ -150,7 +109,6 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
         url = await receiver.start();
       } catch (error) {
         secrets.close();
-        await release(context.now() + 5_000).catch(() => undefined);
         throw error;
       }
       started = { readiness: context.readiness, legacy: config.webhooks.legacyAuthorization !== undefined };
@@ -178,7 +136,6 @@ export function createWebhooksCapability(options: WebhooksCapabilityOptions = {}
         url = undefined;
         secrets?.close();
         secrets = undefined;
-        await release(deadline);
       }
     },
   };

@@ -1,9 +1,8 @@
-import type { AgentLogger } from '../agent/logger.js';
-import type { ListenAddress, ListenSetting } from '../health/listen-error.js';
-import type { AgentMetrics } from '../health/metrics.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
 import type { LocalServerStopOptions } from '../http/local-server.js';
-import type { IngestDetails, IngestResult } from '../votes/pipeline-types.js';
-import type { Vote } from '../votes/types.js';
+import type { VoteSink } from '../runtime/votes.js';
 import type { LegacyVote, WebhookEvent } from './events.js';
 import type { AnchorStore } from './legacy-votes.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
@@ -33,7 +32,7 @@ export interface WebhookReceiverOptions {
    * Where votes go: the agent's vote pipeline (`ingest(votes, 'webhook', { traceId })` resolves
    * once they are durable; it logs each new vote, so the receiver logs only duplicates, at debug).
    */
-  pipeline: { ingest(votes: readonly Vote[], road: Vote['road'], details?: IngestDetails): Promise<IngestResult> };
+  pipeline: VoteSink;
   /** The agent's project (service ID), for v0 votes, which do not carry it. Default: none (v0 upvotes answered 503). */
   projectId?: () => string | undefined;
   /** Where v0 vote anchors survive a restart (see `legacy-votes.ts`). Default: memory. */

@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { silentLogger } from '../agent/logger.js';
+import { silentLogger } from '../log/agent-logger.js';
 import { SIGNATURE_HEADER } from '../contract/limits.js';
 import { ListingAgentError } from '../errors.js';
-import type { WebhookDeliveriesLabels } from '../health/metrics.js';
+import type { WebhookDeliveriesLabels } from '../runtime/metrics.js';
 import { createLocalServer, LOCAL_SERVER_LIMITS } from '../http/local-server.js';
 import { readBodyThen, type BodyResult } from '../http/read-body.js';
-import type { IngestResult } from '../votes/pipeline-types.js';
-import type { Vote } from '../votes/types.js';
+import type { IngestResult, Vote } from '../runtime/votes.js';
 import type { WebhookEvent } from './events.js';
 import { createLateWatch } from './late-watch.js';
 import { createLegacyVoteKeys } from './legacy-votes.js';

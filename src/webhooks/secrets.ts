@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { silentLogger, type AgentLogger } from '../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { watchChannel } from '../redis/channel.js';
 import type { RedisConnection } from '../redis/connection.js';
 import {

@@ -8,7 +8,7 @@ import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObjec
 import { DECISION_DEFAULTS, SIGNATURE_HEADER, TRACE_HEADER } from '../contract/limits.js';
 import { parseJson, toLegacyVote, toWebhookEvent, type LegacyVote, type WebhookEvent } from './events.js';
 
-export { computeSignature, signDelivery, type SignDeliveryOptions } from './signature.js';
+export { computeSignature, signDelivery, type SignDeliveryOptions } from '../contract/signature.js';
 export {
   WEBHOOK_EVENT_TYPES,
   type EventBodyFailure,

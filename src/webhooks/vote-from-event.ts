@@ -1,4 +1,5 @@
-import { voteKey, type Vote } from '../votes/types.js';
+import { voteKey } from '../contract/vote-key.js';
+import type { Vote } from '../runtime/votes.js';
 import type { VoteCreateData } from './events.js';
 import { instantOf, integerText } from './iso-time.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createAgentMetrics } from '../../src/health/metrics.js';
+import { createAgentMetrics } from '../../src/runtime/metrics.js';
 import { ROOT } from './markdown.js';
 
 describe('docs/metrics.md', () => {

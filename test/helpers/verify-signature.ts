@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 /**
  * Independent check of decisions.md's signature, written from the text and not from
- * src/webhooks/signature.ts: `x-topgg-signature: t=<s>,v1=<hex>`, the hex HMAC-SHA256 of
+ * src/contract/signature.ts: `x-topgg-signature: t=<s>,v1=<hex>`, the hex HMAC-SHA256 of
  * `<t>.<raw body>` keyed with the secret, compared in constant time.
  */
 export function verifySignature(

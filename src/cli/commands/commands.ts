@@ -5,7 +5,7 @@ import { planCommandSync, syncCommands } from '../../commands/sync.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../../config/loader.js';
 import { ListingAgentError } from '../../errors.js';
-import { silentLogger } from '../../agent/logger.js';
+import { silentLogger } from '../../log/agent-logger.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { cliState } from '../state.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
 import type { VoteCreateData, WebhookTestData } from '../../webhooks/events.js';
-import { signDelivery } from '../../webhooks/signature.js';
+import { signDelivery } from '../../contract/signature.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 

@@ -7,7 +7,7 @@ import { loadConfig, type LoadedConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
 import { ListingAgentError, ValidationError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
-import { stateDirectory } from '../../votes/configured.js';
+import { stateDirectory } from '../../config/state-directory.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
 import { createWebhookReceiver } from '../../webhooks/receiver.js';
 import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import type { ListenAddress } from '../../health/listen-error.js';
+import type { ListenAddress } from '../../http/listen-error.js';
 
 /** Where to reach a server that listens on `listen` from this machine (a wildcard host is reached on loopback). */
 export function localUrl(listen: ListenAddress, path: string): string {

@@ -1,4 +1,4 @@
-import { formatAddress } from '../../health/listen-error.js';
+import { formatAddress } from '../../http/listen-error.js';
 import { createConfiguredSource } from '../../stats/configured-source.js';
 import type { CountReading, CountSource } from '../../stats/source.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';

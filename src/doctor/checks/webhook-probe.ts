@@ -1,4 +1,4 @@
-import { formatAddress } from '../../health/listen-error.js';
+import { formatAddress } from '../../http/listen-error.js';
 import { createWebhookReceiver, type ReceivedDelivery } from '../../webhooks/receiver.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 import { askLocal, type LocalAnswer } from './local-http.js';

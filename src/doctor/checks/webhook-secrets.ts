@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readRedisSecrets } from '../../webhooks/secrets-redis.js';
 import { entryLive, readSecretFile, secretFilePath, type SecretFileContent } from '../../webhooks/secrets-file.js';
-import { signDelivery } from '../../webhooks/signature.js';
+import { signDelivery } from '../../contract/signature.js';
 import { doctorStateDirectory } from '../deps.js';
 import type { DoctorDeps } from '../types.js';
 

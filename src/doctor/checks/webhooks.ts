@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { formatAddress, ListenError } from '../../health/listen-error.js';
+import { formatAddress, ListenError } from '../../http/listen-error.js';
 import { RECEIVER_DEFAULTS } from '../../webhooks/receiver.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 import { askLocal, localUrl } from './local-http.js';

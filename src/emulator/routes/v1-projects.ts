@@ -10,7 +10,8 @@ import { type MetricsKind, type MetricsPayload, metricsKind, validateMetrics } f
 import { validateAnnouncement, validateProjectEdit } from '../../contract/project-edit.js';
 import { type ProjectAccess, authorizeProject, limitProjectWrites } from '../auth.js';
 import type { EmulatorContext } from '../context.js';
-import { type RequestContext, empty, fail, iso, json, readJson } from '../http.js';
+import { iso } from '../clock.js';
+import { type RequestContext, empty, fail, json, readJson } from '../http.js';
 import { projectDetail } from '../model.js';
 import type { Route } from '../router.js';
 import type { AppliedMetrics, ProjectRecord } from '../state.js';

@@ -1,7 +1,8 @@
 import { CONTRACT_LIMITS, SERVICE_SOURCE, VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
 import { authorizeProject } from '../auth.js';
 import type { RequestContext, Reply } from '../http.js';
-import { fail, iso, json } from '../http.js';
+import { iso } from '../clock.js';
+import { fail, json } from '../http.js';
 import { voteJson } from '../model.js';
 import type { Route } from '../router.js';
 import type { ProjectRecord, UserRecord, VoteRecord } from '../state.js';

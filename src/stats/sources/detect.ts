@@ -1,57 +1,18 @@
 import { ConfigError } from '../../config/errors.js';
 import type { CountSource } from '../source.js';
+import * as shapes from '../../discord/shapes.js';
 import { createDiscordClientSource, type DiscordClientLike, type EmbeddedSourceOptions } from './discord-client.js';
 import { createClusterManagerSource, type ClusterManagerLike } from './hybrid-cluster.js';
 import { createShardingManagerSource, type ShardingManagerLike } from './sharding-manager.js';
 
 /*
- * The embedded source is chosen by the shape of the object the bot passes, never by `instanceof`:
- * discord.js and discord-hybrid-sharding are optional peers, and the bot's copy of discord.js need
- * not be the one this package would resolve.
+ * The embedded source is chosen by the shape of the object the bot passes (`discord/shapes.ts`),
+ * never by `instanceof`. The shape checks, narrowed to what the embedded sources read: each source
+ * reads the fields beyond the shape defensively (a value it does not expect is a reason, not a crash).
  */
-
-type Fields = Record<string, unknown>;
-
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null;
-}
-
-/** A `Map` or a discord.js `Collection`. */
-function isMapLike(value: unknown): boolean {
-  return isObject(value) && typeof value.size === 'number' && typeof value.values === 'function' && typeof value.get === 'function';
-}
-
-/** A discord-hybrid-sharding `ClusterManager`: `clusters`, `fetchClientValues`, `totalShards`/`totalClusters`. */
-export function isClusterManager(value: unknown): value is ClusterManagerLike {
-  return (
-    isObject(value) &&
-    isMapLike(value.clusters) &&
-    typeof value.fetchClientValues === 'function' &&
-    (typeof value.totalShards === 'number' || typeof value.totalClusters === 'number')
-  );
-}
-
-/** A discord.js `ShardingManager`: a `shards` map, `fetchClientValues`, `totalShards` (a number or `'auto'`). */
-export function isShardingManager(value: unknown): value is ShardingManagerLike {
-  return (
-    isObject(value) &&
-    isMapLike(value.shards) &&
-    typeof value.fetchClientValues === 'function' &&
-    (typeof value.totalShards === 'number' || value.totalShards === 'auto')
-  );
-}
-
-/** A discord.js `Client`: `guilds.cache`, `ws.shards` and `options`. */
-export function isDiscordClient(value: unknown): value is DiscordClientLike {
-  return (
-    isObject(value) &&
-    isObject(value.guilds) &&
-    isMapLike(value.guilds.cache) &&
-    isObject(value.ws) &&
-    isMapLike(value.ws.shards) &&
-    isObject(value.options)
-  );
-}
+export const isClusterManager = shapes.isClusterManager as (value: unknown) => value is ClusterManagerLike;
+export const isShardingManager = shapes.isShardingManager as (value: unknown) => value is ShardingManagerLike;
+export const isDiscordClient = shapes.isDiscordClient as (value: unknown) => value is DiscordClientLike;
 
 /** What an unexpected value is, for the error (never its contents: it may hold a token). */
 function describeValue(value: unknown): string {

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { silentLogger, type AgentLogger } from '../../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { ListingAgentError } from '../../errors.js';
-import { formatAddress, type ListenAddress, type ListenSetting } from '../../health/listen-error.js';
+import { formatAddress, type ListenAddress, type ListenSetting } from '../../http/listen-error.js';
 import { createLocalServer } from '../../http/local-server.js';
 import { readBody } from '../../http/read-body.js';
 import type { CountReading, CountSource } from '../source.js';

@@ -1,4 +1,4 @@
-import { silentLogger, type AgentLogger } from '../../agent/logger.js';
+import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { defaultAgentId, redisFailure, type RedisConnection } from '../../redis/connection.js';
 import { watchChannel } from '../../redis/channel.js';
 import { REDIS_KEYS } from '../../redis/keys.js';

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { request, type Dispatcher } from 'undici';
 import { redact, redactUrl } from '../../api/redact.js';
 import { CLIENT_VERSION } from '../../api/version.js';
-import { signDelivery } from '../../webhooks/signature.js';
+import { signDelivery } from '../../contract/signature.js';
 import type { HookCallContext, Vote, VoteHook } from '../types.js';
 import { voteHookBody } from './body.js';
 import { errorLine, HOOK_DEFAULTS, oneLine, VoteHookError } from './errors.js';

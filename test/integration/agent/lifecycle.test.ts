@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
 import type { AgentEvents } from '../../../src/agent/events.js';
-import type { Capability } from '../../../src/agent/capability.js';
+import type { Capability } from '../../../src/runtime/capability.js';
 import { ValidationError } from '../../../src/errors.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';

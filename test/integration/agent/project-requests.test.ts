@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createListingAgent } from '../../../src/agent/agent.js';
-import type { Capability } from '../../../src/agent/capability.js';
+import type { Capability } from '../../../src/runtime/capability.js';
 import type { CommandSyncResult } from '../../../src/commands/types.js';
 import { createCommandsCapability } from '../../../src/commands/capability.js';
 import { createStaticCommandsSource } from '../../../src/commands/sources/static.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
-import type { Capability } from '../../../src/agent/capability.js';
+import type { Capability } from '../../../src/runtime/capability.js';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';

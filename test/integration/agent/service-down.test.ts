@@ -5,7 +5,7 @@ import { createListingAgent, parseConfig, type ListingAgent } from '../../../src
 import type { ListingAgentConfigInput } from '../../../src/config/schema.js';
 import { votesLedgerFor } from '../../../src/votes/configured.js';
 import { voteKey, type Vote } from '../../../src/votes/types.js';
-import { signDelivery } from '../../../src/webhooks/signature.js';
+import { signDelivery } from '../../../src/contract/signature.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
 import { tempDir, waitFor } from './redis-fixture.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection } from '../../../src/redis/connection.js';
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { voteKey, type Vote } from '../../../src/votes/types.js';
-import { signDelivery } from '../../../src/webhooks/signature.js';
+import { signDelivery } from '../../../src/contract/signature.js';
 import { clientFor } from '../../helpers/client.js';
 import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';

@@ -2,7 +2,7 @@ import { access, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { signDelivery } from '../../../src/webhooks/signature.js';
+import { signDelivery } from '../../../src/contract/signature.js';
 import { spawnCli, type CliChild } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';

@@ -1,10 +1,10 @@
 import { connect } from 'node:net';
 import { Gauge, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/agent/logger.js';
-import { createReadiness, type Readiness } from '../../../src/agent/readiness.js';
-import { createAgentMetrics } from '../../../src/health/metrics.js';
-import { ListenError } from '../../../src/health/listen-error.js';
+import { silentLogger } from '../../../src/log/agent-logger.js';
+import { createReadiness, type Readiness } from '../../../src/runtime/readiness.js';
+import { createAgentMetrics } from '../../../src/runtime/metrics.js';
+import { ListenError } from '../../../src/http/listen-error.js';
 import { createHealthServer, type HealthServer, type HealthServerOptions } from '../../../src/health/server.js';
 import { call } from '../../helpers/http.js';
 

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/errors.js';
-import { ListenError } from '../../../src/health/listen-error.js';
+import { ListenError } from '../../../src/http/listen-error.js';
 import { createPushSource, pushShardCounts, PushRejectedError, type PushSource, type PushSourceOptions } from '../../../src/stats/sources/push.js';
 import { call } from '../../helpers/http.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/agent/logger.js';
+import { silentLogger } from '../../../src/log/agent-logger.js';
 import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../../../src/redis/connection.js';
 import { createRedisVoteLedger, type RedisVoteLedgerOptions } from '../../../src/votes/ledger-redis.js';
 import { createVotePipeline } from '../../../src/votes/pipeline.js';

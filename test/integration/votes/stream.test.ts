@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AgentLogger } from '../../../src/agent/logger.js';
+import type { AgentLogger } from '../../../src/log/agent-logger.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { type RedisConnection } from '../../../src/redis/connection.js';
 import { configuredVoteHooks } from '../../../src/votes/configured.js';

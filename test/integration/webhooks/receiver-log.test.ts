@@ -4,7 +4,7 @@ import { createLogger } from '../../../src/log/logger.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
 import { createVotePipeline } from '../../../src/votes/pipeline.js';
 import { createWebhookReceiver } from '../../../src/webhooks/receiver.js';
-import { signDelivery } from '../../../src/webhooks/signature.js';
+import { signDelivery } from '../../../src/contract/signature.js';
 import { call } from '../../helpers/http.js';
 
 /** The lines a signed vote leaves at the daemon's default level, through the real receiver. */

@@ -7,7 +7,7 @@ import { createRedisConnection, type RedisConnection } from '../../../src/redis/
 import { withRotatedSecret } from '../../../src/webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../../src/webhooks/secrets-redis.js';
 import { createWebhookSecrets, recordRotatedSecret, secretFilePath, type WebhookSecrets } from '../../../src/webhooks/secrets.js';
-import { signDelivery } from '../../../src/webhooks/signature.js';
+import { signDelivery } from '../../../src/contract/signature.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { programPath } from '../../setup/provided.js';

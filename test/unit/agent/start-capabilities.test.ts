@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Capability, CapabilityContext } from '../../../src/agent/capability.js';
-import { silentLogger } from '../../../src/agent/logger.js';
+import type { Capability, CapabilityContext } from '../../../src/runtime/capability.js';
+import { silentLogger } from '../../../src/log/agent-logger.js';
 import { startInOrder, type StartHooks } from '../../../src/agent/start-capabilities.js';
 
 function capability(name: string, log: string[], fails = () => false): Capability {

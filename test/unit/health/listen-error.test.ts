@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ListingAgentError } from '../../../src/errors.js';
-import { formatAddress, ListenError } from '../../../src/health/listen-error.js';
+import { formatAddress, ListenError } from '../../../src/http/listen-error.js';
 
 const systemError = (code: string, message = `listen ${code}`) => Object.assign(new Error(message), { code });
 const health = { path: 'health.listen', env: 'LISTING_AGENT_HEALTH_LISTEN' };

@@ -1,8 +1,8 @@
 import { register as globalRegistry, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createReadiness } from '../../../src/agent/readiness.js';
+import { createReadiness } from '../../../src/runtime/readiness.js';
 import { CLIENT_VERSION } from '../../../src/api/version.js';
-import { collectProcessMetrics, createAgentMetrics } from '../../../src/health/metrics.js';
+import { collectProcessMetrics, createAgentMetrics } from '../../../src/runtime/metrics.js';
 
 const NAMES = [
   'listing_agent_posts_total',

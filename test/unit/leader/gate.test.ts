@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import type { Capability, CapabilityContext } from '../../../src/agent/capability.js';
-import { silentLogger } from '../../../src/agent/logger.js';
-import { createReadiness } from '../../../src/agent/readiness.js';
+import type { Capability, CapabilityContext } from '../../../src/runtime/capability.js';
+import { silentLogger } from '../../../src/log/agent-logger.js';
+import { createReadiness } from '../../../src/runtime/readiness.js';
 import { whileLeading } from '../../../src/leader/gate.js';
-import type { Leadership, LeadershipEvents } from '../../../src/leader/types.js';
+import type { Leadership, LeadershipEvents } from '../../../src/runtime/leadership.js';
 
 /** A leadership the test moves by hand. */
 function fakeLeadership(): Leadership & { lead(leaderId?: string): void; standBy(leaderId?: string): void } {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { AgentLogger } from '../../../src/agent/logger.js';
+import type { AgentLogger } from '../../../src/log/agent-logger.js';
 import { createLogger, type LoggerOptions } from '../../../src/log/logger.js';
 
 function capture(options: Omit<LoggerOptions, 'destination'>) {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createManualScheduler, createSchedule, MAX_TIMER_MS, nextIntervalRun, type Schedule } from '../../../src/stats/scheduler.js';
+import { createManualScheduler, createSchedule, MAX_TIMER_MS, nextIntervalRun, type Schedule } from '../../../src/runtime/scheduler.js';
 
 const made: Schedule[] = [];
 afterEach(() => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
-import { computeSignature } from '../../../src/webhooks/signature.js';
+import { computeSignature } from '../../../src/contract/signature.js';
 import { createHttpHook, VoteHookError, voteHookBody, type HttpHookOptions } from '../../../src/votes/hooks/index.js';
 import type { HookCallContext, Vote } from '../../../src/votes/types.js';
 

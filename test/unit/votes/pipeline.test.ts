@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import type { CapabilityContext } from '../../../src/agent/capability.js';
+import type { CapabilityContext } from '../../../src/runtime/capability.js';
 import { ListingAgentError } from '../../../src/errors.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
 import { createVotePipeline, type VotePipelineEmit } from '../../../src/votes/pipeline.js';

@@ -1,4 +1,4 @@
-import { computeSignature, signDelivery } from '../../../src/webhooks/signature.js';
+import { computeSignature, signDelivery } from '../../../src/contract/signature.js';
 
 /** Fixed clock and secrets for the verifier's tests. */
 export const NOW = Date.UTC(2025, 5, 14, 12, 0, 0);

@@ -1,4 +1,4 @@
-import type { AgentLogger } from '../agent/logger.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 import { COMMANDS_STATE_KEY } from '../commands/sync.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
@@ -6,7 +6,7 @@ import { BUFFER_KEY } from '../stats/buffer-store.js';
 import { createRedisStore } from '../store/redis.js';
 import type { StateStore } from '../store/types.js';
 import { CURSOR_KEY_PREFIX } from '../votes/cursor-state.js';
-import { createRedisLeadership, type RedisLeadership } from './redis-lease.js';
+import { createRedisLeadership, type RedisLeadership } from '../leader/redis-lease.js';
 
 /**
  * The state keys only the leader writes, fenced by its lease token in the Redis store: the votes

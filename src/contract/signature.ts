@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { SIGNATURE_HEADER, TRACE_HEADER } from '../contract/limits.js';
+import { SIGNATURE_HEADER, TRACE_HEADER } from './limits.js';
 
 /**
  * The lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the webhook secret (decisions.md,

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
-import type { Readiness } from '../agent/readiness.js';
+import type { Readiness } from './readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import { labeledCounter, labeledGauge, type LabeledCounter, type LabeledGauge } from './labeled.js';
 

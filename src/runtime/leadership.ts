@@ -24,10 +24,7 @@ export interface Leadership extends EventEmitter<LeadershipEvents> {
   readonly leaderId: string | undefined;
 }
 
-/** The fencing a state store checks on each write of a leader-only key. */
-export interface StoreFence {
-  /** The token this agent's lease carries, or undefined when it does not lead. */
-  token(): number | undefined;
-  /** Whether `key` is written by the leader alone (the votes cursor, the command hash, the metrics buffer). */
-  applies(key: string): boolean;
+/** `standing by (leader: <id>)`, the readiness detail of leader-only work on a standby. */
+export function standingByDetail(leaderId: string | undefined): string {
+  return `standing by (leader: ${leaderId ?? 'none yet'})`;
 }

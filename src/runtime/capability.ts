@@ -1,9 +1,8 @@
 import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import type { AgentMetrics } from '../health/metrics.js';
+import type { AgentMetrics } from './metrics.js';
 import type { StateStore } from '../store/types.js';
-import type { AgentEvents } from './events.js';
-import type { AgentLogger } from './logger.js';
+import type { AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from './readiness.js';
 
 /** The project the agent reached the service as (`GET /projects/@me`). */
@@ -14,8 +13,17 @@ export interface ServiceProject {
   type?: string;
 }
 
-/** What a capability gets from the agent when it starts. */
-export interface CapabilityContext {
+/**
+ * Events as named tuples (`{ posted: [result: PostResult] }`). Each capability declares the events
+ * it emits; the agent's event map is theirs together (`AgentEvents`), so this layer names none.
+ */
+export type EventMap<Events = Record<string, unknown[]>> = { [K in keyof Events]: unknown[] };
+
+/**
+ * What a capability gets from the agent when it starts. `Events` are the events it emits (and
+ * whose listeners it may read): its own map, which the agent's includes.
+ */
+export interface CapabilityContext<Events extends EventMap<Events> = EventMap> {
   config: ListingAgentConfig;
   client: ListingClient;
   store: StateStore;
@@ -32,15 +40,26 @@ export interface CapabilityContext {
   now(): number;
   /** Reports an error without stopping the agent (logged, and emitted as `error`). */
   reportError(error: unknown): void;
-  /** Emits one of the agent's events (`posted`, `postFailed`, ...). */
-  emit<K extends Exclude<keyof AgentEvents, 'error'>>(event: K, ...args: AgentEvents[K]): void;
+  /** Emits one of the capability's events (`posted`, `postFailed`, ...) as the agent's. */
+  emit<K extends keyof Events & string>(event: K, ...args: Events[K]): void;
   /**
    * The agent's current listeners of `event`, as `rawListeners` gives them (a `once` listener as
    * its wrapper, so calling it removes it). Read at each use: listeners added later count. The
    * votes capability calls the `vote` listeners as its in-process hook. Optional: a context made
    * outside the agent (a test) may leave it out, and then there are none.
    */
-  listeners?<K extends keyof AgentEvents>(event: K): readonly ((...args: AgentEvents[K]) => unknown)[];
+  listeners?<K extends keyof Events & string>(event: K): readonly ((...args: Events[K]) => unknown)[];
+}
+
+/**
+ * The project's platform and type when the context already has them (the agent hands over the
+ * whole `GET /projects/@me` answer), read structurally, since a context made outside the agent (a
+ * test, an older agent) may give only the ID and name; then undefined, and the capability asks
+ * `@me` itself.
+ */
+export function knownProjectKind(context: Pick<CapabilityContext, 'project'>): { platform: string; type: string } | undefined {
+  const project = context.project as { platform?: unknown; type?: unknown } | undefined;
+  return typeof project?.platform === 'string' && typeof project.type === 'string' ? { platform: project.platform, type: project.type } : undefined;
 }
 
 /**
@@ -48,7 +67,7 @@ export interface CapabilityContext {
  * service (or, with `startsBeforeService`, at the agent's start), stopped before the store is
  * flushed.
  */
-export interface Capability {
+export interface Capability<Events extends EventMap<Events> = EventMap> {
   /** Short name: the readiness component and the log binding. */
   readonly name: string;
   /**
@@ -59,7 +78,7 @@ export interface Capability {
    * with `context.project` set.
    */
   readonly startsBeforeService?: boolean;
-  start(context: CapabilityContext): Promise<void>;
+  start(context: CapabilityContext<Events>): Promise<void>;
   /** For one that starts before the service: the service did not answer yet, and why (for its readiness detail). */
   serviceWaiting?(reason: string): void;
   /** For one that starts before the service: the service answered; start what needed it. Called once per start, after `start`. */

@@ -1,0 +1,78 @@
+/**
+ * The layers of src/, as rules: imports point down only, never in a circle, and no capability
+ * imports another. `npm run lint:deps` checks them (part of `npm test`); docs/architecture.md
+ * draws them.
+ *
+ * From the top down:
+ *   entry        src/cli/, src/demo/, src/index.ts, src/public/ (the package's subpath entries)
+ *   composition  src/agent/ (wires the capabilities), src/doctor/ (checks what the agent would run)
+ *   capability   src/stats/, src/commands/, src/votes/, src/webhooks/, src/leader/, src/health/
+ *   runtime      src/runtime/ (the capability contract, readiness, metrics, schedules, leadership, votes)
+ *   infra        src/api/, src/store/, src/redis/, src/http/, src/discord/, src/config/, src/log/, src/fs/
+ *   contract     src/contract/ (pure rules of the service), src/errors.ts
+ * and beside them, src/emulator/: a sibling product on contract/ and http/ only.
+ */
+const ENTRY = '^src/(cli|demo|public)/|^src/index[.]ts$';
+const COMPOSITION = '^src/(agent|doctor)/';
+const CAPABILITY = '^src/(stats|commands|votes|webhooks|leader|health)/';
+const RUNTIME = '^src/runtime/';
+const INFRA = '^src/(api|store|redis|http|discord|config|log|fs)/';
+const CONTRACT = '^src/contract/|^src/errors[.]ts$';
+const EMULATOR = '^src/emulator/';
+
+/** A rule forbidding imports from `from` to any of `to`. */
+const upward = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'Files that import each other in a loop: one of them is in the wrong place, or shares a piece that belongs lower.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    upward('contract-imports-nothing', 'contract/ and errors.ts are the ground floor: pure rules, no imports of the rest.', CONTRACT, [INFRA, RUNTIME, CAPABILITY, COMPOSITION, ENTRY, EMULATOR].join('|')),
+    upward('infra-points-down', 'Infrastructure (api, store, redis, http, discord, config, log, fs) imports only contract/ and itself.', INFRA, [RUNTIME, CAPABILITY, COMPOSITION, ENTRY, EMULATOR].join('|')),
+    upward('runtime-points-down', 'runtime/ knows no capability: capabilities import it, not the other way.', RUNTIME, [CAPABILITY, COMPOSITION, ENTRY, EMULATOR].join('|')),
+    upward('capability-points-down', 'A capability imports runtime/, infrastructure and contract/, never the agent that wires it.', CAPABILITY, [COMPOSITION, ENTRY, EMULATOR].join('|')),
+    {
+      name: 'no-capability-imports-another',
+      comment: 'Capabilities are wired by the agent; what two of them share belongs in runtime/ or below.',
+      severity: 'error',
+      from: { path: '^src/(stats|commands|votes|webhooks|leader|health)/' },
+      to: { path: CAPABILITY, pathNot: '^src/$1/' },
+    },
+    upward('composition-points-down', 'The agent and the doctor are used by the entries (cli, demo, the package entries), never the reverse.', COMPOSITION, [ENTRY, EMULATOR].join('|')),
+    {
+      name: 'emulator-is-a-sibling',
+      comment: 'The emulator stands on contract/ and http/ only: it shares no code with the agent it emulates the service for.',
+      severity: 'error',
+      from: { path: EMULATOR },
+      to: { path: '^src/', pathNot: `${EMULATOR}|^src/(contract|http)/|^src/errors[.]ts$` },
+    },
+    {
+      name: 'only-cli-touches-process',
+      comment: 'Only src/cli/ touches process (argv, env, signals, exit codes); the library never does.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^(node:)?process$' },
+    },
+    {
+      name: 'src-imports-no-tests',
+      comment: 'The package does not ship test/, bench/ or scripts/.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+  ],
+  options: {
+    // src/, and the one core module a rule names (only-cli-touches-process).
+    includeOnly: '^src/|^(node:)?process$',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.build.json' },
+    reporterOptions: {
+      dot: { collapsePattern: '^src/[^/]+' },
+    },
+  },
+};
