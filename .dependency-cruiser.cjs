@@ -1,24 +1,19 @@
 /**
  * The layers of src/, as rules: imports point down only, never in a circle, and no capability
- * imports another. `npm run lint:deps` checks them (part of `npm test`); docs/architecture.md
- * draws them.
- *
- * From the top down:
- *   entry        src/cli/, src/demo/, src/index.ts, src/public/ (the package's subpath entries)
- *   composition  src/agent/ (wires the capabilities), src/doctor/ (checks what the agent would run)
- *   capability   src/stats/, src/commands/, src/votes/, src/webhooks/, src/leader/, src/health/
- *   runtime      src/runtime/ (the capability contract, readiness, metrics, schedules, leadership, votes)
- *   infra        src/api/, src/store/, src/redis/, src/http/, src/discord/, src/config/, src/log/, src/fs/
- *   contract     src/contract/ (pure rules of the service), src/errors.ts
- * and beside them, src/emulator/: a sibling product on contract/ and http/ only.
+ * imports another. The layers themselves are the table in scripts/layers.cjs (docs/architecture.md
+ * draws them); test/architecture/layers.test.ts checks these rules in `npm test`, and
+ * `npm run lint:deps` prints the same check.
  */
-const ENTRY = '^src/(cli|demo|public)/|^src/index[.]ts$';
-const COMPOSITION = '^src/(agent|doctor)/';
-const CAPABILITY = '^src/(stats|commands|votes|webhooks|leader|health)/';
-const RUNTIME = '^src/runtime/';
-const INFRA = '^src/(api|store|redis|http|discord|config|log|fs)/';
-const CONTRACT = '^src/contract/|^src/errors[.]ts$';
-const EMULATOR = '^src/emulator/';
+const { LAYERS, EMULATOR: EMULATOR_LAYER } = require('./scripts/layers.cjs');
+
+const layer = (name) => LAYERS.find((l) => l.name === name).path;
+const ENTRY = layer('entry');
+const COMPOSITION = layer('composition');
+const CAPABILITY = layer('capability');
+const RUNTIME = layer('runtime');
+const INFRA = layer('infrastructure');
+const CONTRACT = layer('contract');
+const EMULATOR = EMULATOR_LAYER.path;
 
 /** A rule forbidding imports from `from` to any of `to`. */
 const upward = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
@@ -40,7 +35,7 @@ module.exports = {
       name: 'no-capability-imports-another',
       comment: 'Capabilities are wired by the agent; what two of them share belongs in runtime/ or below.',
       severity: 'error',
-      from: { path: '^src/(stats|commands|votes|webhooks|leader|health)/' },
+      from: { path: CAPABILITY },
       to: { path: CAPABILITY, pathNot: '^src/$1/' },
     },
     upward('composition-points-down', 'The agent and the doctor are used by the entries (cli, demo, the package entries), never the reverse.', COMPOSITION, [ENTRY, EMULATOR].join('|')),

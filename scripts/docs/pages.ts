@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { renderLayerGraph } from './architecture.js';
 import { fillBlocks } from './blocks.js';
 import { renderCliHelp } from './cli.js';
 import { renderConfigKeys, renderSecretPaths } from './configuration.js';
@@ -16,6 +17,7 @@ export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, ()
   'docs/configuration.md': { 'config-keys': renderConfigKeys },
   'docs/cli.md': { 'cli-help': renderCliHelp },
   'docs/security.md': { 'secret-paths': renderSecretPaths },
+  'docs/architecture.md': { 'layer-graph': renderLayerGraph },
 };
 
 /** Each generated page as committed and as `npm run docs` would write it. */
