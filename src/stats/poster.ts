@@ -393,6 +393,8 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
       aborter = new AbortController();
       buffer = await persistence.load();
       options.metrics?.setStatsInterval(longestPostGapMs(config, now()) / 1000);
+      // The last accepted post survives a restart: its age on /metrics goes on from there.
+      if (buffer.posted) options.metrics?.markSuccess('stats', buffer.posted.timestamp);
       mark(false, `waiting for counts from ${source.description}`);
       if (config.mode === 'batch') addSchedule(makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(sampleOnce()), onError: onRunError }));
       postSchedule = addSchedule(makePostSchedule());
