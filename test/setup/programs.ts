@@ -44,9 +44,17 @@ export const SYSTEM_PROGRAMS = [
     debianPackage: 'systemd',
     testFiles: ['test/integration/deploy/systemd.test.ts'],
   },
+  {
+    // Prometheus's own check and unit tests of deploy/prometheus/ (the rules' shape is also
+    // checked without it, in monitoring.test.ts).
+    name: 'promtool',
+    envOverride: 'PROMTOOL',
+    debianPackage: 'prometheus',
+    testFiles: ['test/integration/deploy/promtool.test.ts'],
+  },
 ] as const satisfies readonly SystemProgram[];
 
-/** `redis-server` | `systemd-analyze`: what a test file may ask `programPath()` for. */
+/** `redis-server` | `systemd-analyze` | `promtool`: what a test file may ask `programPath()` for. */
 export type ProgramName = (typeof SYSTEM_PROGRAMS)[number]['name'];
 
 /**
