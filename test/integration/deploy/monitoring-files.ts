@@ -158,6 +158,7 @@ export interface Dashboard {
   panels: Panel[];
   templating: { list: { name: string; type: string; query?: unknown; datasource?: unknown }[] };
   title: string;
+  description: string;
   uid: string;
 }
 
