@@ -6,12 +6,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { programPath } from '../../setup/provided.js';
 import { readRepoFile, REPO_ROOT } from './deploy-files.js';
-import { ALERTS_PATH, PROMETHEUS_CONFIG_PATH, readRules } from './monitoring-files.js';
+import { ALERTS_PATH, dashboardQueries, PROMETHEUS_CONFIG_PATH, readDashboard, readRules } from './monitoring-files.js';
 
 /**
  * deploy/prometheus/ checked by Prometheus's own tool: the rules parse (`check rules`), the
  * config loads (`check config`), and each alert fires on made-up series where it should and
- * stays quiet where it should not (`test rules`). The test setup (test/setup/) finds `promtool`,
+ * stays quiet where it should not (`test rules`); the dashboard's queries parse as PromQL too. The test setup (test/setup/) finds `promtool`,
  * or installs Debian's `prometheus` package as root; without it this file is skipped with one
  * line saying how to get it, and monitoring.test.ts still checks the rules' shape.
  */
@@ -151,6 +151,18 @@ describe.skipIf(!PROMTOOL)('deploy/prometheus, checked by promtool', () => {
     const { status, output } = promtool(['check', 'config', file]);
     expect(status, output).toBe(0);
     expect(output).toContain('SUCCESS');
+  });
+
+  it("the dashboard's queries are PromQL Prometheus parses, once Grafana's variables are filled in", () => {
+    const filled = (expr: string) => expr.replaceAll('$__rate_interval', '2m').replaceAll('$__interval', '1m').replace(/\$\{?(job|instance)\}?/g, '.*');
+    const queries = dashboardQueries(readDashboard());
+    const rules = queries.map((query, i) => ({ record: `dashboard:query_${i}`, expr: filled(query.expr) }));
+    for (const rule of rules) expect(rule.expr, 'a Grafana variable left').not.toContain('$');
+    const file = join(temp, 'dashboard-queries.yaml');
+    writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules }] }));
+    const { status, output } = promtool(['check', 'rules', file]);
+    expect(status, `${output}\n${queries.map((q, i) => `query_${i}: ${q.where}`).join('\n')}`).toBe(0);
+    expect(output).toContain(`SUCCESS: ${queries.length} rules found`);
   });
 
   it('test rules: each alert fires where it should, with its labels and words, and stays quiet elsewhere', () => {
