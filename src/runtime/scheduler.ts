@@ -86,9 +86,10 @@ export const CRON_GAP_MAX_MATCHES = 1_000;
 /**
  * The longest gap between two consecutive matches of a cron `pattern` from `from` (epoch ms) on,
  * over {@link CRON_GAP_HORIZON_MS} or {@link CRON_GAP_MAX_MATCHES} matches, whichever ends first
- * (a per-minute pattern: under 30 ms, once at start; a pattern matching more often than every 10 minutes
- * that also pauses for days reads as its frequent gap). A gap that ends past the horizon still
- * counts, so a monthly pattern gives its month. Undefined when it matches fewer than twice.
+ * (a per-minute pattern: under 30 ms, once at start). A pattern matching more often than every
+ * 10 minutes that also pauses for days reads as its frequent gap. A gap that ends past the
+ * horizon still counts, so a monthly pattern gives its month. Undefined when it matches fewer
+ * than twice.
  */
 export function longestCronGapMs(pattern: string, from: number): number | undefined {
   const cron = new Cron(pattern, { paused: true });
