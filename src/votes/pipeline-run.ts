@@ -69,7 +69,7 @@ export function releaseDrained(s: PipelineRun): void {
 }
 
 /** Runs `work` in the background; it must not reject (callers catch). */
-export function track(s: PipelineRun, work: Promise<unknown>): void {
+function track(s: PipelineRun, work: Promise<unknown>): void {
   s.inFlight.add(work);
   void work.finally(() => {
     s.inFlight.delete(work);
@@ -77,7 +77,7 @@ export function track(s: PipelineRun, work: Promise<unknown>): void {
   });
 }
 
-export function kick(s: PipelineRun): void {
+function kick(s: PipelineRun): void {
   // setImmediate, not a microtask: `ingest()` callers (a webhook answering 2xx) go first.
   if (s.kicked) return;
   s.kicked = true;

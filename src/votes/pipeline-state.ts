@@ -10,7 +10,7 @@ import type { DeadLetter, LedgerEntry, Vote, VoteHook } from './types.js';
  */
 
 /** Where the pipeline is in its life. */
-export type PipelinePhase = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+type PipelinePhase = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 /** The scheduling state of one pipeline. */
 export interface PipelineState {
@@ -47,7 +47,7 @@ export interface PipelineState {
 export type FailureAction = 'abandon' | 'retry' | 'dead_letter';
 
 /** The hooks by name; two with one name throw (names key the ledger's records). */
-export function hooksByName(hooks: readonly VoteHook[]): Map<string, VoteHook> {
+function hooksByName(hooks: readonly VoteHook[]): Map<string, VoteHook> {
   const byName = new Map<string, VoteHook>();
   for (const hook of hooks) {
     if (byName.has(hook.name)) throw new ListingAgentError('votes_hook_name', `two vote hooks are named "${hook.name}": hook names must be unique (they key the ledger's records)`);
@@ -77,7 +77,7 @@ export function createPipelineState(hooks: readonly VoteHook[], options: { concu
 export const isCurrent = (state: PipelineState, task: Task): boolean => task.generation === state.generation;
 
 /** Queues `hook` for `job`, behind the same user's earlier votes for that hook; true when it is ready to run now. */
-export function enqueue(state: PipelineState, job: Job, hook: VoteHook): boolean {
+function enqueue(state: PipelineState, job: Job, hook: VoteHook): boolean {
   const task: Task = { job, hook, attempt: 1, generation: state.generation };
   const users = state.lanes.get(hook) as Map<string, Task[] | null>;
   const { userId } = job.vote;

@@ -173,7 +173,7 @@ export function verifySignedDelivery(rawBody: Uint8Array | string, headers: Webh
 }
 
 /** The verdict of a verification: a refusal, the vote of a `vote.create`, or another event. */
-export function verdictOfVerified(result: VerifyResult): Refusal | VoteVerdict | EventVerdict {
+function verdictOfVerified(result: VerifyResult): Refusal | VoteVerdict | EventVerdict {
   if (!result.ok) {
     const known = V1_REFUSALS[result.reason];
     return known.reply.status === result.status ? known : v1Refusal(result.reason, result.status);
@@ -189,7 +189,7 @@ const isLegacy = (rules: ReceiverRules, headers: IncomingHttpHeaders) =>
   headers[SIGNATURE_HEADER] === undefined && headers.authorization !== undefined && rules.legacyAuthorization !== undefined;
 
 /** The verdict of a v0 delivery: authorized, a known body, and for an upvote a known project. */
-export function judgeLegacyDelivery(rules: ReceiverRules, rawBody: Uint8Array, headers: IncomingHttpHeaders): Refusal | LegacyVerdict | NotReady {
+function judgeLegacyDelivery(rules: ReceiverRules, rawBody: Uint8Array, headers: IncomingHttpHeaders): Refusal | LegacyVerdict | NotReady {
   if (!verifyLegacyAuthorization(headers.authorization, [rules.legacyAuthorization ?? ''])) return LEGACY_UNAUTHORIZED;
   const parsed = parseLegacyVote(rawBody);
   if (!parsed.ok) return LEGACY_MALFORMED[parsed.reason];
