@@ -25,7 +25,7 @@
 import { cpus, availableParallelism, loadavg } from 'node:os';
 import { bench, describe } from 'vitest';
 import { assertBuilt } from './helpers/daemon.js';
-import { openLoop, type OpenLoopRequest } from './helpers/open-loop.js';
+import { openLoop, type OpenLoopRequest, type OpenLoopResult } from './helpers/open-loop.js';
 import { BODY_BYTES, pinGenerator, pinning, startTarget, voteCreateDeliveries, type Delivery } from './helpers/webhook-load.js';
 
 const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
@@ -106,6 +106,62 @@ function requestBytes(delivery: Delivery, authority: string): OpenLoopRequest {
   return { bytes: Buffer.concat([Buffer.from(`POST ${PATH} HTTP/1.1\r\nhost: ${authority}\r\n${headers}\r\n`, 'latin1'), delivery.body]) };
 }
 
+/**
+ * Per vote of the measured run (`count` deliveries after `warm` warm-up ones): the counts and the
+ * latencies, from the sender's result and the hook's `[userId, hrtime]` pairs.
+ */
+function tally(result: OpenLoopResult, hookTimes: readonly string[], warm: number, count: number) {
+  // Hook calls by delivery index (the user ID is the base plus the index).
+  const hookNs = new Map<number, bigint[]>();
+  let strangers = 0;
+  for (let i = 0; i < hookTimes.length; i += 2) {
+    const index = Number(BigInt(hookTimes[i] as string) - USER_ID_BASE) - warm;
+    if (index < 0 || index >= count) {
+      strangers += 1;
+      continue;
+    }
+    const times = hookNs.get(index) ?? [];
+    times.push(BigInt(hookTimes[i + 1] as string));
+    hookNs.set(index, times);
+  }
+  const reward: number[] = [];
+  const rewardFromSlot: number[] = [];
+  const ack: number[] = [];
+  let acked = 0;
+  let non2xx = 0;
+  let lost = 0;
+  let duplicates = 0;
+  for (let index = 0; index < count; index++) {
+    const status = result.status[index] as number;
+    const ok = status >= 200 && status < 300;
+    if (ok) {
+      acked += 1;
+      ack.push(Number((result.answeredNs[index] as bigint) - (result.sentNs[index] as bigint)) / 1e6);
+    } else if (status !== 0) non2xx += 1;
+    const times = hookNs.get(index);
+    if (times === undefined) {
+      if (ok) lost += 1;
+      continue;
+    }
+    if (times.length > 1) duplicates += times.length - 1;
+    const firstByteToHook = Number((times[0] as bigint) - (result.sentNs[index] as bigint)) / 1e6;
+    reward.push(firstByteToHook);
+    rewardFromSlot.push(firstByteToHook + Number(result.lateNs[index] as bigint) / 1e6);
+  }
+  return {
+    sent: count - [...result.sentNs].filter((ns) => ns === 0n).length,
+    acked,
+    non2xx,
+    hooked: [...hookNs.values()].reduce((sum, times) => sum + times.length, 0),
+    lost,
+    duplicates,
+    strangers,
+    reward: percentiles(reward),
+    ack: percentiles(ack),
+    rewardFromSlot: percentiles(rewardFromSlot),
+  };
+}
+
 async function measure(rate: Rate, pool: readonly Delivery[]): Promise<RateResult> {
   const server = await startTarget('receiver-ledger', {
     BENCH_V1_SECRET: V1_SECRET,
@@ -131,57 +187,10 @@ async function measure(rate: Rate, pool: readonly Delivery[]): Promise<RateResul
     const result = await openLoop({ ...common, requests: measured.map((d) => requestBytes(d, authority)) });
     const drained = (await server.ask({ drain: DRAIN_MS }, 'drained', DRAIN_MS + 5_000)) as { hookTimes: string[] };
     const stats = await server.stop();
-
-    // Hook calls by delivery index (the user ID is the base plus the index).
-    const hookNs = new Map<number, bigint[]>();
-    let strangers = 0;
-    for (let i = 0; i < drained.hookTimes.length; i += 2) {
-      const index = Number(BigInt(drained.hookTimes[i] as string) - USER_ID_BASE) - warm;
-      if (index < 0 || index >= count) {
-        strangers += 1;
-        continue;
-      }
-      const times = hookNs.get(index) ?? [];
-      times.push(BigInt(drained.hookTimes[i + 1] as string));
-      hookNs.set(index, times);
-    }
-    const reward: number[] = [];
-    const rewardFromSlot: number[] = [];
-    const ack: number[] = [];
-    let acked = 0;
-    let non2xx = 0;
-    let lost = 0;
-    let duplicates = 0;
-    for (let index = 0; index < count; index++) {
-      const status = result.status[index] as number;
-      const ok = status >= 200 && status < 300;
-      if (ok) {
-        acked += 1;
-        ack.push(Number((result.answeredNs[index] as bigint) - (result.sentNs[index] as bigint)) / 1e6);
-      } else if (status !== 0) non2xx += 1;
-      const times = hookNs.get(index);
-      if (times === undefined) {
-        if (ok) lost += 1;
-        continue;
-      }
-      if (times.length > 1) duplicates += times.length - 1;
-      const firstByteToHook = Number((times[0] as bigint) - (result.sentNs[index] as bigint)) / 1e6;
-      reward.push(firstByteToHook);
-      rewardFromSlot.push(firstByteToHook + Number(result.lateNs[index] as bigint) / 1e6);
-    }
     return {
       rate,
-      sent: count - [...result.sentNs].filter((ns) => ns === 0n).length,
-      acked,
-      non2xx,
+      ...tally(result, drained.hookTimes, warm, count),
       errors: result.errors,
-      hooked: [...hookNs.values()].reduce((sum, times) => sum + times.length, 0),
-      lost,
-      duplicates,
-      strangers,
-      reward: percentiles(reward),
-      ack: percentiles(ack),
-      rewardFromSlot: percentiles(rewardFromSlot),
       senderLate: percentiles([...result.lateNs].map((ns) => Number(ns) / 1e6)),
       achievedRate: count / result.sendSeconds,
       connections: result.connections,

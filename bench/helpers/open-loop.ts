@@ -59,11 +59,8 @@ function parseResponse(data: Buffer): { status: number; length: number } | undef
   return data.length >= length ? { status, length } : undefined;
 }
 
-/**
- * Sends `requests` to `host:port` at `rate` per second (slot `i` at `i / rate` s after the start)
- * and resolves once every request is answered or failed, or `drainMs` after the last send.
- */
-export async function openLoop(options: {
+/** Options of {@link openLoop}. */
+export interface OpenLoopOptions {
   host: string;
   port: number;
   requests: readonly OpenLoopRequest[];
@@ -72,130 +69,164 @@ export async function openLoop(options: {
   preopen: number;
   maxConnections: number;
   drainMs: number;
-}): Promise<OpenLoopResult> {
-  const { host, port, requests, rate, maxConnections, drainMs } = options;
-  const total = requests.length;
-  const sentNs = new BigInt64Array(total);
-  const answeredNs = new BigInt64Array(total);
-  const status = new Uint16Array(total);
-  const lateNs = new BigInt64Array(total);
-  const idle: Connection[] = [];
-  const all: Connection[] = [];
-  const waiting: number[] = [];
-  let opened = 0;
-  let errors = 0;
-  let answered = 0;
-  let next = 0;
-  let startNs = 0n;
-  let lastSendNs = 0n;
-  let finish: () => void = () => {};
-  const finished = new Promise<void>((resolve) => (finish = resolve));
-  const slotNs = (index: number) => startNs + BigInt(Math.round((index * 1e9) / rate));
+}
 
-  function send(connection: Connection, index: number): void {
+/** One run of the sender: the schedule, the connections and what each request met. */
+class Sender {
+  readonly sentNs: BigInt64Array;
+  readonly answeredNs: BigInt64Array;
+  readonly status: Uint16Array;
+  readonly lateNs: BigInt64Array;
+  private readonly idle: Connection[] = [];
+  private readonly all: Connection[] = [];
+  private readonly waiting: number[] = [];
+  opened = 0;
+  errors = 0;
+  private answered = 0;
+  private next = 0;
+  startNs = 0n;
+  lastSendNs = 0n;
+  private finish: () => void = () => {};
+  readonly finished = new Promise<void>((resolve) => (this.finish = resolve));
+
+  constructor(private readonly options: OpenLoopOptions) {
+    const total = options.requests.length;
+    this.sentNs = new BigInt64Array(total);
+    this.answeredNs = new BigInt64Array(total);
+    this.status = new Uint16Array(total);
+    this.lateNs = new BigInt64Array(total);
+  }
+
+  private slotNs(index: number): bigint {
+    return this.startNs + BigInt(Math.round((index * 1e9) / this.options.rate));
+  }
+
+  async preopen(): Promise<void> {
+    for (const connection of await Promise.all(Array.from({ length: this.options.preopen }, () => this.open()))) this.idle.push(connection);
+  }
+
+  /** Sends every request whose slot has come; false once the last one is out. */
+  tick(): boolean {
+    const now = process.hrtime.bigint();
+    const total = this.options.requests.length;
+    while (this.next < total && this.slotNs(this.next) <= now) {
+      const index = this.next++;
+      const connection = this.idle.pop();
+      if (connection) this.send(connection, index);
+      else if (this.opened < this.options.maxConnections) {
+        void this.open().then(
+          (fresh) => this.send(fresh, index),
+          () => this.done(0n, 0, true), // never sent: status 0
+        );
+      } else this.waiting.push(index);
+    }
+    return this.next < total;
+  }
+
+  /** Resolves `finished` once every request is answered or failed. */
+  settle(): void {
+    if (this.answered === this.options.requests.length) this.finish();
+  }
+
+  close(): void {
+    this.finish();
+    for (const connection of this.all) connection.socket.destroy();
+  }
+
+  private send(connection: Connection, index: number): void {
     connection.inFlight = index;
     const now = process.hrtime.bigint();
-    sentNs[index] = now;
-    lastSendNs = now;
-    lateNs[index] = now - slotNs(index);
-    connection.socket.write((requests[index] as OpenLoopRequest).bytes);
+    this.sentNs[index] = now;
+    this.lastSendNs = now;
+    this.lateNs[index] = now - this.slotNs(index);
+    connection.socket.write((this.options.requests[index] as OpenLoopRequest).bytes);
   }
 
-  function settle(): void {
-    if (answered === total) finish();
+  private done(at: bigint, index: number, failed: boolean, status = 0): void {
+    if (failed) this.errors += 1;
+    else {
+      this.answeredNs[index] = at;
+      this.status[index] = status;
+    }
+    this.answered += 1;
+    this.settle();
   }
 
-  function release(connection: Connection): void {
-    const queued = waiting.shift();
-    if (queued !== undefined) send(connection, queued);
-    else idle.push(connection);
+  /** A free connection takes the oldest request waiting for one, or waits itself. */
+  private release(connection: Connection): void {
+    const queued = this.waiting.shift();
+    if (queued !== undefined) this.send(connection, queued);
+    else this.idle.push(connection);
   }
 
-  function open(): Promise<Connection> {
-    opened += 1;
-    const socket = connect({ host, port, noDelay: true });
-    const connection: Connection = { socket, inFlight: -1, buffered: Buffer.alloc(0) };
-    all.push(connection);
-    socket.on('data', (chunk: Buffer) => {
-      const at = process.hrtime.bigint();
-      connection.buffered = connection.buffered.length === 0 ? chunk : Buffer.concat([connection.buffered, chunk]);
-      for (;;) {
-        const response = parseResponse(connection.buffered);
-        if (response === undefined) break;
-        connection.buffered = connection.buffered.subarray(response.length);
-        const index = connection.inFlight;
-        if (index < 0) continue; // not ours: ignored
-        connection.inFlight = -1;
-        answeredNs[index] = at;
-        status[index] = response.status;
-        answered += 1;
-        release(connection);
-      }
-      settle();
-    });
-    const failed = () => {
+  private onData(connection: Connection, chunk: Buffer): void {
+    const at = process.hrtime.bigint();
+    connection.buffered = connection.buffered.length === 0 ? chunk : Buffer.concat([connection.buffered, chunk]);
+    for (;;) {
+      const response = parseResponse(connection.buffered);
+      if (response === undefined) break;
+      connection.buffered = connection.buffered.subarray(response.length);
       const index = connection.inFlight;
+      if (index < 0) continue; // not ours: ignored
       connection.inFlight = -1;
-      const at = idle.indexOf(connection);
-      if (at >= 0) idle.splice(at, 1);
-      if (index >= 0) {
-        errors += 1;
-        answered += 1; // failed: counted as done, status 0
-        settle();
-      }
-    };
-    socket.on('error', failed);
-    socket.on('close', failed);
+      this.done(at, index, false, response.status);
+      this.release(connection);
+    }
+  }
+
+  /** The connection failed or closed: the request on it (if any) failed, status 0. */
+  private onFailure(connection: Connection): void {
+    const index = connection.inFlight;
+    connection.inFlight = -1;
+    const at = this.idle.indexOf(connection);
+    if (at >= 0) this.idle.splice(at, 1);
+    if (index >= 0) this.done(0n, index, true);
+  }
+
+  private open(): Promise<Connection> {
+    this.opened += 1;
+    const socket = connect({ host: this.options.host, port: this.options.port, noDelay: true });
+    const connection: Connection = { socket, inFlight: -1, buffered: Buffer.alloc(0) };
+    this.all.push(connection);
+    socket.on('data', (chunk: Buffer) => this.onData(connection, chunk));
+    socket.on('error', () => this.onFailure(connection));
+    socket.on('close', () => this.onFailure(connection));
     return new Promise((resolve, reject) => {
       socket.once('connect', () => resolve(connection));
       socket.once('error', reject);
     });
   }
+}
 
-  for (const connection of await Promise.all(Array.from({ length: options.preopen }, () => open()))) idle.push(connection);
-
+/**
+ * Sends `requests` to `host:port` at `rate` per second (slot `i` at `i / rate` s after the start)
+ * and resolves once every request is answered or failed, or `drainMs` after the last send.
+ */
+export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const sender = new Sender(options);
+  await sender.preopen();
   const cpuBefore = process.cpuUsage();
-  startNs = process.hrtime.bigint();
+  sender.startNs = process.hrtime.bigint();
+  // Every millisecond or so (a timer's resolution), send every request whose slot has come.
   await new Promise<void>((resolve) => {
-    // Every millisecond or so (a timer's resolution), send every request whose slot has come.
-    const tick = () => {
-      const now = process.hrtime.bigint();
-      while (next < total && slotNs(next) <= now) {
-        const index = next++;
-        const connection = idle.pop();
-        if (connection) send(connection, index);
-        else if (opened < maxConnections) {
-          void open().then(
-            (fresh) => send(fresh, index),
-            () => {
-              errors += 1;
-              answered += 1; // never sent: status 0
-              settle();
-            },
-          );
-        }
-        else waiting.push(index);
-      }
-      if (next < total) setTimeout(tick, 1);
-      else resolve();
-    };
+    const tick = () => (sender.tick() ? setTimeout(tick, 1) : resolve());
     tick();
   });
-  const drainTimer = setTimeout(finish, drainMs);
-  settle();
-  await finished;
+  const drainTimer = setTimeout(() => sender.close(), options.drainMs);
+  sender.settle();
+  await sender.finished;
   clearTimeout(drainTimer);
   const cpu = process.cpuUsage(cpuBefore);
-  const wallMs = Number(process.hrtime.bigint() - startNs) / 1e6;
-  for (const connection of all) connection.socket.destroy();
+  const wallMs = Number(process.hrtime.bigint() - sender.startNs) / 1e6;
+  sender.close();
   return {
-    sentNs,
-    answeredNs,
-    status,
-    lateNs,
-    connections: opened,
-    errors,
-    sendSeconds: Number(lastSendNs - startNs) / 1e9,
+    sentNs: sender.sentNs,
+    answeredNs: sender.answeredNs,
+    status: sender.status,
+    lateNs: sender.lateNs,
+    connections: sender.opened,
+    errors: sender.errors,
+    sendSeconds: Number(sender.lastSendNs - sender.startNs) / 1e9,
     senderCpuPercent: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
   };
 }
