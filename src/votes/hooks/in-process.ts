@@ -48,8 +48,10 @@ export function createInProcessHook(options: InProcessHookOptions): VoteHook {
 
   async function run(vote: Vote, context: HookCallContext): Promise<void> {
     if (context.signal.aborted) throw new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)');
-    const listeners = [...options.listeners()];
-    if (listeners.length === 0) return;
+    const current = options.listeners();
+    if (current.length === 0) return;
+    if (current.length === 1) return runOne(current[0]!, vote, context);
+    const listeners = [...current];
     const all = Promise.allSettled(
       listeners.map(async (listener) => {
         // Inside an async function, a listener that throws becomes a rejection like any other.
@@ -63,15 +65,48 @@ export function createInProcessHook(options: InProcessHookOptions): VoteHook {
     for (let turn = 0; turn < 8 && !settled; turn += 1) await null;
     const results = settled && options.timeoutMs === undefined ? await all : await race(all, context.signal, options.timeoutMs, name);
     const failures = results.flatMap((result, index) => (result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : []));
-    if (failures.length === 0) return;
-    const of = `of ${listeners.length}`;
-    const described = failures.map(({ index, reason }) => `#${index + 1} ${of}${label(listeners[index]!)}: ${errorLine(reason)}`);
-    const message = failures.length === 1 ? `vote listener ${described[0]}` : `${failures.length} vote listeners failed: ${described.join('; ')}`;
-    const cause = failures.length === 1 ? failures[0]!.reason : new AggregateError(failures.map((failure) => failure.reason), message);
-    throw new VoteHookError(name, 'listener', message, { cause });
+    if (failures.length > 0) throw listenersFailed(name, listeners, failures);
+  }
+
+  /**
+   * The usual case, one listener, without `allSettled`, an async wrapper and a copy of the list
+   * (about 2 KiB and a microsecond per vote): the same outcome as the general path.
+   */
+  async function runOne(listener: VoteListener, vote: Vote, context: HookCallContext): Promise<void> {
+    let returned: unknown;
+    try {
+      returned = listener(vote);
+    } catch (error) {
+      throw listenersFailed(name, [listener], [{ index: 0, reason: error }]);
+    }
+    if (!isThenable(returned)) return;
+    const outcome: { settled: boolean; rejected: boolean; reason: unknown } = { settled: false, rejected: false, reason: undefined };
+    const done = Promise.resolve(returned).then(
+      () => void (outcome.settled = true),
+      (reason: unknown) => {
+        outcome.settled = true;
+        outcome.rejected = true;
+        outcome.reason = reason;
+      },
+    );
+    for (let turn = 0; turn < 8 && !outcome.settled; turn += 1) await null;
+    if (!outcome.settled || options.timeoutMs !== undefined) await race(done, context.signal, options.timeoutMs, name);
+    if (outcome.rejected) throw listenersFailed(name, [listener], [{ index: 0, reason: outcome.reason }]);
   }
 
   return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run };
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+
+/** The hook's error for the listeners that threw or rejected (`index` into `listeners`). */
+function listenersFailed(name: string, listeners: readonly VoteListener[], failures: ReadonlyArray<{ index: number; reason: unknown }>): VoteHookError {
+  const of = `of ${listeners.length}`;
+  const described = failures.map(({ index, reason }) => `#${index + 1} ${of}${label(listeners[index]!)}: ${errorLine(reason)}`);
+  const message = failures.length === 1 ? `vote listener ${described[0]}` : `${failures.length} vote listeners failed: ${described.join('; ')}`;
+  const cause = failures.length === 1 ? failures[0]!.reason : new AggregateError(failures.map((failure) => failure.reason), message);
+  return new VoteHookError(name, 'listener', message, { cause });
 }
 
 /** ` (name)` for a named function, '' for an anonymous one or a `once` wrapper. */
