@@ -46,12 +46,16 @@ export interface InProcessHookOptions {
 export function createInProcessHook(options: InProcessHookOptions): VoteHook {
   const name = options.name ?? IN_PROCESS_HOOK_NAME;
 
-  async function run(vote: Vote, context: HookCallContext): Promise<void> {
-    if (context.signal.aborted) throw new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)');
+  /** Not `async`: the usual call (one listener) makes no promise of its own here. */
+  function run(vote: Vote, context: HookCallContext): Promise<void> {
+    if (context.signal.aborted) return Promise.reject(new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)'));
     const current = options.listeners();
-    if (current.length === 0) return;
+    if (current.length === 0) return DONE;
     if (current.length === 1) return runOne(current[0]!, vote, context);
-    const listeners = [...current];
+    return runAll([...current], vote, context);
+  }
+
+  async function runAll(listeners: VoteListener[], vote: Vote, context: HookCallContext): Promise<void> {
     const all = Promise.allSettled(
       listeners.map(async (listener) => {
         // Inside an async function, a listener that throws becomes a rejection like any other.
@@ -72,14 +76,18 @@ export function createInProcessHook(options: InProcessHookOptions): VoteHook {
    * The usual case, one listener, without `allSettled`, an async wrapper and a copy of the list
    * (about 2 KiB and a microsecond per vote): the same outcome as the general path.
    */
-  async function runOne(listener: VoteListener, vote: Vote, context: HookCallContext): Promise<void> {
+  function runOne(listener: VoteListener, vote: Vote, context: HookCallContext): Promise<void> {
     let returned: unknown;
     try {
       returned = listener(vote);
     } catch (error) {
-      throw listenersFailed(name, [listener], [{ index: 0, reason: error }]);
+      return Promise.reject(listenersFailed(name, [listener], [{ index: 0, reason: error }]));
     }
-    if (!isThenable(returned)) return;
+    return isThenable(returned) ? awaitOne(listener, returned, context) : DONE;
+  }
+
+  /** Waits for one listener's promise: a few turns, then raced against the call's signal and the timeout. */
+  async function awaitOne(listener: VoteListener, returned: PromiseLike<unknown>, context: HookCallContext): Promise<void> {
     const outcome: { settled: boolean; rejected: boolean; reason: unknown } = { settled: false, rejected: false, reason: undefined };
     const done = Promise.resolve(returned).then(
       () => void (outcome.settled = true),
@@ -96,6 +104,9 @@ export function createInProcessHook(options: InProcessHookOptions): VoteHook {
 
   return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run };
 }
+
+/** The outcome of a call with nothing to wait for, shared: a resolved promise cannot change. */
+const DONE: Promise<void> = Promise.resolve();
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
