@@ -83,13 +83,14 @@ export function createPostTargets(options: PostTargetsOptions) {
 
     succeeded(name: PostTarget, result: PostResult): void {
       const target = state(name);
+      const afterFailures = target.failures;
       if (target.failures > 0) logger.info({ target: name, failures: target.failures }, 'posting works again');
       if (target.condition?.startsWith('refused')) options.mark(true, options.readyDetail());
       Object.assign(target, { failures: 0, blockedUntil: 0, retry: false, condition: undefined });
       count(name, 'ok');
       options.metrics?.markSuccess('stats', now());
       logger.debug({ target: name, entries: result.samples.length }, 'posted');
-      emit('posted', result);
+      emit('posted', { ...result, nextPostAt: options.nextRegularPost(), ...(afterFailures > 0 ? { afterFailures } : {}) });
     },
 
     /**

@@ -1,7 +1,7 @@
 import { ListingAgentError } from '../errors.js';
 import { backoffDelay, createFifo, errorText, notRunning, realSchedule, settleWithin, type Job, type Task } from './pipeline-parts.js';
 import type { VotePipeline, VotePipelineOptions } from './pipeline-types.js';
-import type { DeadLetter, HookCallContext, LedgerEntry, Vote, VoteHook } from './types.js';
+import type { DeadLetter, HookCallContext, HookRun, LedgerEntry, Vote, VoteHook } from './types.js';
 import { createVoteLog } from './vote-log.js';
 
 export { backoffDelay, realSchedule, type BackoffOptions, type Schedule } from './pipeline-parts.js';
@@ -194,6 +194,9 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     };
     let failure: unknown;
     let ok = false;
+    const startedAt = now();
+    const ran = (result: HookRun['result'], error?: string) =>
+      emit?.('voteHookRan', { key: vote.key, hook: hook.name, attempt: task.attempt, result, durationMs: now() - startedAt, ...(error === undefined ? {} : { error }) });
     try {
       await hook.run(vote, context);
       ok = true;
@@ -206,6 +209,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     const current = task.generation === generation && phase === 'running';
     if (ok) {
       metrics?.hookRuns.inc({ hook: hook.name, result: 'ok' });
+      ran('ok');
       advanceLane(task);
       pump();
       if (!job.recordEachHook && job.outstanding === 1 && task.generation === generation && phase !== 'stopped') {
@@ -227,6 +231,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     pump();
     if (task.attempt <= hook.retries) {
       metrics?.hookRuns.inc({ hook: hook.name, result: 'error' });
+      ran('error', errorText(failure));
       const delayMs = backoffDelay(task.attempt, random, options.backoff);
       logger.warn({ hook: hook.name, key: vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) }, 'vote hook failed; retrying');
       const cancel = schedule(() => {
@@ -240,6 +245,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     }
     metrics?.hookRuns.inc({ hook: hook.name, result: 'dead_letter' });
     const letter: DeadLetter = { key: vote.key, hook: hook.name, vote, attempts: task.attempt, error: errorText(failure), failedAt: new Date(now()).toISOString() };
+    ran('dead_letter', letter.error);
     logger.error({ hook: hook.name, key: vote.key, attempts: task.attempt, error: letter.error }, 'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)');
     advanceLane(task);
     job.recordEachHook = true;

@@ -1,0 +1,285 @@
+/**
+ * The status page's memory: what the agent's events said, kept bounded (a window of
+ * `historyMs`, and at most so many entries of each kind). The agent feeds it (the composition
+ * layer subscribes it to its events); the inputs are declared here by shape, so that this
+ * capability imports none of the others.
+ */
+
+/** What a `posted` event carries, as far as the page reads it. */
+export interface PostedInput {
+  target: string;
+  samples: readonly { timestamp: string; serverCount: number; shardCount: number }[];
+  nextPostAt?: number;
+  afterFailures?: number;
+}
+
+/** What a `postFailed` event carries. */
+export interface PostFailedInput {
+  target: string;
+  error: Error;
+  pendingSamples: number;
+  retryAt: number;
+}
+
+/** What a `commandsSynced` event carries. */
+export interface CommandsSyncedInput {
+  count: number;
+  skipped: boolean;
+  hash: string;
+  reason: string;
+  diff: { added: readonly string[]; removed: readonly string[]; changed: readonly { key: string }[] };
+}
+
+/** What a `voteReceived` event carries. */
+export interface VoteInput {
+  key: string;
+  userId: string;
+  platformId: string | null;
+  road: string;
+  createdAt: string;
+  user?: { name: string | null };
+}
+
+/** What a `voteHookRan` event carries. */
+export interface HookRunInput {
+  key: string;
+  hook: string;
+  attempt: number;
+  result: 'ok' | 'error' | 'dead_letter';
+  durationMs: number;
+  error?: string;
+}
+
+/** A sample of the counts, epoch ms. */
+export interface CollectedSample {
+  at: number;
+  servers: number;
+  shards: number;
+}
+
+/** A post, epoch ms. */
+export interface CollectedPost {
+  at: number;
+  target: string;
+  outcome: 'ok' | 'retried' | 'failed';
+  servers: number | null;
+  shards: number | null;
+  samples: number;
+  error: string | null;
+  retryAt: number | null;
+}
+
+/** A hook's latest outcome for a vote. */
+export interface CollectedHook {
+  hook: string;
+  outcome: 'ok' | 'retrying' | 'dead_letter';
+  attempts: number;
+  latencyMs: number;
+  error: string | null;
+}
+
+/** A vote received, epoch ms. */
+export interface CollectedVote {
+  key: string;
+  userId: string;
+  platformId: string | null;
+  name: string | null;
+  source: string;
+  createdAt: string;
+  receivedAt: number;
+  hooks: CollectedHook[];
+}
+
+/** Everything collected, as {@link StatusCollector.collected} hands it out (copies). */
+export interface CollectedStatus {
+  /** Oldest first. */
+  samples: CollectedSample[];
+  /** Oldest first. */
+  posts: CollectedPost[];
+  nextPostAt: number | null;
+  /** Samples kept after the newest failure, when it is newer than the newest success. */
+  pendingSamples: number | null;
+  lastSync: (Omit<CommandsSyncedInput, 'diff'> & { at: number; added: string[]; removed: string[]; changed: string[] }) | null;
+  lastSyncFailure: { at: number; error: string } | null;
+  /** Newest first. */
+  votes: CollectedVote[];
+  /** Hours (epoch ms of the hour's start) with votes, oldest first. */
+  votesPerHour: { hour: number; poll: number; webhook: number }[];
+  /** The delivery counts to subtract for "the last hour", and when they were read. */
+  deliveryBaseline: { at: number; counts: Record<string, number> } | null;
+  cursorMovedAt: number | null;
+  /** Newest first. */
+  errors: { at: number; message: string }[];
+}
+
+/** Options of {@link createStatusCollector}. */
+export interface StatusCollectorOptions {
+  /** Epoch ms. */
+  now: () => number;
+  /** How far back samples, posts and votes per hour are kept. Default 24 h. */
+  historyMs?: number;
+  /** Samples kept at most (the oldest half is thinned past it). Default 4 000. */
+  maxSamples?: number;
+  /** Posts kept at most. Default 1 000. */
+  maxPosts?: number;
+  /** Votes listed. Default 50. */
+  recentVotes?: number;
+  /** Errors listed. Default 10. */
+  recentErrors?: number;
+}
+
+/** The collector: one method per event it hears, and what it kept. */
+export interface StatusCollector {
+  posted(result: PostedInput): void;
+  postFailed(failure: PostFailedInput): void;
+  commandsSynced(result: CommandsSyncedInput): void;
+  commandsSyncFailed(failure: { error: Error }): void;
+  voteReceived(vote: VoteInput): void;
+  hookRan(run: HookRunInput): void;
+  error(error: Error): void;
+  /** A reading of the cumulative delivery counters (taken every minute): the base of "the last hour". */
+  deliveries(counts: Record<string, number>): void;
+  /** The stored cursor as read now: when it differs from the last reading, it moved now. */
+  cursor(position: string | null): void;
+  collected(): CollectedStatus;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Drops every other entry of the oldest half until at most `max` are left (the newest half stays whole). */
+export function thinOldest<T>(entries: T[], max: number): T[] {
+  let result = entries;
+  while (result.length > max) {
+    const half = Math.floor(result.length / 2);
+    result = [...result.slice(0, half).filter((_, index) => index % 2 === 0), ...result.slice(half)];
+  }
+  return result;
+}
+
+/** Creates an empty collector. See {@link StatusCollectorOptions} for the bounds. */
+export function createStatusCollector(options: StatusCollectorOptions): StatusCollector {
+  const { now } = options;
+  const historyMs = options.historyMs ?? 24 * HOUR_MS;
+  const maxSamples = options.maxSamples ?? 4_000;
+  const maxPosts = options.maxPosts ?? 1_000;
+  const recentVotes = options.recentVotes ?? 50;
+  const recentErrors = options.recentErrors ?? 10;
+
+  let samples: CollectedSample[] = [];
+  let posts: CollectedPost[] = [];
+  let nextPostAt: number | null = null;
+  let pendingSamples: number | null = null;
+  let lastSync: CollectedStatus['lastSync'] = null;
+  let lastSyncFailure: CollectedStatus['lastSyncFailure'] = null;
+  let votes: CollectedVote[] = [];
+  const votesPerHour = new Map<number, { poll: number; webhook: number }>();
+  let deliveryReadings: { at: number; counts: Record<string, number> }[] = [];
+  let cursorPosition: string | null | undefined;
+  let cursorMovedAt: number | null = null;
+  let errors: CollectedStatus['errors'] = [];
+
+  const since = () => now() - historyMs;
+
+  function addSample(sample: CollectedSample): void {
+    // Posts come in time order, so the place is almost always the end; v1 and v0 post the same sample.
+    let index = samples.length;
+    while (index > 0 && samples[index - 1]!.at > sample.at) index -= 1;
+    if (index > 0 && samples[index - 1]!.at === sample.at) samples[index - 1] = sample;
+    else samples.splice(index, 0, sample);
+  }
+
+  function prune(): void {
+    const cutoff = since();
+    samples = thinOldest(samples.filter((s) => s.at >= cutoff), maxSamples);
+    posts = posts.filter((p) => p.at >= cutoff).slice(-maxPosts);
+    for (const hour of votesPerHour.keys()) if (hour + HOUR_MS <= cutoff) votesPerHour.delete(hour);
+  }
+
+  function addPost(post: CollectedPost): void {
+    posts.push(post);
+    prune();
+  }
+
+  return {
+    posted(result) {
+      for (const s of result.samples) {
+        const at = Date.parse(s.timestamp);
+        if (Number.isFinite(at)) addSample({ at, servers: s.serverCount, shards: s.shardCount });
+      }
+      const newest = result.samples.at(-1);
+      const retried = (result.afterFailures ?? 0) > 0;
+      addPost({ at: now(), target: result.target, outcome: retried ? 'retried' : 'ok', servers: newest?.serverCount ?? null, shards: newest?.shardCount ?? null, samples: result.samples.length, error: null, retryAt: null });
+      nextPostAt = result.nextPostAt ?? null;
+      pendingSamples = null;
+    },
+    postFailed(failure) {
+      addPost({ at: now(), target: failure.target, outcome: 'failed', servers: null, shards: null, samples: 0, error: failure.error.message, retryAt: failure.retryAt });
+      nextPostAt = failure.retryAt;
+      pendingSamples = failure.pendingSamples;
+    },
+    commandsSynced(result) {
+      const { diff, ...rest } = result;
+      lastSync = { count: rest.count, skipped: rest.skipped, hash: rest.hash, reason: rest.reason, at: now(), added: [...diff.added], removed: [...diff.removed], changed: diff.changed.map((c) => c.key) };
+      lastSyncFailure = null;
+    },
+    commandsSyncFailed(failure) {
+      lastSyncFailure = { at: now(), error: failure.error.message };
+    },
+    voteReceived(vote) {
+      const receivedAt = now();
+      votes.unshift({ key: vote.key, userId: vote.userId, platformId: vote.platformId, name: vote.user?.name ?? null, source: vote.road, createdAt: vote.createdAt, receivedAt, hooks: [] });
+      if (votes.length > recentVotes) votes = votes.slice(0, recentVotes);
+      const hour = Math.floor(receivedAt / HOUR_MS) * HOUR_MS;
+      const counts = votesPerHour.get(hour) ?? { poll: 0, webhook: 0 };
+      if (vote.road === 'webhook') counts.webhook += 1;
+      else counts.poll += 1;
+      votesPerHour.set(hour, counts);
+      prune();
+    },
+    hookRan(run) {
+      const vote = votes.find((v) => v.key === run.key);
+      if (vote === undefined) return;
+      const outcome: CollectedHook = {
+        hook: run.hook,
+        outcome: run.result === 'ok' ? 'ok' : run.result === 'error' ? 'retrying' : 'dead_letter',
+        attempts: run.attempt,
+        latencyMs: run.durationMs,
+        error: run.error ?? null,
+      };
+      const index = vote.hooks.findIndex((h) => h.hook === run.hook);
+      if (index >= 0) vote.hooks[index] = outcome;
+      else vote.hooks.push(outcome);
+    },
+    error(error) {
+      errors = [{ at: now(), message: error.message }, ...errors].slice(0, recentErrors);
+    },
+    deliveries(counts) {
+      const at = now();
+      deliveryReadings.push({ at, counts: { ...counts } });
+      // Keep the newest reading at least an hour old (the base) and every one after it.
+      const base = deliveryReadings.findLastIndex((r) => r.at <= at - HOUR_MS);
+      if (base > 0) deliveryReadings = deliveryReadings.slice(base);
+    },
+    cursor(position) {
+      if (cursorPosition !== undefined && position !== cursorPosition) cursorMovedAt = now();
+      cursorPosition = position;
+    },
+    collected() {
+      prune();
+      const base = deliveryReadings[0];
+      return {
+        samples: samples.map((s) => ({ ...s })),
+        posts: posts.map((p) => ({ ...p })),
+        nextPostAt,
+        pendingSamples,
+        lastSync: lastSync === null ? null : { ...lastSync },
+        lastSyncFailure,
+        votes: votes.map((v) => ({ ...v, hooks: v.hooks.map((h) => ({ ...h })) })),
+        votesPerHour: [...votesPerHour].sort(([a], [b]) => a - b).map(([hour, c]) => ({ hour, ...c })),
+        deliveryBaseline: base === undefined ? null : { at: base.at, counts: { ...base.counts } },
+        cursorMovedAt,
+        errors: [...errors],
+      };
+    },
+  };
+}
