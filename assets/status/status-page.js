@@ -145,9 +145,11 @@
     if (!el) return;
     const UPlot = /** @type {any} */ (window).uPlot;
     const bars = (/** @type {number} */ align) => UPlot?.paths?.bars?.({ size: [0.4, 40], align });
+    // Each bar sits in the middle of its hour; the range covers whole hours, so the newest bars show in full.
     const hours = votes.perHour.map((/** @type {any} */ h) => Date.parse(h.hour) / 1000 + 1800);
+    const range = hours.length > 0 ? [hours[0] - 1800, hours[hours.length - 1] + 1800] : [0, 3600];
     draw('votes', el, {
-      scales: { x: { time: true } },
+      scales: { x: { time: true, range: () => range }, y: { range: (/** @type {any} */ _u, /** @type {number} */ _min, /** @type {number} */ max) => [0, Math.max(2, Math.ceil(max * 1.1))] } },
       axes: [{ stroke: color('--text'), grid: { stroke: color('--grid') } }, { stroke: color('--text'), grid: { stroke: color('--grid') }, label: 'votes per hour' }],
       series: [
         {},

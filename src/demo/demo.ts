@@ -144,6 +144,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     for (let i = 0; i < 3; i += 1) castVote();
     await agent.start();
     print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
+    print(`[agent]    status page at ${agent.healthServerUrl}/ : open it in a browser to watch the posts and votes as they happen`);
     print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready).');
 
     // Register the receiver as the project's webhook, as the owner would through the API.

@@ -23,14 +23,14 @@ function script(src: string): SafeHtml {
   return new SafeHtml(`<script src="${escapeHtml(src)}" defer><` + '/script>');
 }
 
-const SYMBOL: Record<Tone, string> = { ok: '✓', warn: '!', bad: '✗', neutral: '·' };
+const SYMBOL: Record<Tone, string> = { ok: '✓', warn: '!', bad: '✗', neutral: '' };
 
 function time(view: TimeView): SafeHtml {
   return html`<time datetime="${view.iso}" title="${view.absolute}" data-relative>${view.relative}</time>`;
 }
 
 function tone(t: Tone, text: string): SafeHtml {
-  return html`<span class="tone tone-${t}"><span class="symbol" aria-hidden="true">${SYMBOL[t]}</span> ${text}</span>`;
+  return html`<span class="tone tone-${t}">${SYMBOL[t] ? html`<span class="symbol" aria-hidden="true">${SYMBOL[t]}</span> ` : ''}${text}</span>`;
 }
 
 function facts(list: readonly Fact[]): SafeHtml {

@@ -44,9 +44,16 @@ export const SYSTEM_PROGRAMS = [
     debianPackage: 'systemd',
     testFiles: ['test/integration/deploy/systemd.test.ts'],
   },
+  {
+    // A real browser for the status page: headless, driven by playwright-core (which downloads none).
+    name: 'chromium',
+    envOverride: 'CHROMIUM',
+    debianPackage: 'chromium',
+    testFiles: ['test/integration/status/browser.test.ts'],
+  },
 ] as const satisfies readonly SystemProgram[];
 
-/** `redis-server` | `systemd-analyze`: what a test file may ask `programPath()` for. */
+/** `redis-server` | `systemd-analyze` | `chromium`: what a test file may ask `programPath()` for. */
 export type ProgramName = (typeof SYSTEM_PROGRAMS)[number]['name'];
 
 /**
