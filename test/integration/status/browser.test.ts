@@ -67,7 +67,7 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
     }
     const applied = t.emu.admin.metrics(t.fx.projectId).map((m) => Number(m.metrics.server_count));
     expect(applied.at(-1)).toBe(1_230);
-    await page.waitForFunction(() => document.querySelector<HTMLElement>('#plot-stats')?.dataset.lastServers === '1230', null, { timeout: 5_000 });
+    await page.locator('#plot-stats[data-last-servers="1230"]').waitFor({ timeout: 5_000 });
     const plot = page.locator('#plot-stats');
     expect(await plot.locator('canvas').count()).toBe(1);
     const doc = (await call<StatusDocument>(`${t.url}/status.json`)).body;
@@ -78,9 +78,9 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
     // A vote cast on the listing appears within 5 s, the page never reloading.
     const cast = Date.now();
     t.vote('carol');
-    await page.waitForFunction(() => document.querySelector('#votes-live')?.textContent?.includes('carol'), null, { timeout: 5_000 });
+    await page.locator('#votes-live', { hasText: 'carol' }).waitFor({ timeout: 5_000 });
     expect(Date.now() - cast).toBeLessThan(5_000);
-    await page.waitForFunction(() => document.querySelector('#votes-live')?.textContent?.includes('ok in'), null, { timeout: 5_000 });
+    await page.locator('#votes-live', { hasText: 'ok in' }).waitFor({ timeout: 5_000 });
 
     // A dead letter shows with its retry button; a wrong token is refused and leaves it there.
     t.hook.failing = true;
@@ -90,7 +90,7 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
     expect(await text(page, '#votes-live')).toContain('gave up after 1 try');
     await page.fill('#admin-token', 'not-the-admin-token');
     await retry.click();
-    await page.waitForFunction(() => document.querySelector('#action-result')?.textContent?.startsWith('Refused (401)'), null, { timeout: 5_000 });
+    await page.locator('#action-result', { hasText: /^Refused \(401\)/ }).waitFor({ timeout: 5_000 });
     expect(await retry.count()).toBe(1);
     expect(t.hook.rewarded.some((key) => key.startsWith(`${userId}:`))).toBe(false);
 
@@ -98,7 +98,7 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
     t.hook.failing = false;
     await page.fill('#admin-token', PLANTED.adminToken);
     await retry.click();
-    await page.waitForFunction(() => document.querySelector('#action-result')?.textContent === 'Retrying 1 dead letter.', null, { timeout: 5_000 });
+    await page.locator('#action-result', { hasText: /^Retrying 1 dead letter\.$/ }).waitFor({ timeout: 5_000 });
     await retry.waitFor({ state: 'detached', timeout: 5_000 });
     await eventually('the reward', () => (t.hook.rewarded.some((key) => key.startsWith(`${userId}:`)) ? true : undefined));
     expect(await page.locator('#dead-letters').count()).toBe(0);
@@ -114,14 +114,14 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
     t.hook.failing = true;
     t.vote('erin');
     const { page, problems } = await open(t);
-    await page.waitForFunction(() => document.querySelector('#votes-live')?.textContent?.includes('gave up'), null, { timeout: 10_000 });
+    await page.locator('#votes-live', { hasText: 'gave up' }).waitFor({ timeout: 10_000 });
     expect(await text(page, '#actions')).toContain('set health.adminToken (LISTING_AGENT_HEALTH_ADMIN_TOKEN)');
     expect(await page.locator('button[data-action]').count()).toBe(0);
     expect(await page.locator('#admin-token').count()).toBe(0);
-    const status = await page.evaluate(async (token) => {
-      const res = await fetch('status/actions/retry', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
-      return res.status;
-    }, PLANTED.adminToken);
+    // Run in the page (a string: this file has no DOM types).
+    const status = await page.evaluate(
+      `fetch('status/actions/retry', { method: 'POST', headers: { authorization: 'Bearer ' + ${JSON.stringify(PLANTED.adminToken)}, 'content-type': 'application/json' }, body: '{}' }).then((res) => res.status)`,
+    );
     expect(status).toBe(403);
     expect(((await call<StatusDocument>(`${t.url}/status.json`)).body).votes.deadLetterCount).toBe(1);
     await screenshot(page, 'read-only');
@@ -150,13 +150,10 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
   it('fits a phone in the dark scheme, and the keyboard reaches every action', { timeout: 30_000 }, async () => {
     const t = await startStatusAgent();
     const { page, problems } = await open(t, { viewport: { width: 390, height: 844 }, colorScheme: 'dark', isMobile: true, hasTouch: true });
-    await page.waitForFunction(() => document.querySelector('#plot-stats canvas') !== null, null, { timeout: 5_000 });
-    const layout = await page.evaluate(() => ({
-      pageWidth: document.documentElement.scrollWidth,
-      viewport: window.innerWidth,
-      background: getComputedStyle(document.body).backgroundColor,
-      plotWidth: document.querySelector('#plot-stats canvas')!.getBoundingClientRect().width,
-    }));
+    await page.locator('#plot-stats canvas').waitFor({ timeout: 5_000 });
+    const layout = (await page.evaluate(
+      `({ pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth, background: getComputedStyle(document.body).backgroundColor, plotWidth: document.querySelector('#plot-stats canvas').getBoundingClientRect().width })`,
+    )) as { pageWidth: number; viewport: number; background: string; plotWidth: number };
     expect(layout.pageWidth).toBeLessThanOrEqual(layout.viewport);
     expect(layout.plotWidth).toBeLessThanOrEqual(layout.viewport);
     expect(layout.background).toBe('rgb(18, 20, 23)');
@@ -164,10 +161,7 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
     const reached: string[] = [];
     for (let i = 0; i < 40 && !reached.includes('retry-all'); i += 1) {
       await page.keyboard.press('Tab');
-      reached.push(await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el?.id || el?.dataset.action || el?.getAttribute('href') || el?.tagName || '';
-      }));
+      reached.push(String(await page.evaluate(`(() => { const el = document.activeElement; return el?.id || el?.dataset.action || el?.getAttribute('href') || el?.tagName || ''; })()`)));
     }
     expect(reached[0]).toBe('#main');
     expect(reached).toEqual(expect.arrayContaining(['#stats', '#votes', 'admin-token', 'post-stats', 'retry-all']));

@@ -110,7 +110,8 @@ describe('status page: security', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toBe('Bearer');
     expect(wrong.body.error).toContain('Authorization: Bearer');
-    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }]) {
+    const foreignHeaders: Record<string, string>[] = [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }];
+    for (const headers of foreignHeaders) {
       const foreign = await action(t, 'retry', { json: body, token: PLANTED.adminToken, headers });
       expect(foreign.status, JSON.stringify(headers)).toBe(403);
       expect(foreign.body.error).toContain('cross-origin');
