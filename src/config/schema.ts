@@ -255,7 +255,7 @@ const healthSchema = z
     statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
     history: duration('1h', '7d').prefault('24h').describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
     adminToken: secret('health.adminToken')
-      .refine((token) => token.length >= 16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
+      .min(16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
       .optional()
       .describe("Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as Authorization: Bearer <token>. Default: none, the page is read-only."),
   })
