@@ -6,6 +6,7 @@
 export { createListingAgent, ListingAgent, parseConfig } from './agent/agent.js';
 export type { ListingAgentOptions, AgentConfigInput, AgentPhase } from './agent/agent.js';
 export type { AgentEvents } from './agent/events.js';
+export type { StatusDocument } from './status/document.js';
 export type { AgentLogger } from './log/agent-logger.js';
 export type { Capability, CapabilityContext } from './runtime/capability.js';
 export type { Readiness, ComponentState } from './runtime/readiness.js';
@@ -34,7 +35,7 @@ export type { DiscordRestSourceOptions } from './stats/sources/discord-rest.js';
 export { createPushSource, PUSH_DEFAULTS, pushShardCounts, PushRejectedError } from './stats/sources/push.js';
 export type { PushSource, PushSourceOptions, PushShardCountsOptions, PushBody, ShardCountReport } from './stats/sources/push.js';
 export { createStatsCapability } from './stats/capability.js';
-export type { StatsCapabilityOptions } from './stats/capability.js';
+export type { StatsCapability, StatsCapabilityOptions } from './stats/capability.js';
 export { createStatsPoster } from './stats/poster.js';
 export type { StatsPoster, StatsPosterOptions } from './stats/poster.js';
 export { createSchedule } from './runtime/scheduler.js';
@@ -57,7 +58,7 @@ export { createFileCommandsSource } from './commands/sources/file.js';
 export { createStaticCommandsSource } from './commands/sources/static.js';
 
 // Votes: the poller, the pipeline and its ledgers, the hooks.
-export type { Vote, VoteHook, HookCallContext, VoteLedger, DeadLetter, LedgerEntry } from './votes/types.js';
+export type { Vote, VoteHook, HookCallContext, HookRun, VoteLedger, DeadLetter, LedgerEntry } from './votes/types.js';
 export { voteKey } from './votes/types.js';
 export { createVotePipeline } from './votes/pipeline.js';
 export type { VotePipeline, VotePipelineOptions, IngestResult } from './votes/pipeline.js';

@@ -79,6 +79,9 @@ export interface StatusView {
 /** Posts listed in the table (the plot shows them all). */
 export const POSTS_LISTED = 10;
 
+/** Votes listed in the table (status.json has the 50 newest). */
+export const VOTES_LISTED = 15;
+
 /** What each delivery outcome means, in the order the table lists them. */
 export const DELIVERY_LABELS: Record<string, string> = {
   accepted: 'accepted',
@@ -222,7 +225,7 @@ function votesView(doc: StatusDocument, now: number): StatusView['votes'] {
         ? `${plural(votes.deadLetterCount, 'dead letter')}: a reward hook gave up on ${votes.deadLetterCount === 1 ? 'a vote' : 'votes'}. Fix the hook, then retry.`
         : `${plural(lastDay, 'vote')} in the last 24 h; every voter rewarded${retrying ? ', some after retries still running' : ''}.`,
     facts,
-    votes: votes.recent.map((v) => ({
+    votes: votes.recent.slice(0, VOTES_LISTED).map((v) => ({
       who: v.name ?? v.platformId ?? v.userId,
       userId: v.userId,
       source: v.source === 'webhook' ? 'webhook' : 'cursor',

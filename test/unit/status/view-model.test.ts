@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StatusDocument } from '../../../src/status/document.js';
 import { formatSpan, relativeTime } from '../../../src/status/format.js';
-import { POSTS_LISTED, statusView } from '../../../src/status/view-model.js';
+import { POSTS_LISTED, statusView, VOTES_LISTED } from '../../../src/status/view-model.js';
 
 const NOW = Date.parse('2026-03-04T12:00:00Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -180,6 +180,9 @@ describe('status view model', () => {
     expect(view.votes[0]).toMatchObject({ who: 'alice', userId: '42', source: 'webhook', received: { relative: '3 min ago' }, hooks: [{ hook: 'shop', text: 'ok in 12 ms', tone: 'ok' }] });
     expect(fact(view.facts, 'Cursor')?.value).toBe('cursor-01234…opqrstuvwxyz');
     expect(fact(view.facts, 'Newest vote seen')?.time?.relative).toBe('3 min ago');
+    const many = statusView(doc((d) => (d.votes.recent = Array.from({ length: 50 }, (_, i) => ({ ...d.votes.recent[0]!, name: `voter ${i}` }))))).votes;
+    expect(many.votes).toHaveLength(VOTES_LISTED);
+    expect(many.votes[0]?.who).toBe('voter 0');
 
     const dead = statusView(
       doc((d) => {
