@@ -93,58 +93,55 @@ function newest(entries: readonly SecretEntry[], now: number): { stored: number;
   return { stored: live.length, newestStoredAt: times.length > 0 ? Math.max(...times) : null };
 }
 
-/** Creates the status page of an agent; `events` is the agent. */
-export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
-  const { config, store, logger, now, readiness, registry, cluster } = options;
-  const collector = createStatusCollector({ now, historyMs: config.health.history });
-  const secrets = secretValues(config);
-  let project: { id: string; name: string } | null = null;
-  let startedAt: number | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  let storedSecrets: { at: number; value: Promise<{ stored: number; newestStoredAt: number | null }> } | undefined;
-  subscribe(options.events, collector, (reached) => (project = reached));
+/** The delivery counters now, per outcome (`listing_agent_webhook_deliveries_total`). */
+async function readDeliveries(registry: Registry): Promise<Record<string, number>> {
+  const metric = registry.getSingleMetric(DELIVERIES_METRIC) as { get(): Promise<{ values: { labels: Record<string, string | number>; value: number }[] }> } | undefined;
+  const counts: Record<string, number> = {};
+  for (const { labels, value } of (await metric?.get())?.values ?? []) counts[String(labels.outcome)] = value;
+  return counts;
+}
 
-  async function deliveries(): Promise<Record<string, number>> {
-    const metric = registry.getSingleMetric(DELIVERIES_METRIC) as { get(): Promise<{ values: { labels: Record<string, string | number>; value: number }[] }> } | undefined;
-    const counts: Record<string, number> = {};
-    for (const { labels, value } of (await metric?.get())?.values ?? []) counts[String(labels.outcome)] = value;
-    return counts;
-  }
-
-  /** The stored secrets (file, and Redis with a cluster): how many, and the newest one's age; read at most every 10 s. */
-  function secretAges(): Promise<{ stored: number; newestStoredAt: number | null }> {
-    if (storedSecrets && now() - storedSecrets.at < SECRETS_READ_EVERY_MS) return storedSecrets.value;
+/** The stored secrets (the file, and Redis with a cluster): how many, and when the newest was added; read at most every 10 s. */
+function storedSecretsReader(options: AgentStatusOptions): () => Promise<{ stored: number; newestStoredAt: number | null }> {
+  const { config, cluster, now } = options;
+  let last: { at: number; value: Promise<{ stored: number; newestStoredAt: number | null }> } | undefined;
+  return () => {
+    if (last && now() - last.at < SECRETS_READ_EVERY_MS) return last.value;
     const value = (async () => {
       const file = await readSecretFile(secretFilePath(stateDirectory(config))).catch(() => undefined);
       const shared = cluster ? await readRedisSecrets(cluster.connection).catch(() => undefined) : undefined;
       return newest([...(file?.secrets ?? []), ...(shared?.secrets ?? [])], now());
     })();
-    storedSecrets = { at: now(), value };
+    last = { at: now(), value };
     return value;
-  }
+  };
+}
 
+/** What the agent knows now, for the document: readiness, the pipeline, the cursor, the secrets, the counters. */
+function liveReader(options: AgentStatusOptions, collector: StatusCollector, known: { project: StatusLive['project']; startedAt: number | null }): () => Promise<StatusLive> {
+  const { config, store, readiness, registry, cluster } = options;
+  const secretAges = storedSecretsReader(options);
   async function cursor(): Promise<StatusLive['votes']['cursor']> {
-    if (!config.votes.enabled || project === null) return null;
-    const state = parseCursorState(await store.get(cursorStateKey(project.id)).catch(() => undefined));
+    if (!config.votes.enabled || known.project === null) return null;
+    const state = parseCursorState(await store.get(cursorStateKey(known.project.id)).catch(() => undefined));
     collector.cursor(state?.cursor ?? null);
     return { position: state?.cursor ?? null, newestVoteAt: state?.newestCreatedAt ?? null };
   }
-
-  async function live(): Promise<StatusLive> {
+  return async () => {
     const started = options.started();
     const pipeline = capability(started, 'votes', isVotes).found?.pipeline;
-    const [deadLetters, cursorNow, stored, counts] = await Promise.all([
+    const [deadLetters, cursorNow, stored, deliveries] = await Promise.all([
       pipeline ? pipeline.failed().catch(() => []) : Promise.resolve([]),
       cursor(),
       config.webhooks.enabled ? secretAges() : Promise.resolve({ stored: 0, newestStoredAt: null }),
-      deliveries(),
+      readDeliveries(registry),
     ]);
     return {
       version: CLIENT_VERSION,
       mode: options.mode,
       phase: options.phase(),
-      startedAt,
-      project,
+      startedAt: known.startedAt,
+      project: known.project,
       cluster: cluster ? { agentId: cluster.agentId, leader: cluster.leadership.isLeader, leaderId: cluster.leadership.leaderId ?? null } : null,
       readiness: readiness.snapshot(),
       stats: { enabled: config.stats.enabled },
@@ -161,11 +158,22 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
         receiverUrl: capability(started, 'webhooks', isWebhooks).found?.url ?? null,
         publicUrl: config.webhooks.publicUrl ?? null,
         secrets: { configured: config.webhooks.secrets.length + (config.webhooks.legacyAuthorization ? 1 : 0), ...stored },
-        deliveries: counts,
+        deliveries,
       },
       actions: config.health.adminToken !== undefined,
     };
-  }
+  };
+}
+
+/** Creates the status page of an agent; `events` is the agent. */
+export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
+  const { config, logger, now, registry } = options;
+  const collector = createStatusCollector({ now, historyMs: config.health.history });
+  const secrets = secretValues(config);
+  const known: { project: StatusLive['project']; startedAt: number | null } = { project: null, startedAt: null };
+  subscribe(options.events, collector, (reached) => (known.project = reached));
+  const live = liveReader(options, collector, known);
+  let timer: NodeJS.Timeout | undefined;
 
   let building: Promise<StatusDocument> | undefined;
   /** One build at a time: viewers asking at once share it. */
@@ -176,13 +184,12 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
     return building;
   }
 
-  const actions = statusActions(options);
   return {
-    pages: createStatusPages({ document, actions, adminToken: config.health.adminToken, logger }),
+    pages: createStatusPages({ document, actions: statusActions(options), adminToken: config.health.adminToken, logger }),
     document,
     start() {
-      startedAt = now();
-      const read = () => void deliveries().then((counts) => collector.deliveries(counts), () => undefined);
+      known.startedAt = now();
+      const read = () => void readDeliveries(registry).then((counts) => collector.deliveries(counts), () => undefined);
       read();
       timer = setInterval(read, DELIVERY_READING_MS);
       timer.unref();

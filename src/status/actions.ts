@@ -60,7 +60,8 @@ export function crossOrigin(req: IncomingMessage): string | undefined {
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
   const host = req.headers.host;
-  if (host === undefined || origin !== `http://${host}`) return `Origin ${origin} is not this page's`;
+  // https: a TLS proxy in front that passes the Host header on.
+  if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) return `Origin ${origin} is not this page's`;
   return undefined;
 }
 

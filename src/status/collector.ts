@@ -156,130 +156,161 @@ export function thinOldest<T>(entries: T[], max: number): T[] {
   return result;
 }
 
+/** What a collector holds, changed in place by the `record*` functions below. */
+interface CollectorState {
+  samples: CollectedSample[];
+  posts: CollectedPost[];
+  nextPostAt: number | null;
+  pendingSamples: number | null;
+  lastSync: CollectedStatus['lastSync'];
+  lastSyncFailure: CollectedStatus['lastSyncFailure'];
+  votes: CollectedVote[];
+  votesPerHour: Map<number, { poll: number; webhook: number }>;
+  deliveryReadings: { at: number; counts: Record<string, number> }[];
+  /** Undefined until the first reading. */
+  cursorPosition: string | null | undefined;
+  cursorMovedAt: number | null;
+  errors: CollectedStatus['errors'];
+}
+
+type Bounds = Required<Omit<StatusCollectorOptions, 'now'>>;
+
+function addSample(state: CollectorState, sample: CollectedSample): void {
+  const { samples } = state;
+  // Posts come in time order, so the place is almost always the end; v1 and v0 post the same sample.
+  let index = samples.length;
+  while (index > 0 && samples[index - 1]!.at > sample.at) index -= 1;
+  if (index > 0 && samples[index - 1]!.at === sample.at) samples[index - 1] = sample;
+  else samples.splice(index, 0, sample);
+}
+
+function prune(state: CollectorState, now: number, bounds: Bounds): void {
+  const cutoff = now - bounds.historyMs;
+  state.samples = thinOldest(state.samples.filter((s) => s.at >= cutoff), bounds.maxSamples);
+  state.posts = state.posts.filter((p) => p.at >= cutoff).slice(-bounds.maxPosts);
+  for (const hour of state.votesPerHour.keys()) if (hour + HOUR_MS <= cutoff) state.votesPerHour.delete(hour);
+}
+
+function recordPosted(state: CollectorState, result: PostedInput, at: number): void {
+  for (const s of result.samples) {
+    const sampledAt = Date.parse(s.timestamp);
+    if (Number.isFinite(sampledAt)) addSample(state, { at: sampledAt, servers: s.serverCount, shards: s.shardCount });
+  }
+  const newest = result.samples.at(-1);
+  const outcome = (result.afterFailures ?? 0) > 0 ? 'retried' : 'ok';
+  state.posts.push({ at, target: result.target, outcome, servers: newest?.serverCount ?? null, shards: newest?.shardCount ?? null, samples: result.samples.length, error: null, retryAt: null });
+  state.nextPostAt = result.nextPostAt ?? null;
+  state.pendingSamples = null;
+}
+
+function recordVote(state: CollectorState, vote: VoteInput, at: number, recentVotes: number): void {
+  state.votes.unshift({ key: vote.key, userId: vote.userId, platformId: vote.platformId, name: vote.user?.name ?? null, source: vote.road, createdAt: vote.createdAt, receivedAt: at, hooks: [] });
+  if (state.votes.length > recentVotes) state.votes = state.votes.slice(0, recentVotes);
+  const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
+  const counts = state.votesPerHour.get(hour) ?? { poll: 0, webhook: 0 };
+  if (vote.road === 'webhook') counts.webhook += 1;
+  else counts.poll += 1;
+  state.votesPerHour.set(hour, counts);
+}
+
+function recordHookRun(state: CollectorState, run: HookRunInput): void {
+  const vote = state.votes.find((v) => v.key === run.key);
+  if (vote === undefined) return;
+  const outcome: CollectedHook = {
+    hook: run.hook,
+    outcome: run.result === 'ok' ? 'ok' : run.result === 'error' ? 'retrying' : 'dead_letter',
+    attempts: run.attempt,
+    latencyMs: run.durationMs,
+    error: run.error ?? null,
+  };
+  const index = vote.hooks.findIndex((h) => h.hook === run.hook);
+  if (index >= 0) vote.hooks[index] = outcome;
+  else vote.hooks.push(outcome);
+}
+
+function recordDeliveries(state: CollectorState, counts: Record<string, number>, at: number): void {
+  state.deliveryReadings.push({ at, counts: { ...counts } });
+  // Keep the newest reading at least an hour old (the base) and every one after it.
+  const base = state.deliveryReadings.findLastIndex((r) => r.at <= at - HOUR_MS);
+  if (base > 0) state.deliveryReadings = state.deliveryReadings.slice(base);
+}
+
+/** Copies of what `state` holds. */
+function snapshot(state: CollectorState): CollectedStatus {
+  const base = state.deliveryReadings[0];
+  return {
+    samples: state.samples.map((s) => ({ ...s })),
+    posts: state.posts.map((p) => ({ ...p })),
+    nextPostAt: state.nextPostAt,
+    pendingSamples: state.pendingSamples,
+    lastSync: state.lastSync === null ? null : { ...state.lastSync },
+    lastSyncFailure: state.lastSyncFailure,
+    votes: state.votes.map((v) => ({ ...v, hooks: v.hooks.map((h) => ({ ...h })) })),
+    votesPerHour: [...state.votesPerHour].sort(([a], [b]) => a - b).map(([hour, c]) => ({ hour, ...c })),
+    deliveryBaseline: base === undefined ? null : { at: base.at, counts: { ...base.counts } },
+    cursorMovedAt: state.cursorMovedAt,
+    errors: [...state.errors],
+  };
+}
+
 /** Creates an empty collector. See {@link StatusCollectorOptions} for the bounds. */
 export function createStatusCollector(options: StatusCollectorOptions): StatusCollector {
   const { now } = options;
-  const historyMs = options.historyMs ?? 24 * HOUR_MS;
-  const maxSamples = options.maxSamples ?? 4_000;
-  const maxPosts = options.maxPosts ?? 1_000;
-  const recentVotes = options.recentVotes ?? 50;
-  const recentErrors = options.recentErrors ?? 10;
-
-  let samples: CollectedSample[] = [];
-  let posts: CollectedPost[] = [];
-  let nextPostAt: number | null = null;
-  let pendingSamples: number | null = null;
-  let lastSync: CollectedStatus['lastSync'] = null;
-  let lastSyncFailure: CollectedStatus['lastSyncFailure'] = null;
-  let votes: CollectedVote[] = [];
-  const votesPerHour = new Map<number, { poll: number; webhook: number }>();
-  let deliveryReadings: { at: number; counts: Record<string, number> }[] = [];
-  let cursorPosition: string | null | undefined;
-  let cursorMovedAt: number | null = null;
-  let errors: CollectedStatus['errors'] = [];
-
-  const since = () => now() - historyMs;
-
-  function addSample(sample: CollectedSample): void {
-    // Posts come in time order, so the place is almost always the end; v1 and v0 post the same sample.
-    let index = samples.length;
-    while (index > 0 && samples[index - 1]!.at > sample.at) index -= 1;
-    if (index > 0 && samples[index - 1]!.at === sample.at) samples[index - 1] = sample;
-    else samples.splice(index, 0, sample);
-  }
-
-  function prune(): void {
-    const cutoff = since();
-    samples = thinOldest(samples.filter((s) => s.at >= cutoff), maxSamples);
-    posts = posts.filter((p) => p.at >= cutoff).slice(-maxPosts);
-    for (const hour of votesPerHour.keys()) if (hour + HOUR_MS <= cutoff) votesPerHour.delete(hour);
-  }
-
-  function addPost(post: CollectedPost): void {
-    posts.push(post);
-    prune();
-  }
-
+  const bounds: Bounds = {
+    historyMs: options.historyMs ?? 24 * HOUR_MS,
+    maxSamples: options.maxSamples ?? 4_000,
+    maxPosts: options.maxPosts ?? 1_000,
+    recentVotes: options.recentVotes ?? 50,
+    recentErrors: options.recentErrors ?? 10,
+  };
+  const state: CollectorState = {
+    samples: [],
+    posts: [],
+    nextPostAt: null,
+    pendingSamples: null,
+    lastSync: null,
+    lastSyncFailure: null,
+    votes: [],
+    votesPerHour: new Map(),
+    deliveryReadings: [],
+    cursorPosition: undefined,
+    cursorMovedAt: null,
+    errors: [],
+  };
   return {
     posted(result) {
-      for (const s of result.samples) {
-        const at = Date.parse(s.timestamp);
-        if (Number.isFinite(at)) addSample({ at, servers: s.serverCount, shards: s.shardCount });
-      }
-      const newest = result.samples.at(-1);
-      const retried = (result.afterFailures ?? 0) > 0;
-      addPost({ at: now(), target: result.target, outcome: retried ? 'retried' : 'ok', servers: newest?.serverCount ?? null, shards: newest?.shardCount ?? null, samples: result.samples.length, error: null, retryAt: null });
-      nextPostAt = result.nextPostAt ?? null;
-      pendingSamples = null;
+      recordPosted(state, result, now());
+      prune(state, now(), bounds);
     },
     postFailed(failure) {
-      addPost({ at: now(), target: failure.target, outcome: 'failed', servers: null, shards: null, samples: 0, error: failure.error.message, retryAt: failure.retryAt });
-      nextPostAt = failure.retryAt;
-      pendingSamples = failure.pendingSamples;
+      state.posts.push({ at: now(), target: failure.target, outcome: 'failed', servers: null, shards: null, samples: 0, error: failure.error.message, retryAt: failure.retryAt });
+      state.nextPostAt = failure.retryAt;
+      state.pendingSamples = failure.pendingSamples;
+      prune(state, now(), bounds);
     },
-    commandsSynced(result) {
-      const { diff, ...rest } = result;
-      lastSync = { count: rest.count, skipped: rest.skipped, hash: rest.hash, reason: rest.reason, at: now(), added: [...diff.added], removed: [...diff.removed], changed: diff.changed.map((c) => c.key) };
-      lastSyncFailure = null;
+    commandsSynced({ diff, count, skipped, hash, reason }) {
+      state.lastSync = { count, skipped, hash, reason, at: now(), added: [...diff.added], removed: [...diff.removed], changed: diff.changed.map((c) => c.key) };
+      state.lastSyncFailure = null;
     },
     commandsSyncFailed(failure) {
-      lastSyncFailure = { at: now(), error: failure.error.message };
+      state.lastSyncFailure = { at: now(), error: failure.error.message };
     },
     voteReceived(vote) {
-      const receivedAt = now();
-      votes.unshift({ key: vote.key, userId: vote.userId, platformId: vote.platformId, name: vote.user?.name ?? null, source: vote.road, createdAt: vote.createdAt, receivedAt, hooks: [] });
-      if (votes.length > recentVotes) votes = votes.slice(0, recentVotes);
-      const hour = Math.floor(receivedAt / HOUR_MS) * HOUR_MS;
-      const counts = votesPerHour.get(hour) ?? { poll: 0, webhook: 0 };
-      if (vote.road === 'webhook') counts.webhook += 1;
-      else counts.poll += 1;
-      votesPerHour.set(hour, counts);
-      prune();
+      recordVote(state, vote, now(), bounds.recentVotes);
+      prune(state, now(), bounds);
     },
-    hookRan(run) {
-      const vote = votes.find((v) => v.key === run.key);
-      if (vote === undefined) return;
-      const outcome: CollectedHook = {
-        hook: run.hook,
-        outcome: run.result === 'ok' ? 'ok' : run.result === 'error' ? 'retrying' : 'dead_letter',
-        attempts: run.attempt,
-        latencyMs: run.durationMs,
-        error: run.error ?? null,
-      };
-      const index = vote.hooks.findIndex((h) => h.hook === run.hook);
-      if (index >= 0) vote.hooks[index] = outcome;
-      else vote.hooks.push(outcome);
-    },
+    hookRan: (run) => recordHookRun(state, run),
     error(error) {
-      errors = [{ at: now(), message: error.message }, ...errors].slice(0, recentErrors);
+      state.errors = [{ at: now(), message: error.message }, ...state.errors].slice(0, bounds.recentErrors);
     },
-    deliveries(counts) {
-      const at = now();
-      deliveryReadings.push({ at, counts: { ...counts } });
-      // Keep the newest reading at least an hour old (the base) and every one after it.
-      const base = deliveryReadings.findLastIndex((r) => r.at <= at - HOUR_MS);
-      if (base > 0) deliveryReadings = deliveryReadings.slice(base);
-    },
+    deliveries: (counts) => recordDeliveries(state, counts, now()),
     cursor(position) {
-      if (cursorPosition !== undefined && position !== cursorPosition) cursorMovedAt = now();
-      cursorPosition = position;
+      if (state.cursorPosition !== undefined && position !== state.cursorPosition) state.cursorMovedAt = now();
+      state.cursorPosition = position;
     },
     collected() {
-      prune();
-      const base = deliveryReadings[0];
-      return {
-        samples: samples.map((s) => ({ ...s })),
-        posts: posts.map((p) => ({ ...p })),
-        nextPostAt,
-        pendingSamples,
-        lastSync: lastSync === null ? null : { ...lastSync },
-        lastSyncFailure,
-        votes: votes.map((v) => ({ ...v, hooks: v.hooks.map((h) => ({ ...h })) })),
-        votesPerHour: [...votesPerHour].sort(([a], [b]) => a - b).map(([hour, c]) => ({ hour, ...c })),
-        deliveryBaseline: base === undefined ? null : { at: base.at, counts: { ...base.counts } },
-        cursorMovedAt,
-        errors: [...errors],
-      };
+      prune(state, now(), bounds);
+      return snapshot(state);
     },
   };
 }
