@@ -184,10 +184,16 @@ function addSample(state: CollectorState, sample: CollectedSample): void {
   else samples.splice(index, 0, sample);
 }
 
-function prune(state: CollectorState, now: number, bounds: Bounds): void {
+/** Drops the samples and posts older than the window, and thins the samples past their cap. */
+function pruneStats(state: CollectorState, now: number, bounds: Bounds): void {
   const cutoff = now - bounds.historyMs;
   state.samples = thinOldest(state.samples.filter((s) => s.at >= cutoff), bounds.maxSamples);
   state.posts = state.posts.filter((p) => p.at >= cutoff).slice(-bounds.maxPosts);
+}
+
+/** Drops the hours of votes older than the window. */
+function pruneHours(state: CollectorState, now: number, bounds: Bounds): void {
+  const cutoff = now - bounds.historyMs;
   for (const hour of state.votesPerHour.keys()) if (hour + HOUR_MS <= cutoff) state.votesPerHour.delete(hour);
 }
 
@@ -203,14 +209,19 @@ function recordPosted(state: CollectorState, result: PostedInput, at: number): v
   state.pendingSamples = null;
 }
 
-function recordVote(state: CollectorState, vote: VoteInput, at: number, recentVotes: number): void {
+function recordVote(state: CollectorState, vote: VoteInput, at: number, bounds: Bounds): void {
+  // Called for every vote (thousands a second at worst): no copy of the list, no pass over the history.
   state.votes.unshift({ key: vote.key, userId: vote.userId, platformId: vote.platformId, name: vote.user?.name ?? null, source: vote.road, createdAt: vote.createdAt, receivedAt: at, hooks: [] });
-  if (state.votes.length > recentVotes) state.votes = state.votes.slice(0, recentVotes);
+  if (state.votes.length > bounds.recentVotes) state.votes.length = bounds.recentVotes;
   const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
-  const counts = state.votesPerHour.get(hour) ?? { poll: 0, webhook: 0 };
+  let counts = state.votesPerHour.get(hour);
+  if (counts === undefined) {
+    // A new hour (once an hour at most): the oldest goes, even if nobody looks at the page.
+    state.votesPerHour.set(hour, (counts = { poll: 0, webhook: 0 }));
+    pruneHours(state, at, bounds);
+  }
   if (vote.road === 'webhook') counts.webhook += 1;
   else counts.poll += 1;
-  state.votesPerHour.set(hour, counts);
 }
 
 function recordHookRun(state: CollectorState, run: HookRunInput): void {
@@ -280,13 +291,13 @@ export function createStatusCollector(options: StatusCollectorOptions): StatusCo
   return {
     posted(result) {
       recordPosted(state, result, now());
-      prune(state, now(), bounds);
+      pruneStats(state, now(), bounds);
     },
     postFailed(failure) {
       state.posts.push({ at: now(), target: failure.target, outcome: 'failed', servers: null, shards: null, samples: 0, error: failure.error.message, retryAt: failure.retryAt });
       state.nextPostAt = failure.retryAt;
       state.pendingSamples = failure.pendingSamples;
-      prune(state, now(), bounds);
+      pruneStats(state, now(), bounds);
     },
     commandsSynced({ diff, count, skipped, hash, reason }) {
       state.lastSync = { count, skipped, hash, reason, at: now(), added: [...diff.added], removed: [...diff.removed], changed: diff.changed.map((c) => c.key) };
@@ -295,10 +306,7 @@ export function createStatusCollector(options: StatusCollectorOptions): StatusCo
     commandsSyncFailed(failure) {
       state.lastSyncFailure = { at: now(), error: failure.error.message };
     },
-    voteReceived(vote) {
-      recordVote(state, vote, now(), bounds.recentVotes);
-      prune(state, now(), bounds);
-    },
+    voteReceived: (vote) => recordVote(state, vote, now(), bounds),
     hookRan: (run) => recordHookRun(state, run),
     error(error) {
       state.errors = [{ at: now(), message: error.message }, ...state.errors].slice(0, bounds.recentErrors);
@@ -309,7 +317,8 @@ export function createStatusCollector(options: StatusCollectorOptions): StatusCo
       state.cursorPosition = position;
     },
     collected() {
-      prune(state, now(), bounds);
+      pruneStats(state, now(), bounds);
+      pruneHours(state, now(), bounds);
       return snapshot(state);
     },
   };
