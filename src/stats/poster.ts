@@ -11,6 +11,7 @@ import type { StateStore } from '../store/types.js';
 import { createBufferStore } from './buffer-store.js';
 import type { PostedSample, PostTarget, StatsEvents } from './events.js';
 import { planRejection, ProjectKindError } from './post-failure.js';
+import { longestPostGapMs } from './post-interval.js';
 import { createPostTargets } from './post-targets.js';
 import { appendSample, emptyBuffer, keepAliveDue, type Sample, type SampleBuffer, sampleProblems, samplesToSend, sampleV0Stats, toBatchEntries, withoutSamples } from './samples.js';
 import { createSchedule, type Schedule, type ScheduleFactory } from '../runtime/scheduler.js';
@@ -38,7 +39,7 @@ export interface StatsPosterOptions {
   /** Default: silent. */
   logger?: AgentLogger;
   /** Default: none (nothing counted). */
-  metrics?: Pick<AgentMetrics, 'posts' | 'markSuccess'>;
+  metrics?: Pick<AgentMetrics, 'posts' | 'markSuccess' | 'setStatsInterval'>;
   /** Default: none. */
   readiness?: Pick<Readiness, 'set'>;
   /** Epoch ms. Default `Date.now`. */
@@ -391,6 +392,9 @@ export function createStatsPoster(options: StatsPosterOptions): StatsPoster {
       everReady = false;
       aborter = new AbortController();
       buffer = await persistence.load();
+      options.metrics?.setStatsInterval(longestPostGapMs(config, now()) / 1000);
+      // The last accepted post survives a restart: its age on /metrics goes on from there.
+      if (buffer.posted) options.metrics?.markSuccess('stats', buffer.posted.timestamp);
       mark(false, `waiting for counts from ${source.description}`);
       if (config.mode === 'batch') addSchedule(makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(sampleOnce()), onError: onRunError }));
       postSchedule = addSchedule(makePostSchedule());
