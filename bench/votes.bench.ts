@@ -26,7 +26,15 @@ import { PAGE, runIngestion, VOTES, type IngestionResult } from './helpers/votes
 
 const INGEST_PATH = fileURLToPath(new URL('./helpers/votes-ingest.mjs', import.meta.url));
 const count = (value: number) => Math.round(value).toLocaleString('en-US');
-const RSS_TARGET = 150 * 1000 * 1000; // 150 MB
+/** `p 251.0 B + c 46.0 B per vote`: the journal's bytes per vote by record kind (the header left out). */
+const byKind = (result: IngestionResult) =>
+  Object.entries(result.journalByKind)
+    .filter(([kind]) => kind !== 'journal')
+    .map(([kind, bytes]) => `${kind} ${(bytes / VOTES).toFixed(1)} B`)
+    .join(' + ') + ' per vote';
+/** Issue 20's targets: ingestion rate in a dedicated process, and its peak RSS. */
+const RATE_TARGET = 50_000;
+const RSS_TARGET = 100 * 2 ** 20; // 100 MiB
 
 interface ChildResult extends IngestionResult {
   vmHwm: number;
@@ -63,15 +71,16 @@ async function run(): Promise<string> {
   const worker = await runIngestion();
   const childPeak = Math.max(...children.map((c) => Math.max(c.vmHwm, c.sampledPeak, c.peakRss)));
   const rows: string[][] = [
-    ['votes/s (ingest, hooks run and recorded)', `${count(child.votesPerSecond)} (other run ${count(children[1]!.votesPerSecond)})`, count(worker.votesPerSecond), '>= 20,000', child.votesPerSecond >= 20_000 ? 'met' : '**not met**'],
+    ['votes/s (ingest, hooks run and recorded)', `${count(child.votesPerSecond)} (other run ${count(children[1]!.votesPerSecond)})`, count(worker.votesPerSecond), `>= ${count(RATE_TARGET)}`, child.votesPerSecond >= RATE_TARGET ? 'met' : '**not met**'],
     ['votes/s (ingest only: every page durably pending)', count(child.ingestOnlyPerSecond), count(worker.ingestOnlyPerSecond), '', ''],
     ['wall time for 100,000 votes', `${(child.elapsedMs / 1000).toFixed(2)} s`, `${(worker.elapsedMs / 1000).toFixed(2)} s`, '', ''],
     ['journal commits (one write + fsync each)', count(child.commits), count(worker.commits), '', ''],
+    ['**journal bytes written per vote** (journal bytes / votes)', `**${(child.journalBytes / VOTES).toFixed(1)} B** (${byKind(child)})`, `${(worker.journalBytes / VOTES).toFixed(1)} B`, '', 'information: what each vote costs the disk'],
     [
       '**peak RSS**',
       `**${mib(childPeak)}** (${(childPeak / 1e6).toFixed(1)} MB; the higher of the two runs; VmHWM ${children.map((c) => mib(c.vmHwm)).join(' / ')})`,
       `${mib(worker.peakRss)} (the whole vitest worker)`,
-      '< 150 MB',
+      '< 100 MiB',
       childPeak < RSS_TARGET ? 'met' : '**not met**',
     ],
     ['RSS before the first page (modules loaded, after a GC)', mib(child.baselineRss), mib(worker.baselineRss), '', ''],

@@ -1,8 +1,12 @@
 /**
  * Webhook receiver throughput: requests per second and latency of 1 KiB signed `vote.create`
  * deliveries on 127.0.0.1, in one run, for
- *   (a)  our receiver (`createWebhookReceiver`) with a no-op pipeline, so the disk is not measured,
- *   (a') the same with the real vote pipeline on the file ledger (fsync per commit), for information,
+ *   (a') the headline: our receiver (`createWebhookReceiver`) with the real vote pipeline on the
+ *        file ledger (every vote durably pending, written and fsynced by group commit, before its
+ *        2xx) and one in-process hook: what a bot owner runs (issue 20),
+ *   (a'') the same on the Redis ledger, against a redis-server the bench starts (appendfsync
+ *        always, so a reply means durable); skipped with a line saying so when there is none,
+ *   (a)  our receiver with a no-op pipeline, so neither disk nor Redis is measured (information),
  *   (b)  `@top-gg/sdk`'s `Webhook.listener` on Express (legacy scheme: v0 `upvote` bodies of the
  *        same size with `Authorization: <secret>`), the package users would otherwise pick,
  *   (c)  a bare node:http server that only checks the HMAC (node:crypto, timingSafeEqual) and
@@ -15,8 +19,9 @@
  *
  * About a minute. Our receiver is TypeScript and runs in a child process, so it is loaded from the
  * built dist/: `npm run bench -- bench/webhooks.bench.ts` works too once `npm run build` is done
- * (the bench refuses a dist/ older than src/). `BENCH_WEBHOOK_TARGETS=receiver,bare` measures only
- * those targets (names in TARGETS below); `BENCH_NO_PIN=1` leaves the processes unpinned.
+ * (the bench refuses a dist/ older than src/). `BENCH_WEBHOOK_TARGETS=receiver-ledger,bare` measures
+ * only those targets (names in TARGETS below); `BENCH_NO_PIN=1` leaves the processes unpinned;
+ * `BENCH_CPU_PROFILE_DIR=<dir>` writes a CPU profile of each measured run (bench/PROFILE.md).
  *
  * The load generator is autocannon (npm), in this process; each server runs in a process of its
  * own (bench/helpers/webhook-target.mjs). On Linux with `taskset` the generator is pinned to core
@@ -46,6 +51,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { bench, describe } from 'vitest';
+import type { TestRedis } from '../test/helpers/redis.js';
 import {
   BODY_BYTES,
   legacyUpvoteDeliveries,
@@ -81,16 +87,20 @@ const PATH = '/webhooks/topgg';
 interface Target {
   label: string;
   /** The argument of bench/helpers/webhook-target.mjs. */
-  name: 'receiver' | 'receiver-ledger' | 'topgg-sdk' | 'bare';
+  name: 'receiver' | 'receiver-ledger' | 'receiver-redis' | 'topgg-sdk' | 'bare';
   scheme: 'v1' | 'v0';
 }
 
 const TARGETS: readonly Target[] = [
-  { label: '(a) listing-agent receiver, no-op pipeline', name: 'receiver', scheme: 'v1' },
-  { label: "(a') listing-agent receiver, real pipeline + file ledger (information)", name: 'receiver-ledger', scheme: 'v1' },
+  { label: "**(a') listing-agent receiver, real pipeline + file ledger (the headline: every vote durably pending before its 2xx)**", name: 'receiver-ledger', scheme: 'v1' },
+  { label: "(a'') listing-agent receiver, real pipeline + Redis ledger (local redis-server, appendfsync always)", name: 'receiver-redis', scheme: 'v1' },
+  { label: '(a) listing-agent receiver, no-op pipeline (information: nothing recorded)', name: 'receiver', scheme: 'v1' },
   { label: '(b) @top-gg/sdk `Webhook.listener` on Express (v0 `Authorization`)', name: 'topgg-sdk', scheme: 'v0' },
   { label: '(c) bare node:http, HMAC check only, 204 (ceiling)', name: 'bare', scheme: 'v1' },
 ];
+
+/** Targets that remember votes: their pool must not wrap (a repeat is a duplicate, cheaper than a vote). */
+const REMEMBERS_VOTES: ReadonlySet<Target['name']> = new Set(['receiver-ledger', 'receiver-redis']);
 
 interface Row {
   target: Target;
@@ -140,8 +150,8 @@ function forged(delivery: Delivery, scheme: Target['scheme']): Delivery {
   return { body: delivery.body, headers };
 }
 
-async function measure(target: Target, pool: readonly Delivery[], cursor: { next: number }): Promise<Row> {
-  const env = { BENCH_V1_SECRET: V1_SECRET, BENCH_V0_SECRET: V0_SECRET, BENCH_PROJECT_ID: PROJECT_ID, BENCH_PATH: PATH };
+async function measure(target: Target, pool: readonly Delivery[], cursor: { next: number }, extraEnv: Record<string, string>): Promise<Row> {
+  const env = { BENCH_V1_SECRET: V1_SECRET, BENCH_V0_SECRET: V0_SECRET, BENCH_PROJECT_ID: PROJECT_ID, BENCH_PATH: PATH, ...extraEnv };
   const server = await startTarget(target.name, env);
   try {
     const sample = pool[cursor.next++ % pool.length] as Delivery;
@@ -168,10 +178,16 @@ function best(rows: readonly Row[]): Row {
   return rows.reduce((top, row) => (row.load.requestsPerSecond > top.load.requestsPerSecond ? row : top));
 }
 
-function report(results: ReadonlyMap<Target, Row[]>, problems: readonly string[], loadBefore: number): string {
+/** One ratio row: `numerator / denominator` of requests/s against a target (or information when `min` is undefined). */
+function ratioRow(name: string, value: number, min?: number, note = ''): string {
+  if (min === undefined) return `| ${name} | ${ratio(value)} | | ${note} |`;
+  return `| ${name} | **${ratio(value)}** | >= ${min}x | ${value >= min ? 'met' : '**NOT met**'}${note ? `; ${note}` : ''} |`;
+}
+
+function resultTable(results: ReadonlyMap<Target, Row[]>): string[] {
   const lines = [
-    '| target | requests/s | p50 | p99 | non-2xx | errors | requests/s of each round | server CPU | server CPU per request | load generator CPU |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| target | requests/s | p50 | p99 | non-2xx | errors | requests/s of each round | server CPU | server CPU per request | main thread CPU per request | votes per commit | load generator CPU |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [target, rows] of results) {
     const { load, stats } = best(rows);
@@ -185,47 +201,85 @@ function report(results: ReadonlyMap<Target, Row[]>, problems: readonly string[]
       rows.map((row) => count(row.load.requestsPerSecond)).join(' / '),
       percent((stats.cpuMs / stats.wallMs) * 100),
       `${Math.round((stats.cpuMs * 1000) / stats.handled)} µs`,
+      Number.isFinite(stats.mainThreadCpuMs) ? `${Math.round((stats.mainThreadCpuMs * 1000) / stats.handled)} µs` : '',
+      stats.commits > 0 ? (stats.accepted / stats.commits).toFixed(1) : '',
       percent(load.generatorCpuPercent),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
+  return lines;
+}
+
+function ratioTable(results: ReadonlyMap<Target, Row[]>): string[] {
   const row = (name: Target['name']) => {
     const entry = [...results].find(([target]) => target.name === name);
     return entry && best(entry[1]);
   };
-  const [a, b, c, ledger] = [row('receiver'), row('topgg-sdk'), row('bare'), row('receiver-ledger')];
-  const ratios = ['| ratio | measured | target | |', '| --- | ---: | ---: | --- |'];
-  if (a && b) {
-    const ab = a.load.requestsPerSecond / b.load.requestsPerSecond;
-    ratios.push(`| requests/s (a) / (b) | ${ratio(ab)} | >= 3x | ${ab >= 3 ? 'met' : 'NOT met'} |`);
-  }
-  if (a && c) {
-    const ac = a.load.requestsPerSecond / c.load.requestsPerSecond;
-    ratios.push(`| requests/s (a) / (c) | ${ratio(ac)} | >= 0.7x | ${ac >= 0.7 ? 'met' : 'NOT met'} |`);
-  }
-  const perRequest = (row: Row) => row.stats.cpuMs / row.stats.handled;
-  if (a && b) ratios.push(`| server CPU per request (b) / (a) | ${ratio(perRequest(b) / perRequest(a))} | | what requests/s (a) / (b) is when each server has a core to itself; steadier on a busy machine |`);
-  if (a && c) ratios.push(`| server CPU per request (c) / (a) | ${ratio(perRequest(c) / perRequest(a))} | | |`);
-  if (a && b) ratios.push(`| p99 latency (a) / (b) | ${ratio(a.load.p99Ms / b.load.p99Ms)} | | lower is better |`);
-  if (a && c) ratios.push(`| p99 latency (a) / (c) | ${ratio(a.load.p99Ms / c.load.p99Ms)} | | lower is better |`);
+  const [durable, redis, noop, sdk, bare] = [row('receiver-ledger'), row('receiver-redis'), row('receiver'), row('topgg-sdk'), row('bare')];
+  const rps = (r: Row) => r.load.requestsPerSecond;
+  const perRequest = (r: Row) => r.stats.cpuMs / r.stats.handled;
+  const lines = ['| ratio | measured | target | |', '| --- | ---: | ---: | --- |'];
+  if (durable && bare) lines.push(ratioRow("requests/s (a') durable / (c) bare", rps(durable) / rps(bare), 0.7, 'the headline'));
+  if (durable && sdk) lines.push(ratioRow("requests/s (a') durable / (b) @top-gg/sdk", rps(durable) / rps(sdk), 4));
+  if (redis && bare) lines.push(ratioRow("requests/s (a'') Redis / (c) bare", rps(redis) / rps(bare), 0.4));
+  if (durable && bare) lines.push(ratioRow("server CPU per request (c) / (a')", perRequest(bare) / perRequest(durable), undefined, 'steadier than requests/s on a busy machine'));
+  if (durable && sdk) lines.push(ratioRow("server CPU per request (b) / (a')", perRequest(sdk) / perRequest(durable)));
+  if (durable && bare) lines.push(ratioRow("p99 latency (a') / (c)", durable.load.p99Ms / bare.load.p99Ms, undefined, 'lower is better'));
+  if (noop && bare) lines.push(ratioRow('requests/s (a) no-op / (c) bare (information)', rps(noop) / rps(bare)));
+  if (noop && sdk) lines.push(ratioRow('requests/s (a) no-op / (b) @top-gg/sdk (information)', rps(noop) / rps(sdk)));
+  return lines;
+}
+
+function report(results: ReadonlyMap<Target, Row[]>, problems: readonly string[], skipped: readonly string[], loadBefore: string, loadAfter: string): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const notes = [
-    `Machine: ${availableParallelism()} cores (nproc), ${cpu}, Node ${process.version}, ${process.platform}; ${new Date().toISOString().slice(0, 10)}; 1-minute load average before the run ${loadBefore.toFixed(2)}.`,
-    `Load: autocannon ${versionOf('autocannon')} in the bench process, ${CONNECTIONS} keep-alive connections, per target and round a fresh server process (${pinning ? `load generator pinned to core ${pinning.generatorCpu}, the server's event-loop thread to core ${pinning.serverCpu}` : 'not pinned to cores'}), ${WARMUP_SECONDS} s warm-up, then ${MEASURE_SECONDS} s measured; ${ROUNDS} rounds (the second in reverse order), the table shows each target's best round; on 127.0.0.1; ${BODY_BYTES}-byte bodies, every request a distinct vote. (b) is @top-gg/sdk ${versionOf('@top-gg/sdk')} on express ${versionOf('express')}, NODE_ENV=production for every server. Latencies from each response's own time (autocannon's histogram rounds to whole ms). Server CPU: user + system time of the server process over the measured ${MEASURE_SECONDS} s, in percent of one core (above 100%: its thread pool too, such as the ledger's fsync), and per request it handled; the load generator's likewise.`,
+    `Machine: ${availableParallelism()} cores (nproc), ${cpu}, Node ${process.version}, ${process.platform}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) before the run ${loadBefore}, after it ${loadAfter}.`,
+    `Load: autocannon ${versionOf('autocannon')} in the bench process, ${CONNECTIONS} keep-alive connections, per target and round a fresh server process (${pinning ? `load generator pinned to core ${pinning.generatorCpu}, the server's event-loop thread to core ${pinning.serverCpu}` : 'not pinned to cores'}), ${WARMUP_SECONDS} s warm-up, then ${MEASURE_SECONDS} s measured; ${ROUNDS} rounds (the second in reverse order), the table shows each target's best round; on 127.0.0.1; ${BODY_BYTES}-byte bodies, every request a distinct vote. (b) is @top-gg/sdk ${versionOf('@top-gg/sdk')} on express ${versionOf('express')}, NODE_ENV=production for every server. Latencies from each response's own time (autocannon's histogram rounds to whole ms). Server CPU: user + system time of the server process over the measured ${MEASURE_SECONDS} s, in percent of one core (above 100%: its helper threads too: libuv's pool, which runs the ledger's write and fsync, and V8's garbage collection), and per request it handled; main thread CPU: the event loop's thread alone; votes per commit: votes recorded per journal write + fsync (group commit); the load generator's CPU likewise.`,
   ];
-  if (ledger) notes.push(`(a') in its best round: ${count(ledger.stats.accepted)} votes recorded as pending, ${count(ledger.stats.duplicates)} duplicates, server RSS ${(ledger.stats.rssBytes / 2 ** 20).toFixed(0)} MiB at the end.`);
-  const logged = [...(a ? [`(a) ${count(a.stats.logLines ?? 0)}`] : []), ...(ledger ? [`(a') ${count(ledger.stats.logLines ?? 0)}`] : [])];
-  if (logged.length > 0) notes.push(`Logging: (a) and (a') log as \`listing-agent run\` does by default (pino, level info, JSON lines, each written synchronously to /dev/null); lines written in the measured ${MEASURE_SECONDS} s of the best round: ${logged.join(', ')}.`);
+  for (const name of ['receiver-ledger', 'receiver-redis'] as const) {
+    const entry = [...results].find(([target]) => target.name === name);
+    if (!entry) continue;
+    const { stats } = best(entry[1]);
+    notes.push(`${name === 'receiver-ledger' ? "(a')" : "(a'')"} in its best round: ${count(stats.accepted)} votes recorded as pending, ${count(stats.hooked)} hook calls, ${count(stats.duplicates)} duplicates, server RSS ${(stats.rssBytes / 2 ** 20).toFixed(0)} MiB at the end.`);
+  }
+  const logged = [...results].filter(([target]) => target.name.startsWith('receiver')).map(([target, rows]) => `${target.name} ${count(best(rows).stats.logLines ?? 0)}`);
+  if (logged.length > 0) notes.push(`Logging: our receivers log as \`listing-agent run\` does by default (pino, level info, JSON lines, each written synchronously to /dev/null); lines written in the measured ${MEASURE_SECONDS} s of the best round: ${logged.join(', ')}.`);
+  for (const line of skipped) notes.push(`SKIPPED: ${line}`);
   if (problems.length > 0) notes.push(`PROBLEMS: ${problems.join('; ')}`);
-  return `\nWebhook receiver:\n\n${lines.join('\n')}\n\n${ratios.join('\n')}\n\n${notes.join('\n\n')}\n`;
+  return `\nWebhook receiver:\n\n${resultTable(results).join('\n')}\n\n${ratioTable(results).join('\n')}\n\n${notes.join('\n\n')}\n`;
+}
+
+const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
+
+/**
+ * A local redis-server for the Redis ledger's row (appendfsync always: every write durable before
+ * its reply, as the file ledger's fsync), or why there is none.
+ */
+async function startRedis(): Promise<{ redis?: TestRedis; skipped?: string }> {
+  try {
+    const { startTestRedis } = await import('../test/helpers/redis.js');
+    return { redis: await startTestRedis() };
+  } catch (error) {
+    return { skipped: `(a'') the Redis ledger's row: no redis-server could be started (${error instanceof Error ? error.message : String(error)}); install it (apt-get install redis-server) to measure it` };
+  }
 }
 
 async function run(): Promise<void> {
   assertFreshBuild();
-  const loadBefore = loadavg()[0] ?? 0;
+  const loadBefore = loadAverage();
   const only = process.env.BENCH_WEBHOOK_TARGETS?.split(',').map((name) => name.trim());
-  const targets = TARGETS.filter((target) => !only || only.includes(target.name));
+  let targets = TARGETS.filter((target) => !only || only.includes(target.name));
   if (targets.length === 0) throw new Error(`BENCH_WEBHOOK_TARGETS matches none of ${TARGETS.map((t) => t.name).join(', ')}`);
+  const skipped: string[] = [];
+  let redis: TestRedis | undefined;
+  if (targets.some((target) => target.name === 'receiver-redis')) {
+    const started = await startRedis();
+    redis = started.redis;
+    if (started.skipped) {
+      skipped.push(started.skipped);
+      targets = targets.filter((target) => target.name !== 'receiver-redis');
+    }
+  }
   const nowMs = Date.now();
   const v1 = voteCreateDeliveries({ count: POOL.v1, secret: V1_SECRET, projectId: PROJECT_ID, botId: BOT_ID, nowMs });
   const v0 = legacyUpvoteDeliveries({ count: POOL.v0, secret: V0_SECRET, botId: BOT_ID });
@@ -234,12 +288,15 @@ async function run(): Promise<void> {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-        // Each run starts from the pool's beginning: a new process, a new (empty) ledger.
-        results.get(target)?.push(await measure(target, target.scheme === 'v1' ? v1 : v0, { next: 0 }));
+        // Each run starts from the pool's beginning: a new process, a new (empty) ledger (the
+        // Redis one under a prefix of its own).
+        const env: Record<string, string> = redis ? { BENCH_REDIS_URL: redis.url } : {};
+        results.get(target)?.push(await measure(target, target.scheme === 'v1' ? v1 : v0, { next: 0 }, env));
       }
     }
   } finally {
     unpin();
+    await redis?.close();
   }
   const problems: string[] = [];
   for (const [target, rows] of results) {
@@ -248,11 +305,11 @@ async function run(): Promise<void> {
       if (bad < 400 || bad > 499) problems.push(`${target.name} answered ${bad} to a forged delivery`);
       if (load.non2xx > 0 || load.errors > 0) problems.push(`${target.name}: ${load.non2xx} non-2xx, ${load.errors} errors or timeouts`);
       if (load.total === 0 || stats.handled < load.ok2xx) problems.push(`${target.name} handled ${stats.handled} of ${load.ok2xx} answered with 2xx`);
-      // Only the ledger remembers votes: for the stateless targets a repeat costs what a new vote does.
-      if (wrapped && target.name === 'receiver-ledger') problems.push(`${target.name}: the pool of ${POOL.v1} distinct votes wrapped (repeats are duplicates)`);
+      // Only the ledgers remember votes: for the stateless targets a repeat costs what a new vote does.
+      if (wrapped && REMEMBERS_VOTES.has(target.name)) problems.push(`${target.name}: the pool of ${POOL.v1} distinct votes wrapped (repeats are duplicates)`);
     }
   }
-  console.log(report(results, problems, loadBefore));
+  console.log(report(results, problems, skipped, loadBefore, loadAverage()));
   if (problems.length > 0) throw new Error(`webhook bench: ${problems.join('; ')}`);
 }
 

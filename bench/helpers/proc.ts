@@ -95,3 +95,36 @@ export function sampleProc(pid: number, everyMs = 1_000): { stop(): ProcWindow }
 
 export const MiB = 1024 * 1024;
 export const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
+
+/** glibc's malloc heaps of a process, from /proc/<pid>/smaps (Linux). */
+export interface MallocHeaps {
+  /** RSS of the main arena (`[heap]`, grown with brk). */
+  mainRss: number;
+  /** Thread arenas: each a 64 MiB reservation, its used part `rw-p` followed by the rest `---p`. */
+  threadArenas: Array<{ size: number; rss: number }>;
+}
+
+/**
+ * The malloc heaps of `pid`: the main arena and the thread arenas glibc makes for threads that
+ * allocate at the same time (up to 8 per core by default, `MALLOC_ARENA_MAX`). A thread arena
+ * keeps the pages of memory freed inside it until glibc trims it, which it does only from its top.
+ */
+export function mallocHeaps(pid: number): MallocHeaps {
+  const maps: Array<{ start: number; end: number; perm: string; name: string; rss: number }> = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (range) maps.push({ start: parseInt(range[1]!, 16), end: parseInt(range[2]!, 16), perm: range[3]!, name: range[4]!, rss: 0 });
+    else if (line.startsWith('Rss:') && maps.length > 0) maps[maps.length - 1]!.rss = Number(/(\d+)/.exec(line)![1]) * 1024;
+  }
+  const HEAP_MAX = 64 * MiB;
+  const threadArenas: Array<{ size: number; rss: number }> = [];
+  for (let i = 0; i + 1 < maps.length; i++) {
+    const used = maps[i]!;
+    const rest = maps[i + 1]!;
+    const whole = rest.end - used.start;
+    if (used.name === '' && rest.name === '' && used.perm === 'rw-p' && rest.perm === '---p' && used.end === rest.start && whole === HEAP_MAX && used.start % HEAP_MAX === 0) {
+      threadArenas.push({ size: used.end - used.start, rss: used.rss });
+    }
+  }
+  return { mainRss: maps.filter((m) => m.name === '[heap]').reduce((sum, m) => sum + m.rss, 0), threadArenas };
+}

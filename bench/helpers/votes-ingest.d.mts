@@ -8,6 +8,8 @@ export interface IngestionResult {
   elapsedMs: number;
   commits: number;
   journalBytes: number;
+  /** Journal bytes by record kind (`p` pending, `c` complete, `journal` the header line, ...). */
+  journalByKind: Record<string, number>;
   keys: number;
   /** RSS after setup and a GC, before the first page. */
   baselineRss: number;

@@ -8,12 +8,15 @@
  * `runIngestion()` runs it in the calling process. Run as a script (`node --expose-gc
  * bench/helpers/votes-ingest.mjs`), it runs it in a process of its own and prints the result as
  * one JSON line, with VmHWM (the process's peak RSS over its whole life) from /proc/self/status.
+ * `BENCH_HEAP_PROFILE=<file.heapprofile>` and `BENCH_CPU_PROFILE=<file.cpuprofile>` profile the
+ * ingestion, from the first page until the pipeline is idle (bench/PROFILE.md).
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { startCpuProfile, startHeapSampling, stopCpuProfile, stopHeapSampling } from './profile.mjs';
 
 const dist = new URL('../../dist/', import.meta.url);
 const { silentLogger } = await import(new URL('log/agent-logger.js', dist).href);
@@ -23,6 +26,9 @@ const { createVotePipeline } = await import(new URL('votes/pipeline.js', dist).h
 const { createInProcessHook } = await import(new URL('votes/hooks/in-process.js', dist).href);
 
 export const VOTES = 100_000;
+/** Optional profiles of the ingestion (first page to idle), see bench/PROFILE.md: file paths. */
+const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 export const PAGE = 100;
 const HOUR = 3_600_000;
 const KEEP_KEYS_FOR_MS = HOUR; // the config's default votes.keepKeysFor
@@ -52,6 +58,51 @@ function page(index, start) {
     });
   }
   return votes;
+}
+
+/**
+ * Bytes of the journal by record kind (`t` of each line: `p` pending, `c` complete, ...), newlines
+ * included. Read through one 64 KiB buffer, so that it adds nothing to the peak RSS measured.
+ */
+async function journalBytesByKind(path) {
+  const kinds = {};
+  const handle = await open(path, 'r');
+  const buffer = Buffer.alloc(65_536);
+  const prefix = Buffer.from('{"t":"');
+  let lineStart = true;
+  let kind = '?';
+  let head = Buffer.alloc(0); // the first bytes of the current line, until its kind is known
+  let lineBytes = 0;
+  try {
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      for (let i = 0; i < bytesRead; i++) {
+        const byte = buffer[i];
+        if (lineStart) {
+          head = Buffer.alloc(0);
+          kind = '?';
+          lineStart = false;
+        }
+        if (head.length < 16) {
+          head = Buffer.concat([head, buffer.subarray(i, i + 1)]);
+          if (head.length > prefix.length && head.subarray(0, prefix.length).equals(prefix)) {
+            const close = head.indexOf(0x22, prefix.length);
+            if (close > 0) kind = head.toString('latin1', prefix.length, close);
+          }
+        }
+        lineBytes += 1;
+        if (byte === 0x0a) {
+          kinds[kind] = (kinds[kind] ?? 0) + lineBytes;
+          lineBytes = 0;
+          lineStart = true;
+        }
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+  return kinds;
 }
 
 /** VmHWM of this process, bytes (Linux), or undefined. */
@@ -88,6 +139,8 @@ export async function runIngestion() {
     await pipeline.start();
 
     globalThis.gc?.();
+    if (HEAP_PROFILE) await startHeapSampling();
+    if (CPU_PROFILE) await startCpuProfile();
     const baseline = process.memoryUsage().rss;
     let peak = baseline;
     const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
@@ -101,11 +154,14 @@ export async function runIngestion() {
     const ingestedMs = performance.now() - started;
     await pipeline.idle();
     const elapsedMs = performance.now() - started;
+    if (CPU_PROFILE) await stopCpuProfile(CPU_PROFILE);
+    if (HEAP_PROFILE) await stopHeapSampling(HEAP_PROFILE);
     sample();
     clearInterval(sampler);
     const heapUsed = process.memoryUsage().heapUsed;
     const grown = ledger.stats();
     const directoryBefore = await directoryBytes(root);
+    const journalByKind = await journalBytesByKind(ledger.path);
 
     clock = start + 12 * HOUR + 12 * HOUR + KEEP_KEYS_FOR_MS + 60_000; // every vote expired, plus the slack
     const compactStarted = performance.now();
@@ -124,6 +180,7 @@ export async function runIngestion() {
       elapsedMs,
       commits: grown.commits,
       journalBytes: grown.bytes,
+      journalByKind,
       keys: grown.keys,
       baselineRss: baseline,
       peakRss: peak,

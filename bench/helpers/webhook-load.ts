@@ -155,9 +155,16 @@ export interface TargetStats {
   handled: number;
   accepted: number;
   duplicates: number;
+  /** Calls of the in-process hook (the targets with a real pipeline). */
+  hooked: number;
   /** Log lines written by our receiver's targets (the daemon's logger at its default level, `info`). */
   logLines?: number;
+  /** User + system CPU of the whole process (every thread). */
   cpuMs: number;
+  /** CPU of the event loop's thread alone (Linux; NaN elsewhere). */
+  mainThreadCpuMs: number;
+  /** Ledger commits (the file ledger's write + fsync), 0 without one. */
+  commits: number;
   wallMs: number;
   rssBytes: number;
 }
@@ -168,6 +175,8 @@ export interface TargetProcess {
   reset(): Promise<void>;
   /** Stops the target and returns what it saw. */
   stop(): Promise<TargetStats>;
+  /** Sends `message` and resolves with the value of `key` in the target's answer. */
+  ask(message: Record<string, unknown>, key: string, timeoutMs: number): Promise<unknown>;
   /** Kills it (cleanup after a failure). */
   kill(): void;
 }
@@ -253,6 +262,11 @@ export async function startTarget(target: string, env: Record<string, string>): 
         } finally {
           kill();
         }
+      },
+      ask: async (message, key, timeoutMs) => {
+        const done = next(key, timeoutMs);
+        child.send(message);
+        return (await done)[key];
       },
       kill,
     };

@@ -5,8 +5,8 @@ import { commandsSourceFor } from '../commands/configured-source.js';
 import { whileLeading } from '../leader/gate.js';
 import type { AgentCluster } from './cluster.js';
 import { createShardReporterCapability, createStatsCapability } from '../stats/capability.js';
-import { createConfiguredSource } from '../stats/configured-source.js';
-import type { CountSource } from '../stats/source.js';
+import { loadSourceFromSpec, sourceSpec, type ConfiguredSourceOptions } from '../stats/source-spec.js';
+import type { CountReading, CountSource } from '../stats/source.js';
 import { countSourceFor } from '../stats/sources/detect.js';
 import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
 import { createVotesCapability, type VotesCapability } from '../votes/capability.js';
@@ -31,7 +31,7 @@ export function defaultCapabilities(config: ListingAgentConfig, options: Listing
       if (config.stats.source === 'embedded') {
         capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
       }
-      const summed = createConfiguredSource({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection });
+      const summed = configuredSourceOnStart({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection });
       capabilities.push(leaderOnly(createStatsCapability(summed)));
     } else {
       capabilities.push(leaderOnly(createStatsCapability(statsSource(config, options))));
@@ -99,7 +99,51 @@ function embeddedBot(options: ListingAgentOptions): unknown {
 function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
   if (options.countSource) return options.countSource;
   if (config.stats.source !== 'embedded') {
-    return createConfiguredSource(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
+    return configuredSourceOnStart(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
   }
   return countSourceFor(embeddedBot(options));
+}
+
+/**
+ * The source `stats.source` names. Its options are checked now (a missing key or token throws
+ * `SourceConfigError`, as `createConfiguredSource` would), but its module (the push endpoint's
+ * server, the discord-rest or Redis reader) is loaded and the source made only when the stats
+ * capability starts it: an agent loads only the source it is configured for, and none without
+ * stats (issue 20, idle footprint). Until then it reads as not ready; `onChange` listeners given
+ * before are handed to the real source.
+ */
+function configuredSourceOnStart(config: ListingAgentConfig, options: ConfiguredSourceOptions): CountSource {
+  const spec = sourceSpec(config, options);
+  let inner: CountSource | undefined;
+  let loading: Promise<CountSource> | undefined;
+  const subscriptions = new Set<{ listener: () => void; off: () => void }>();
+  const load = () =>
+    (loading ??= loadSourceFromSpec(spec).then((made) => {
+      for (const subscription of subscriptions) subscription.off = made.onChange?.(subscription.listener) ?? (() => undefined);
+      inner = made;
+      return made;
+    }));
+  return {
+    get description() {
+      return inner?.description ?? `the ${spec.kind} source`;
+    },
+    read(signal?: AbortSignal): Promise<CountReading> {
+      if (inner === undefined) return Promise.resolve({ ready: false, reason: `the ${spec.kind} source has not started` });
+      return inner.read(signal);
+    },
+    async start() {
+      await (await load()).start?.();
+    },
+    async stop() {
+      await inner?.stop?.();
+    },
+    onChange(listener) {
+      const subscription = { listener, off: inner?.onChange?.(listener) ?? (() => undefined) };
+      subscriptions.add(subscription);
+      return () => {
+        subscription.off();
+        subscriptions.delete(subscription);
+      };
+    },
+  };
 }

@@ -1,0 +1,259 @@
+/**
+ * Vote -> reward latency (issue 20, target 2): signed `vote.create` deliveries sent at a fixed
+ * rate, 100, 1,000 and 10,000 per second, in an OPEN loop (each request leaves at its slot on the
+ * clock whether or not earlier ones were answered, so a server falling behind shows as queueing),
+ * to our receiver with the real durable pipeline: the file ledger (every vote durably pending
+ * before its 2xx) and one in-process hook that notes the monotonic clock when it is called.
+ *
+ * Per vote: first byte of the request -> the hook's call ("reward"), and first byte -> the 2xx
+ * ("ack"); p50, p99 and p99.9 of each; sent, acknowledged and hooked counts; lost votes
+ * (acknowledged, never hooked) and duplicates (hooked twice), both of which must be 0; verdicts
+ * against the targets (reward p99 < 10 ms at 1,000/s, < 50 ms at 10,000/s).
+ *
+ * Run:  npm run bench:latency    (= npm run build && vitest bench --run bench/latency.bench.ts)
+ *
+ * About 50 s. The server is bench/helpers/webhook-target.mjs `receiver-ledger` in a process of its
+ * own (a fresh one, with an empty ledger, per rate), loaded from the built dist/; the sender is
+ * bench/helpers/open-loop.ts in this process (raw keep-alive sockets, one request in flight per
+ * connection, more connections opened when all are busy). On Linux with `taskset` the sender is
+ * pinned to core 0 and the server's event-loop thread to core 1 (see webhook-load.ts `pinning`).
+ * Each rate: a warm-up at the rate (its votes are not counted), then the measured run; the times
+ * come from `process.hrtime.bigint()` in both processes (one monotonic clock per machine).
+ * `BENCH_LATENCY_RATES=1000,10000` runs only those rates; `BENCH_LATENCY_SECONDS=<s>` sets every
+ * measured run's length.
+ */
+import { cpus, availableParallelism, loadavg } from 'node:os';
+import { bench, describe } from 'vitest';
+import { assertBuilt } from './helpers/daemon.js';
+import { openLoop, type OpenLoopRequest, type OpenLoopResult } from './helpers/open-loop.js';
+import { BODY_BYTES, pinGenerator, pinning, startTarget, voteCreateDeliveries, type Delivery } from './helpers/webhook-load.js';
+
+const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
+const PROJECT_ID = '803190510032756736';
+const BOT_ID = '1234567890123456789';
+const PATH = '/webhooks/topgg';
+/** The receiver's `user.id` of delivery n is this plus n (webhook-load.ts `voteCreateDeliveries`). */
+const USER_ID_BASE = 500_000_000_000_000_000n;
+
+interface Rate {
+  perSecond: number;
+  /** Seconds measured (after `warmupSeconds`). */
+  seconds: number;
+  warmupSeconds: number;
+  /** Target for the reward latency's p99, ms (undefined: information). */
+  p99TargetMs?: number;
+}
+
+const SECONDS = process.env.BENCH_LATENCY_SECONDS === undefined ? undefined : Number(process.env.BENCH_LATENCY_SECONDS);
+const RATES: readonly Rate[] = [
+  { perSecond: 100, seconds: SECONDS ?? 20, warmupSeconds: 2 },
+  { perSecond: 1_000, seconds: SECONDS ?? 10, warmupSeconds: 1, p99TargetMs: 10 },
+  { perSecond: 10_000, seconds: SECONDS ?? 5, warmupSeconds: 1, p99TargetMs: 50 },
+].filter((rate) => process.env.BENCH_LATENCY_RATES === undefined || process.env.BENCH_LATENCY_RATES.split(',').map(Number).includes(rate.perSecond));
+
+/**
+ * The receiver's default connection cap (`webhooks.maxConnections`, 256): more would be refused.
+ * A request due while all are busy waits in the sender for the first one free, which is queueing
+ * the server caused: the "from slot" figures count it, the "from first byte" ones do not.
+ */
+const MAX_CONNECTIONS = 256;
+/** After the last send: how long answers and hook calls may take before the rest counts as lost. */
+const DRAIN_MS = 10_000;
+
+interface Percentiles {
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+interface RateResult {
+  rate: Rate;
+  sent: number;
+  acked: number;
+  non2xx: number;
+  errors: number;
+  hooked: number;
+  lost: number;
+  duplicates: number;
+  /** Hook calls for votes this run never sent (must be 0). */
+  strangers: number;
+  reward: Percentiles;
+  ack: Percentiles;
+  /** From the request's slot on the schedule to the hook: `reward` plus any wait for a free connection. */
+  rewardFromSlot: Percentiles;
+  /** How late the sender put requests on the wire against their slots. */
+  senderLate: Percentiles;
+  achievedRate: number;
+  connections: number;
+  senderCpuPercent: number;
+  serverCpuPercent: number;
+  commits: number;
+}
+
+/** p50/p99/p99.9/max of `values` (ms); NaN when empty. */
+function percentiles(values: number[]): Percentiles {
+  values.sort((x, y) => x - y);
+  const at = (p: number) => values[Math.min(values.length - 1, Math.max(0, Math.ceil(p * values.length) - 1))] ?? Number.NaN;
+  return { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: values[values.length - 1] ?? Number.NaN };
+}
+
+/** The raw bytes of `delivery` as a request to `host:port` + PATH. */
+function requestBytes(delivery: Delivery, authority: string): OpenLoopRequest {
+  const headers = Object.entries({ ...delivery.headers, 'content-length': String(delivery.body.length) })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return { bytes: Buffer.concat([Buffer.from(`POST ${PATH} HTTP/1.1\r\nhost: ${authority}\r\n${headers}\r\n`, 'latin1'), delivery.body]) };
+}
+
+/**
+ * Per vote of the measured run (`count` deliveries after `warm` warm-up ones): the counts and the
+ * latencies, from the sender's result and the hook's `[userId, hrtime]` pairs.
+ */
+function tally(result: OpenLoopResult, hookTimes: readonly string[], warm: number, count: number) {
+  // Hook calls by delivery index (the user ID is the base plus the index).
+  const hookNs = new Map<number, bigint[]>();
+  let strangers = 0;
+  for (let i = 0; i < hookTimes.length; i += 2) {
+    const index = Number(BigInt(hookTimes[i] as string) - USER_ID_BASE) - warm;
+    if (index < 0 || index >= count) {
+      strangers += 1;
+      continue;
+    }
+    const times = hookNs.get(index) ?? [];
+    times.push(BigInt(hookTimes[i + 1] as string));
+    hookNs.set(index, times);
+  }
+  const reward: number[] = [];
+  const rewardFromSlot: number[] = [];
+  const ack: number[] = [];
+  let acked = 0;
+  let non2xx = 0;
+  let lost = 0;
+  let duplicates = 0;
+  for (let index = 0; index < count; index++) {
+    const status = result.status[index] as number;
+    const ok = status >= 200 && status < 300;
+    if (ok) {
+      acked += 1;
+      ack.push(Number((result.answeredNs[index] as bigint) - (result.sentNs[index] as bigint)) / 1e6);
+    } else if (status !== 0) non2xx += 1;
+    const times = hookNs.get(index);
+    if (times === undefined) {
+      if (ok) lost += 1;
+      continue;
+    }
+    if (times.length > 1) duplicates += times.length - 1;
+    const firstByteToHook = Number((times[0] as bigint) - (result.sentNs[index] as bigint)) / 1e6;
+    reward.push(firstByteToHook);
+    rewardFromSlot.push(firstByteToHook + Number(result.lateNs[index] as bigint) / 1e6);
+  }
+  return {
+    sent: count - [...result.sentNs].filter((ns) => ns === 0n).length,
+    acked,
+    non2xx,
+    hooked: [...hookNs.values()].reduce((sum, times) => sum + times.length, 0),
+    lost,
+    duplicates,
+    strangers,
+    reward: percentiles(reward),
+    ack: percentiles(ack),
+    rewardFromSlot: percentiles(rewardFromSlot),
+  };
+}
+
+async function measure(rate: Rate, pool: readonly Delivery[]): Promise<RateResult> {
+  const server = await startTarget('receiver-ledger', {
+    BENCH_V1_SECRET: V1_SECRET,
+    BENCH_V0_SECRET: 'unused-legacy-secret',
+    BENCH_PROJECT_ID: PROJECT_ID,
+    BENCH_PATH: PATH,
+    BENCH_RECORD_HOOK_TIMES: '1',
+  });
+  try {
+    const { hostname, port } = new URL(server.url);
+    const authority = `${hostname}:${port}`;
+    const warm = Math.round(rate.perSecond * rate.warmupSeconds);
+    const count = Math.round(rate.perSecond * rate.seconds);
+    if (warm + count > pool.length) throw new Error(`the pool of ${pool.length} deliveries is too small for ${warm + count}`);
+    // Enough connections for 20 ms of requests at once, opened before the clock starts.
+    const preopen = Math.max(16, Math.ceil(rate.perSecond / 50));
+    const common = { host: hostname, port: Number(port), rate: rate.perSecond, preopen, maxConnections: MAX_CONNECTIONS, drainMs: DRAIN_MS };
+    await openLoop({ ...common, requests: pool.slice(0, warm).map((d) => requestBytes(d, authority)) });
+    await server.ask({ drain: DRAIN_MS }, 'drained', DRAIN_MS + 5_000);
+    await server.reset();
+
+    const measured = pool.slice(warm, warm + count);
+    const result = await openLoop({ ...common, requests: measured.map((d) => requestBytes(d, authority)) });
+    const drained = (await server.ask({ drain: DRAIN_MS }, 'drained', DRAIN_MS + 5_000)) as { hookTimes: string[] };
+    const stats = await server.stop();
+    return {
+      rate,
+      ...tally(result, drained.hookTimes, warm, count),
+      errors: result.errors,
+      senderLate: percentiles([...result.lateNs].map((ns) => Number(ns) / 1e6)),
+      achievedRate: count / result.sendSeconds,
+      connections: result.connections,
+      senderCpuPercent: result.senderCpuPercent,
+      serverCpuPercent: (stats.cpuMs / stats.wallMs) * 100,
+      commits: stats.commits,
+    };
+  } catch (error) {
+    server.kill();
+    throw error;
+  }
+}
+
+const count = (value: number) => Math.round(value).toLocaleString('en-US');
+const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(value < 10 ? 2 : 1)} ms` : '–');
+const trio = (p: Percentiles) => `${ms(p.p50)} / ${ms(p.p99)} / ${ms(p.p999)}`;
+const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
+
+function report(results: readonly RateResult[], loadBefore: string, loadAfter: string): string {
+  const rows = [
+    '| rate (votes/s) | sent (achieved rate) | acked (2xx) | hooked | lost | duplicates | non-2xx / errors | first byte → hook: p50 / p99 / p99.9 (max) | first byte → 2xx: p50 / p99 / p99.9 (max) | slot → hook: p50 / p99 / p99.9 | sender late p99 | connections | votes per commit | server CPU |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of results) {
+    rows.push(
+      `| ${count(r.rate.perSecond)} | ${count(r.sent)} (${count(r.achievedRate)}/s) | ${count(r.acked)} | ${count(r.hooked)} | ${r.lost} | ${r.duplicates} | ${r.non2xx} / ${r.errors} | ${trio(r.reward)} (${ms(r.reward.max)}) | ${trio(r.ack)} (${ms(r.ack.max)}) | ${trio(r.rewardFromSlot)} | ${ms(r.senderLate.p99)} | ${r.connections} | ${r.commits > 0 ? (r.acked / r.commits).toFixed(1) : '–'} | ${Math.round(r.serverCpuPercent)}% |`,
+    );
+  }
+  const verdicts = ['| target | measured | |', '| --- | ---: | --- |'];
+  for (const r of results) {
+    const clean = r.lost === 0 && r.duplicates === 0 && r.strangers === 0 && r.non2xx === 0 && r.errors === 0 && r.sent === r.acked;
+    if (r.rate.p99TargetMs !== undefined) {
+      // Held against the slot too: a request that waited for a connection was queued by the server.
+      const worst = Math.max(r.reward.p99, r.rewardFromSlot.p99);
+      const met = worst < r.rate.p99TargetMs && clean;
+      verdicts.push(`| vote → reward p99 < ${r.rate.p99TargetMs} ms at ${count(r.rate.perSecond)} votes/s (first byte → hook; slot → hook) | ${ms(r.reward.p99)}; ${ms(r.rewardFromSlot.p99)} | ${met ? 'met' : '**NOT met**'} |`);
+    }
+    verdicts.push(`| no vote lost, none hooked twice, every request 2xx, at ${count(r.rate.perSecond)} votes/s | lost ${r.lost}, duplicates ${r.duplicates}, strangers ${r.strangers}, non-2xx ${r.non2xx}, errors ${r.errors} | ${clean ? 'met' : '**NOT met**'} |`);
+  }
+  const notes = [
+    `Machine: ${availableParallelism()} cores (nproc), ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${process.platform}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) before the run ${loadBefore}, after it ${loadAfter}.`,
+    `Open loop: each request leaves at its slot (i / rate s after the start; the sender wakes about every millisecond and sends every request due, so at 10,000/s they leave in bursts of about 10), ${BODY_BYTES}-byte signed v1 \`vote.create\` bodies, every vote distinct, keep-alive connections with one request in flight each (${pinning ? `sender pinned to core ${pinning.generatorCpu}, the server's event loop to core ${pinning.serverCpu}` : 'not pinned'}). "sender late" is how far behind its slot a request's first byte went out: the sender's own hiccups, and waits for a free connection when all ${MAX_CONNECTIONS} (the receiver's default cap) are busy, which is queueing the server caused; "slot → hook" counts it, and the verdicts take the worse of the two p99s. Server: receiver + real pipeline + file ledger (fsync per group commit) + one in-process hook, logging as the daemon does by default, a fresh process per rate, warmed up at the rate first. Lost: acknowledged 2xx but no hook call within ${DRAIN_MS / 1000} s of the last send.`,
+  ];
+  return `\nVote -> reward latency (open loop):\n\n${rows.join('\n')}\n\n${verdicts.join('\n')}\n\n${notes.join('\n\n')}\n`;
+}
+
+async function run(): Promise<void> {
+  assertBuilt();
+  const loadBefore = loadAverage();
+  const largest = Math.max(...RATES.map((rate) => Math.round(rate.perSecond * (rate.seconds + rate.warmupSeconds))));
+  const pool = voteCreateDeliveries({ count: largest, secret: V1_SECRET, projectId: PROJECT_ID, botId: BOT_ID, nowMs: Date.now() });
+  const results: RateResult[] = [];
+  const unpin = pinGenerator();
+  try {
+    for (const rate of RATES) results.push(await measure(rate, pool));
+  } finally {
+    unpin();
+  }
+  console.log(report(results, loadBefore, loadAverage()));
+  const broken = results.filter((r) => r.lost > 0 || r.duplicates > 0 || r.strangers > 0);
+  if (broken.length > 0) throw new Error(`latency bench: votes lost or hooked twice at ${broken.map((r) => `${r.rate.perSecond}/s`).join(', ')}`);
+}
+
+describe('vote -> reward latency', () => {
+  bench(`open loop at ${RATES.map((rate) => count(rate.perSecond)).join(', ')} votes/s`, run, { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 });
+});

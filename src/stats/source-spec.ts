@@ -1,0 +1,121 @@
+import type { Dispatcher } from 'undici';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { ListingAgentConfig } from '../config/schema.js';
+import { ListingAgentError } from '../errors.js';
+import type { RedisConnection } from '../redis/connection.js';
+import type { CountSource } from './source.js';
+import type { DiscordRestSourceOptions } from './sources/discord-rest.js';
+import type { PushSourceOptions } from './sources/push.js';
+import type { RedisShardsSourceOptions } from './sources/redis-shards.js';
+
+/** A source the configuration alone cannot make (`embedded` needs the bot's client object). */
+export class SourceConfigError extends ListingAgentError {
+  constructor(message: string) {
+    super('stats_source', message);
+  }
+}
+
+/** Options of `createConfiguredSource`, beyond the config (tests and embedders). */
+export interface ConfiguredSourceOptions {
+  /** The discord-rest source's dispatcher. Default: undici's global one. */
+  dispatcher?: Dispatcher;
+  /** Epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** The push source's logger. Default: silent. */
+  logger?: AgentLogger;
+  /** Overrides `discord.apiBaseUrl`. */
+  discordApiBaseUrl?: string;
+  /** The agent's Redis connection, for the redis source (`state.redis`). */
+  redis?: RedisConnection;
+}
+
+/**
+ * Which source `stats.source` names and with what options, decided without loading any source's
+ * module: `createConfiguredSource` makes it at once, the agent when its stats start (so the
+ * daemon loads only the source it is configured for).
+ */
+export type SourceSpec =
+  | { kind: 'discord-rest'; options: DiscordRestSourceOptions }
+  | { kind: 'push'; options: PushSourceOptions }
+  | { kind: 'redis'; options: RedisShardsSourceOptions };
+
+/**
+ * The {@link SourceSpec} of `config.stats.source`. Throws {@link SourceConfigError} for `embedded`,
+ * whose counts come from the discord.js object passed to `createListingAgent`, and for a missing
+ * secret (the config check refuses both when `stats.enabled`; this says it again for a caller that
+ * did not enable stats).
+ */
+export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSourceOptions = {}): SourceSpec {
+  const stats = config.stats;
+  switch (stats.source) {
+    case 'discord-rest': {
+      const token = config.discord.token;
+      if (token === undefined) {
+        throw new SourceConfigError('the discord-rest source needs the bot token: set discord.token (LISTING_AGENT_DISCORD_TOKEN)');
+      }
+      return {
+        kind: 'discord-rest',
+        options: {
+          token,
+          cacheTtlMs: stats.rest.cacheTtl,
+          apiBaseUrl: options.discordApiBaseUrl ?? config.discord.apiBaseUrl,
+          ...(stats.rest.shardCount !== undefined ? { shardCount: stats.rest.shardCount } : {}),
+          ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+          ...(options.now ? { now: options.now } : {}),
+        },
+      };
+    }
+    case 'push': {
+      const key = stats.push.key;
+      if (key === undefined) {
+        throw new SourceConfigError('the push source needs a shared key: set stats.push.key (LISTING_AGENT_STATS_PUSH_KEY)');
+      }
+      return {
+        kind: 'push',
+        options: {
+          listen: stats.push.listen,
+          path: stats.push.path,
+          key,
+          staleAfterMs: stats.push.staleAfter,
+          ...(stats.push.shardCount !== undefined ? { shardCount: stats.push.shardCount } : {}),
+          ...(options.now ? { now: options.now } : {}),
+          ...(options.logger ? { logger: options.logger } : {}),
+        },
+      };
+    }
+    case 'redis': {
+      if (options.redis === undefined) {
+        throw new SourceConfigError('the redis source reads shard reports through the agent\'s Redis connection: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)');
+      }
+      return {
+        kind: 'redis',
+        options: {
+          connection: options.redis,
+          staleAfterMs: stats.redis.staleAfter,
+          ...(stats.redis.shardCount !== undefined ? { shardCount: stats.redis.shardCount } : {}),
+          ...(options.now ? { now: options.now } : {}),
+        },
+      };
+    }
+    case 'embedded':
+      throw new SourceConfigError(
+        "stats.source is embedded: the counts come from the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
+      );
+  }
+}
+
+/**
+ * Makes the source of `spec`, loading only that source's module (the push endpoint's server, the
+ * Discord REST reader or the Redis reader) when it is called: the agent's way, so that a daemon
+ * loads only the source it is configured for. `createConfiguredSource` makes the same at once.
+ */
+export async function loadSourceFromSpec(spec: SourceSpec): Promise<CountSource> {
+  switch (spec.kind) {
+    case 'discord-rest':
+      return (await import('./sources/discord-rest.js')).createDiscordRestSource(spec.options);
+    case 'push':
+      return (await import('./sources/push.js')).createPushSource(spec.options);
+    case 'redis':
+      return (await import('./sources/redis-shards.js')).createRedisShardsSource(spec.options);
+  }
+}
