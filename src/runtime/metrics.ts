@@ -81,16 +81,8 @@ export interface ClusterStatus {
   leading: boolean;
 }
 
-/**
- * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
- * several agents can live in one process.
- *
- * @param registry Where the metrics are registered. Creating them twice on one registry throws.
- * @param readiness When given, `listing_agent_ready` (1/0) and
- *   `listing_agent_component_ready{component}` are read from it at each scrape. Default: none
- *   (`listing_agent_ready` then follows {@link AgentMetrics.setReady}, and stays 0 until called).
- */
-export function createAgentMetrics(registry: Registry, readiness?: Readiness): AgentMetrics {
+/** `listing_agent_ready`, `listing_agent_component_ready` (read from `readiness` at each scrape) and `listing_agent_info`. */
+function registerStatusGauges(registry: Registry, readiness: Readiness | undefined): Gauge {
   const ready = new Gauge({
     name: 'listing_agent_ready',
     help: '1 when the agent reached the service and every enabled capability is running, else 0 (see /readyz for why).',
@@ -117,7 +109,44 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     labelNames: ['version'],
     registers: [registry],
   }).set({ version: CLIENT_VERSION }, 1);
+  return ready;
+}
 
+/** See {@link AgentMetrics.watchCluster}. */
+function registerClusterGauges(registry: Registry, read: () => ClusterStatus): void {
+  new Gauge({
+    name: 'listing_agent_redis_up',
+    help: '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.',
+    registers: [registry],
+    collect() {
+      this.set(read().redisUp ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'listing_agent_leader',
+    help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
+    labelNames: ['agent'],
+    registers: [registry],
+    collect() {
+      const status = read();
+      // Reset first: one series, under the current ID.
+      this.reset();
+      this.set({ agent: status.agentId }, status.leading ? 1 : 0);
+    },
+  });
+}
+
+/**
+ * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
+ * several agents can live in one process.
+ *
+ * @param registry Where the metrics are registered. Creating them twice on one registry throws.
+ * @param readiness When given, `listing_agent_ready` (1/0) and
+ *   `listing_agent_component_ready{component}` are read from it at each scrape. Default: none
+ *   (`listing_agent_ready` then follows {@link AgentMetrics.setReady}, and stays 0 until called).
+ */
+export function createAgentMetrics(registry: Registry, readiness?: Readiness): AgentMetrics {
+  const ready = registerStatusGauges(registry, readiness);
   const lastSuccess = labeledGauge<{ capability: string }>(registry, {
     name: 'listing_agent_last_success_timestamp_seconds',
     help: 'Unix time of the last success of each capability (alert when it grows old).',
@@ -154,28 +183,7 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     lastSuccess,
     markSuccess: (capability, nowMs) => lastSuccess.set({ capability }, nowMs / 1000),
     setReady: (value) => ready.set(value ? 1 : 0),
-    watchCluster(read) {
-      new Gauge({
-        name: 'listing_agent_redis_up',
-        help: '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.',
-        registers: [registry],
-        collect() {
-          this.set(read().redisUp ? 1 : 0);
-        },
-      });
-      new Gauge({
-        name: 'listing_agent_leader',
-        help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
-        labelNames: ['agent'],
-        registers: [registry],
-        collect() {
-          const status = read();
-          // Reset first: one series, under the current ID.
-          this.reset();
-          this.set({ agent: status.agentId }, status.leading ? 1 : 0);
-        },
-      });
-    },
+    watchCluster: (read) => registerClusterGauges(registry, read),
   };
 }
 
