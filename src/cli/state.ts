@@ -1,12 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { ListingAgentError } from '../errors.js';
-import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
-import { describeRedisUrl } from '../redis/keys.js';
-import { parseStateDocument } from '../store/document.js';
+import { RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { agentClientName, redisConnectionFor } from '../redis/from-config.js';
 import { createFileStore } from '../store/file.js';
+import { createStateFileReader } from '../store/state-file-reader.js';
 import { createRedisStore } from '../store/redis.js';
 import type { StateStore } from '../store/types.js';
 import { stateDirectory } from '../config/state-directory.js';
@@ -85,41 +82,6 @@ export interface CliState extends AsyncDisposable {
 /** A CLI process's agent ID: `<host>/<pid>`, or `<host>/<pid>/<role>` to keep it apart from the daemon's. */
 export function cliAgentId(io: Pick<CliIo, 'owner'>, role?: string): string {
   return `${io.owner.host}/${io.owner.pid}${role === undefined ? '' : `/${role}`}`;
-}
-
-/** The last synced values of the state directory, read without its lock (`state.json` is replaced by a rename). */
-function fileReader(directory: string): Pick<StateStore, 'get'> {
-  return {
-    async get<T>(key: string): Promise<T | undefined> {
-      let text: string;
-      try {
-        text = await readFile(join(directory, 'state.json'), 'utf8');
-      } catch {
-        return undefined;
-      }
-      const parsed = parseStateDocument(text);
-      const raw = parsed.ok ? parsed.entries.get(key) : undefined;
-      return raw === undefined ? undefined : (JSON.parse(raw) as T);
-    },
-  };
-}
-
-/** The Redis connection `state.redis` describes, not started; a bad URL or CA file is one line. */
-function redisConnectionFor(redis: NonNullable<ListingAgentConfig['state']['redis']>, agentId: string, logger: AgentLogger): RedisConnection {
-  try {
-    return createRedisConnection({
-      url: redis.url,
-      prefix: redis.prefix,
-      tls: redis.tls,
-      clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
-      logger,
-    });
-  } catch (error) {
-    if (error instanceof ListingAgentError) throw error;
-    // The client's own message may quote the URL: never let its password out.
-    const detail = (error instanceof Error ? error.message : String(error)).split(redis.url).join(describeRedisUrl(redis.url));
-    throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
-  }
 }
 
 /** What a CLI command's state holds: the config, where the state is, and what it opened. */
@@ -217,7 +179,7 @@ export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'ow
   const directory = stateDirectory(config, io.cwd);
   const redisConfig = config.state.redis;
   const agentId = options.agentId ?? cliAgentId(io);
-  const connection = redisConfig === undefined ? undefined : redisConnectionFor(redisConfig, agentId, options.logger ?? silentLogger);
+  const connection = redisConfig === undefined ? undefined : redisConnectionFor(redisConfig, { clientName: agentClientName(agentId), logger: options.logger ?? silentLogger });
   const run: CliStateRun = {
     config,
     io,
@@ -235,7 +197,7 @@ export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'ow
     hooks: (hookOptions = {}) => configuredVoteHooks(config, { ...hookOptions, ...(connection === undefined ? {} : { redis: connection }) }),
     store: () => openStore(run),
     async reader() {
-      if (connection === undefined) return fileReader(directory);
+      if (connection === undefined) return createStateFileReader(directory);
       // The Redis store reads without open(); nothing is written.
       return createRedisStore({ connection: await connected(run) });
     },
