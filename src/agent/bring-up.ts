@@ -7,6 +7,7 @@ import type { Readiness } from '../runtime/readiness.js';
 import { createServiceLog } from './service-log.js';
 import { startInOrder, type StartHooks } from './start-capabilities.js';
 import { settleWithin } from '../runtime/settle.js';
+import { errorMessage } from '../errors.js';
 
 /** What {@link createBringUp} works with: the agent's parts. */
 export interface BringUpOptions {
@@ -65,8 +66,6 @@ interface BringUpState {
   current: Promise<void> | undefined;
 }
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
 function redisDown({ options }: BringUpState): boolean {
   return options.cluster !== undefined && !options.cluster.connection.isUp;
 }
@@ -84,7 +83,7 @@ function startFailed(state: BringUpState, group: readonly Capability[], error: u
   const { cluster, reportError } = state.options;
   reportError(error);
   if (cluster && (error instanceof RedisUnavailableError || !cluster.connection.isUp)) return true;
-  state.serviceLog.startFailed(group.map((c) => c.name).join(' and '), errorText(error), retryInMs);
+  state.serviceLog.startFailed(group.map((c) => c.name).join(' and '), errorMessage(error), retryInMs);
   return false;
 }
 
@@ -114,7 +113,7 @@ async function lookUpProject(state: BringUpState, tries: number, retryInMs: numb
     state.serviceLog.reached(state.project);
   } catch (error) {
     if (signal.aborted) return;
-    const reason = errorText(error);
+    const reason = errorMessage(error);
     readiness.set('service', false, reason);
     state.serviceLog.failed(error, tries, retryInMs);
     reportError(error);

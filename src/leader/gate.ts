@@ -1,6 +1,7 @@
 import type { Capability, CapabilityContext } from '../runtime/capability.js';
 import type { Readiness } from '../runtime/readiness.js';
 import { standingByDetail, type Leadership } from '../runtime/leadership.js';
+import { errorMessage } from '../errors.js';
 
 /** Options of {@link whileLeading}. */
 export interface WhileLeadingOptions {
@@ -64,7 +65,7 @@ async function startLeading(gate: Gate<Capability>, ctx: CapabilityContext): Pro
     gate.writable = false;
     // Whatever half-started is undone before the next try.
     await capability.stop(ctx.now() + gate.stopDeadlineMs).catch(() => undefined);
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     ctx.readiness.set(name, false, `could not start as the leader: ${detail}`);
     ctx.logger.warn({ err: detail, retryInMs: gate.retryStartMs }, `${name}: could not start as the leader; retrying`);
     ctx.reportError(error);

@@ -17,6 +17,7 @@ import {
   type RenewOutcome,
 } from './lease.js';
 import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * Takes the lease when it is free: a new fencing token (INCR) and the key set with the lease as
@@ -156,7 +157,7 @@ function schedule(run: LeaseRun, at: number): void {
 
 /** Remembers why the lease could not be taken or renewed (logged at debug when it changes). */
 function failed(run: LeaseRun, doing: string, error: unknown): void {
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   if (run.lastFailure !== detail) run.logger.debug({ err: detail }, `leader lease: could not ${doing}`);
   run.lastFailure = detail;
 }
@@ -254,7 +255,7 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
     if (integer(await run.scripts.release.run([run.leaderKey], [value])) === 1) run.logger.info({ agentId: run.agentId }, 'released the leader lease');
   } catch (error) {
     // It expires by itself within one lease period.
-    run.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not release the leader lease; it expires by itself');
+    run.logger.warn({ err: errorMessage(error) }, 'could not release the leader lease; it expires by itself');
   }
 }
 

@@ -1,4 +1,4 @@
-import { ListingAgentError } from '../errors.js';
+import { ListingAgentError, errorMessage } from '../errors.js';
 import { createRedisConnection, RedisUnavailableError, type RedisConnection, type RedisConnectionOptions } from './connection.js';
 import { describeRedisUrl } from './keys.js';
 
@@ -30,7 +30,7 @@ export function redisConnectionFor(redis: RedisSection, options: Omit<RedisConne
   } catch (error) {
     if (error instanceof ListingAgentError) throw error;
     // The client's own message may quote the URL: never let its password out.
-    const detail = (error instanceof Error ? error.message : String(error)).split(redis.url).join(describeRedisUrl(redis.url));
+    const detail = errorMessage(error).split(redis.url).join(describeRedisUrl(redis.url));
     throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
   }
 }

@@ -3,6 +3,7 @@ import type { AgentLogger } from '../log/agent-logger.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { PostFailure, PostResult, PostTarget, StatsEvents } from './events.js';
 import { decideFailure, DEFAULT_BACKOFF_BASE_MS, type FailureKind, refusedHint } from './post-failure.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The bookkeeping of each post target (`v1_batch` or `v1`, and `v0`): failures in a row, when it
@@ -103,7 +104,7 @@ function failed(targets: TargetsState, name: PostTarget, error: unknown): Failur
   target.retry = decision.retryTimer;
   const changed = target.condition !== decision.condition;
   target.condition = decision.condition;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const fields = { target: name, err: message, retryAt: new Date(retryAt).toISOString(), failures: target.failures };
   if (decision.kind === 'refused') {
     const hint = refusedHint(error);

@@ -4,6 +4,7 @@ import type { AgentLogger } from '../../log/agent-logger.js';
 import { readBody } from '../../http/read-body.js';
 import type { CountReading } from '../source.js';
 import { describeIssues, parsePushBody, summarise, type ShardCountReport, type StoredReport } from './push-reports.js';
+import { errorMessage } from '../../errors.js';
 
 /**
  * The push source's HTTP side, as module functions over a plain {@link PushState}: who may push,
@@ -71,7 +72,7 @@ function recordReports(state: PushState, reports: readonly ShardCountReport[], a
       listener();
     } catch (error) {
       // A listener's bug must not turn the bot's report into a 500: the report is recorded.
-      state.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'a push listener threw');
+      state.logger.warn({ err: errorMessage(error) }, 'a push listener threw');
     }
   }
 }
@@ -131,7 +132,7 @@ export async function handlePush(state: PushState, req: IncomingMessage, res: Se
     reply = await route(state, req);
   } catch (error) {
     // Nothing above should throw; if it does, the bot gets a 500 and the agent keeps running.
-    state.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'push request failed');
+    state.logger.warn({ err: errorMessage(error) }, 'push request failed');
     reply = { status: 500, body: { error: 'internal error: see the agent log' } };
   }
   if (res.headersSent || res.destroyed) return;
