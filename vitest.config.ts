@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    // Finds redis-server and systemd-analyze, installs them with apt-get as root, else skips the
+    // Finds redis-server, systemd-analyze and promtool, installs them with apt-get as root, else skips the
     // files that need them with one line saying how to fix it (test/setup/programs.ts).
     globalSetup: ['./test/setup/global-setup.ts'],
     testTimeout: 20_000,

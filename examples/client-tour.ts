@@ -9,7 +9,7 @@ import {
   createMemoryTokenStore,
   RateLimitError,
   type ListingClientOptions,
-} from '../src/index.js';
+} from '../src/public/client.js';
 
 /** Where the tour runs: the service's base URLs (the emulator's in the test). */
 export interface TourTarget {

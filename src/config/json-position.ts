@@ -24,108 +24,128 @@ class Stop {
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const LITERALS = ['true', 'false', 'null'];
 
-function scan(text: string): void {
-  let i = 0;
-  let depth = 0;
-  const fail = (reason: string, at = i): never => {
+/**
+ * A recursive-descent pass over a JSON text that only checks it: it throws a {@link Stop} at the
+ * first mistake, with the offset to point at and a reason in words. Why this is ours and not
+ * `jsonc-parser` or `json-source-map`: docs/decisions/less-by-hand.md.
+ */
+class Scanner {
+  private i = 0;
+  private depth = 0;
+
+  constructor(private readonly text: string) {}
+
+  /** Checks the whole text: one value, nothing after it but white space. */
+  document(): void {
+    this.value();
+    this.space();
+    if (this.i < this.text.length) this.fail('more content after the end of the JSON value');
+  }
+
+  private fail(reason: string, at = this.i): never {
     throw new Stop(at, reason);
-  };
-  const space = () => {
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
-  };
-  const string = () => {
-    const start = i;
-    i++;
-    for (;;) {
-      if (i >= text.length) fail('unterminated string (a missing closing ")', start);
-      const c = text.charCodeAt(i);
-      if (c === 0x22) {
-        i++;
-        return;
-      }
-      if (c < 0x20) fail('a line break or control character inside a string (write \\n)');
-      if (c === 0x5c) {
-        const next = text[i + 1] ?? '';
-        if (next === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail('a \\u escape needs four hex digits');
-          i += 6;
-        } else if ('"\\/bfnrt'.includes(next) && next !== '') {
-          i += 2;
-        } else {
-          fail('an unknown escape in a string (a backslash is written \\\\)');
-        }
-      } else {
-        i++;
-      }
+  }
+
+  private space(): void {
+    const { text } = this;
+    while (this.i < text.length && (text[this.i] === ' ' || text[this.i] === '\t' || text[this.i] === '\n' || text[this.i] === '\r')) this.i++;
+  }
+
+  private value(): void {
+    this.space();
+    const { text } = this;
+    if (this.i >= text.length) this.fail('unexpected end of file (an unclosed { or [?)');
+    const c = text[this.i]!;
+    if (c === '{') return this.container('}', true);
+    if (c === '[') return this.container(']', false);
+    if (c === '"') return this.string();
+    const literal = LITERALS.find((word) => text.startsWith(word, this.i));
+    if (literal !== undefined) {
+      this.i += literal.length;
+      return;
     }
-  };
-  const value = (): void => {
-    space();
-    if (i >= text.length) fail('unexpected end of file (an unclosed { or [?)');
-    const c = text[i]!;
-    if (c === '{') return container('}', true);
-    if (c === '[') return container(']', false);
-    if (c === '"') return string();
-    for (const literal of ['true', 'false', 'null']) {
-      if (text.startsWith(literal, i)) {
-        i += literal.length;
-        return;
-      }
-    }
-    NUMBER.lastIndex = i;
+    NUMBER.lastIndex = this.i;
     if (NUMBER.test(text)) {
-      i = NUMBER.lastIndex;
+      this.i = NUMBER.lastIndex;
       return;
     }
-    if (c === "'") fail('strings need double quotes');
-    if (c === '/') fail('JSON has no comments');
-    fail('unexpected character (strings need double quotes)');
-  };
-  const container = (close: string, object: boolean): void => {
-    if (++depth > MAX_JSON_DEPTH) fail(`nested more than ${MAX_JSON_DEPTH} levels deep`);
-    i++;
-    space();
-    if (text[i] === close) {
-      i++;
-      depth--;
-      return;
-    }
+    if (c === "'") this.fail('strings need double quotes');
+    if (c === '/') this.fail('JSON has no comments');
+    this.fail('unexpected character (strings need double quotes)');
+  }
+
+  private string(): void {
+    const start = this.i;
+    this.i++;
     for (;;) {
-      space();
-      if (object) {
-        if (text[i] !== '"') fail(i >= text.length ? 'unexpected end of file (an unclosed {?)' : 'expected a property name in double quotes');
-        string();
-        space();
-        if (text[i] !== ':') fail('expected : after the property name');
-        i++;
-      }
-      value();
-      space();
-      if (text[i] === ',') {
-        const comma = i;
-        i++;
-        space();
-        if (text[i] === close) fail(`a trailing comma before ${close}`, comma);
-        continue;
-      }
-      if (text[i] === close) {
-        i++;
-        depth--;
+      if (this.i >= this.text.length) this.fail('unterminated string (a missing closing ")', start);
+      const c = this.text.charCodeAt(this.i);
+      if (c === 0x22) {
+        this.i++;
         return;
       }
-      fail(i >= text.length ? `unexpected end of file (a missing ${close}?)` : `expected , or ${close}`);
+      if (c < 0x20) this.fail('a line break or control character inside a string (write \\n)');
+      if (c === 0x5c) this.escape();
+      else this.i++;
     }
-  };
-  value();
-  space();
-  if (i < text.length) fail('more content after the end of the JSON value');
+  }
+
+  /** A backslash and what follows it, inside a string. */
+  private escape(): void {
+    const next = this.text[this.i + 1] ?? '';
+    if (next === 'u') {
+      if (!/^[0-9a-fA-F]{4}$/.test(this.text.slice(this.i + 2, this.i + 6))) this.fail('a \\u escape needs four hex digits');
+      this.i += 6;
+    } else if ('"\\/bfnrt'.includes(next) && next !== '') {
+      this.i += 2;
+    } else {
+      this.fail('an unknown escape in a string (a backslash is written \\\\)');
+    }
+  }
+
+  /** An object (`object`: members are `"name": value`) or an array, from its opening bracket. */
+  private container(close: string, object: boolean): void {
+    if (++this.depth > MAX_JSON_DEPTH) this.fail(`nested more than ${MAX_JSON_DEPTH} levels deep`);
+    this.i++;
+    this.space();
+    if (this.text[this.i] !== close) {
+      while (this.member(close, object));
+    }
+    this.i++;
+    this.depth--;
+  }
+
+  /** One member and the comma after it; true when another member follows, false at `close`. */
+  private member(close: string, object: boolean): boolean {
+    const { text } = this;
+    this.space();
+    if (object) {
+      if (text[this.i] !== '"') this.fail(this.i >= text.length ? 'unexpected end of file (an unclosed {?)' : 'expected a property name in double quotes');
+      this.string();
+      this.space();
+      if (text[this.i] !== ':') this.fail('expected : after the property name');
+      this.i++;
+    }
+    this.value();
+    this.space();
+    if (text[this.i] === ',') {
+      const comma = this.i;
+      this.i++;
+      this.space();
+      if (text[this.i] === close) this.fail(`a trailing comma before ${close}`, comma);
+      return true;
+    }
+    if (text[this.i] === close) return false;
+    return this.fail(this.i >= text.length ? `unexpected end of file (a missing ${close}?)` : `expected , or ${close}`);
+  }
 }
 
 /** The first syntax error of `text`, or undefined when it is valid JSON. */
 export function locateJsonError(text: string): JsonSyntaxError | undefined {
   try {
-    scan(text);
+    new Scanner(text).document();
     return undefined;
   } catch (error) {
     if (!(error instanceof Stop)) throw error;

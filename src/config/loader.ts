@@ -8,7 +8,7 @@ import { CONFIG_FILE_VARIABLE } from './fields.js';
 import { interpolateConfig } from './interpolate.js';
 import { parseJsonLocated } from './json-position.js';
 import { describeIssues, isUnder } from './problems.js';
-import { configSchema, type ListingAgentConfig } from './schema.js';
+import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from './schema.js';
 
 /**
  * Where the configuration comes from, in order of precedence (highest first):
@@ -44,8 +44,11 @@ export interface ConfigSources {
 export interface LoadedConfig {
   /** Validated, with every default filled in. */
   config: ListingAgentConfig;
-  /** What was validated: the file with variables replaced and the environment laid over it. */
-  input: unknown;
+  /**
+   * What was validated: the file with variables replaced and the environment laid over it. It
+   * passed the schema, so it is what `createListingAgent`'s `config` takes, as the daemon does.
+   */
+  input: ListingAgentConfigInput;
   sources: ConfigSources;
 }
 
@@ -92,7 +95,7 @@ export function dotenvValues(dotenv: { name: string; text: string }): Record<str
  * Builds and validates the configuration from texts already read. Throws {@link ConfigError}
  * listing every problem at once.
  */
-export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; input: unknown; variables: string[] } {
+export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; input: ListingAgentConfigInput; variables: string[] } {
   const env = texts.dotenv ? mergeDotenv(texts.env, dotenvValues(texts.dotenv)) : texts.env;
 
   let fileValue: unknown = {};
@@ -132,7 +135,8 @@ export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; i
     throw new ConfigError('invalid', invalidConfigSummary(problems), problems);
   }
   const variables = new Set([...interpolated.used, ...overlay.sources.values()]);
-  return { config: result.data, input: overlay.value, variables: [...variables].sort() };
+  // The schema accepted this value, so it is a valid input (zod returns only the parsed output).
+  return { config: result.data, input: overlay.value as ListingAgentConfigInput, variables: [...variables].sort() };
 }
 
 const READ_PROBLEMS: Record<string, string> = {

@@ -29,11 +29,9 @@ export const DISCORD_CONNECTION_DEFAULTS = {
 } as const satisfies Partial<DiscordConnectionOptions>;
 
 /*
- * The small pieces every caller of Discord's REST API shares (the count source in
- * `src/stats/sources/discord-rest.ts`, the commands source in `src/commands/sources/`): reading a
- * bounded body, reading Discord's error message, and one GET that answers instead of throwing.
- * Rate limits are in `rate-limit.ts`; each caller keeps its own book, since each decides what to
- * do while it waits.
+ * The small pieces of a call to Discord's REST API: reading a bounded body, reading Discord's error
+ * message, and one GET that answers instead of throwing. Rate limits are read in `rate-limit.ts`;
+ * `client.ts` puts both together for the sources (the count source, the commands source).
  */
 
 /** An answer larger than this is not Discord's (a wrong base URL): it is not read to the end. */
@@ -50,7 +48,7 @@ export function errorText(error: unknown): string {
 }
 
 /** Reads an answer's body as text, or undefined when it is larger than {@link MAX_BODY_BYTES}. */
-export async function readBody(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
+async function readBody(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -65,7 +63,7 @@ export async function readBody(body: Dispatcher.ResponseData['body']): Promise<s
 }
 
 /** The JSON value of a body, or undefined when it is empty or not JSON. */
-export function parseJson(text: string | undefined): unknown {
+function parseJson(text: string | undefined): unknown {
   if (text === undefined || text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;

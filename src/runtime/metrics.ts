@@ -69,6 +69,26 @@ export interface AgentMetrics {
    * Redis never calls it, so it shows neither. Calling it twice throws (one agent, one Redis).
    */
   watchCluster(read: () => ClusterStatus): void;
+  /**
+   * Sets `listing_agent_stats_interval_seconds`: the longest expected time between two regular
+   * stats posts (what an alert on the last post's age compares with). The gauge appears on the
+   * first call, so an agent that never posts stats does not show it.
+   */
+  setStatsInterval(seconds: number): void;
+  /**
+   * Adds `listing_agent_votes_pending` and `listing_agent_votes_dead_letters`, read from `read` at
+   * every scrape (the vote ledger's sizes; undefined keeps the last values, e.g. while the ledger
+   * is closed). A second call replaces the reader: the votes capability calls it at each start.
+   */
+  watchVoteLedger(read: () => VoteLedgerSizes | undefined): void;
+}
+
+/** What {@link AgentMetrics.watchVoteLedger} reads at each scrape. */
+export interface VoteLedgerSizes {
+  /** Votes whose hooks have not all succeeded or been given up yet. */
+  pending: number;
+  /** Hook calls given up after their last retry, waiting for a replay (`listing-agent votes`). */
+  deadLetters: number;
 }
 
 /** What {@link AgentMetrics.watchCluster} reads at each scrape. */
@@ -136,6 +156,28 @@ function registerClusterGauges(registry: Registry, read: () => ClusterStatus): v
   });
 }
 
+/** See {@link AgentMetrics.watchVoteLedger}: registered once, reading whatever `read` answers at each scrape. */
+function registerLedgerGauges(registry: Registry, read: () => VoteLedgerSizes | undefined): void {
+  new Gauge({
+    name: 'listing_agent_votes_pending',
+    help: 'Votes whose reward hooks have not all succeeded or been given up yet (with state.redis: every agent\'s).',
+    registers: [registry],
+    collect() {
+      const sizes = read();
+      if (sizes) this.set(sizes.pending);
+    },
+  });
+  new Gauge({
+    name: 'listing_agent_votes_dead_letters',
+    help: 'Reward hook calls given up after their last retry, waiting for a replay (listing-agent votes failed lists them, votes retry replays them); alert when above 0.',
+    registers: [registry],
+    collect() {
+      const sizes = read();
+      if (sizes) this.set(sizes.deadLetters);
+    },
+  });
+}
+
 /**
  * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
  * several agents can live in one process.
@@ -152,6 +194,12 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     help: 'Unix time of the last success of each capability (alert when it grows old).',
     known: { capability: [] },
   });
+
+  const statsInterval = lazyGauge(registry, {
+    name: 'listing_agent_stats_interval_seconds',
+    help: 'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of stats.schedule in the coming week, plus stats.jitter.',
+  });
+  let readLedger: (() => VoteLedgerSizes | undefined) | undefined;
 
   return {
     posts: labeledCounter<PostsLabels>(registry, {
@@ -183,8 +231,19 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     lastSuccess,
     markSuccess: (capability, nowMs) => lastSuccess.set({ capability }, nowMs / 1000),
     setReady: (value) => ready.set(value ? 1 : 0),
+    setStatsInterval: (seconds) => statsInterval().set(seconds),
+    watchVoteLedger(read) {
+      if (readLedger === undefined) registerLedgerGauges(registry, () => readLedger?.());
+      readLedger = read;
+    },
     watchCluster: (read) => registerClusterGauges(registry, read),
   };
+}
+
+/** A gauge without labels, registered on its first use (an unlabeled gauge shows 0 from its start). */
+function lazyGauge(registry: Registry, config: { name: string; help: string }): () => Gauge {
+  let gauge: Gauge | undefined;
+  return () => (gauge ??= new Gauge({ ...config, registers: [registry] }));
 }
 
 const collecting = new WeakSet<Registry>();

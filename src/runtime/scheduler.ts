@@ -78,6 +78,36 @@ export function nextIntervalRun(anchor: number, intervalMs: number, now: number)
   return anchor + (Math.floor((now - anchor) / intervalMs) + 1) * intervalMs;
 }
 
+/** How far ahead {@link longestCronGapMs} looks: a week holds every weekday pattern. */
+export const CRON_GAP_HORIZON_MS = 7 * 24 * 60 * 60_000;
+/** How many matches {@link longestCronGapMs} walks at most (a per-minute pattern stops here). */
+export const CRON_GAP_MAX_MATCHES = 1_000;
+
+/**
+ * The longest gap between two consecutive matches of a cron `pattern` from `from` (epoch ms) on,
+ * over {@link CRON_GAP_HORIZON_MS} or {@link CRON_GAP_MAX_MATCHES} matches, whichever ends first
+ * (a per-minute pattern: under 30 ms, once at start). A pattern matching more often than every
+ * 10 minutes that also pauses for days reads as its frequent gap. A gap that ends past the
+ * horizon still counts, so a monthly pattern gives its month. Undefined when it matches fewer
+ * than twice.
+ */
+export function longestCronGapMs(pattern: string, from: number): number | undefined {
+  const cron = new Cron(pattern, { paused: true });
+  const end = from + CRON_GAP_HORIZON_MS;
+  const first = cron.nextRun(new Date(from))?.getTime();
+  if (first === undefined) return undefined;
+  let previous: number = first;
+  let longest = 0;
+  // The first gap counts even when it ends past the horizon (a monthly pattern).
+  for (let matches = 1; matches < CRON_GAP_MAX_MATCHES && (matches === 1 || previous <= end); matches += 1) {
+    const next: number | undefined = cron.nextRun(new Date(previous))?.getTime();
+    if (next === undefined) break;
+    longest = Math.max(longest, next - previous);
+    previous = next;
+  }
+  return longest > 0 ? longest : undefined;
+}
+
 function checkOptions(options: ScheduleOptions): void {
   const kinds = [options.cron, options.intervalMs, options.delayMs].filter((value) => value !== undefined).length;
   if (kinds !== 1) throw new TypeError(`schedule '${options.name}' needs exactly one of cron, intervalMs, delayMs`);

@@ -40,7 +40,7 @@ export interface StatsPosterOptions {
   /** Default: silent. */
   logger?: AgentLogger;
   /** Default: none (nothing counted). */
-  metrics?: Pick<AgentMetrics, 'posts' | 'markSuccess'>;
+  metrics?: Pick<AgentMetrics, 'posts' | 'markSuccess' | 'setStatsInterval'>;
   /** Default: none. */
   readiness?: Pick<Readiness, 'set'>;
   /** Epoch ms. Default `Date.now`. */

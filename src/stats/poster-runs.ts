@@ -1,5 +1,6 @@
 import type { Schedule } from '../runtime/scheduler.js';
 import type { PostTarget } from './events.js';
+import { longestPostGapMs } from './post-interval.js';
 import { DEFAULT_READY_POLL_MS } from './poster-options.js';
 import { batchMaySendLast, flushReadsCounts, type FlushReason, postScheduleOptions, v0SampleFor } from './poster-policy.js';
 import { postBatch, postPatch, postV0, readCounts, record } from './poster-posts.js';
@@ -138,6 +139,9 @@ export async function startPoster(state: PosterState): Promise<void> {
   state.everReady = false;
   state.aborter = new AbortController();
   state.buffer = await state.persistence.load();
+  options.metrics?.setStatsInterval(longestPostGapMs(config, state.now()) / 1000);
+  // The last accepted post survives a restart: its age on /metrics goes on from there.
+  if (state.buffer.posted) options.metrics?.markSuccess('stats', state.buffer.posted.timestamp);
   mark(state, false, `waiting for counts from ${source.description}`);
   const onError = (error: unknown) => onRunError(state, error);
   if (config.mode === 'batch') addSchedule(state, state.makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(state, sampleOnce(state)), onError }));

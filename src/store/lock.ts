@@ -97,108 +97,142 @@ const heldHere = new Set<string>();
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
+/** One call of {@link acquireStateLock}: its options, the lock's path, and what it took over. */
+interface Attempt {
+  options: StateLockOptions;
+  path: string;
+  warnings: string[];
+}
+
+/** What {@link inspect} read of an existing lock. */
+interface SeenLock {
+  record: LockRecord | undefined;
+  ino: number;
+  mtimeMs: number;
+}
+
 /**
  * Takes `<directory>/state.lock` (created with `wx`, holding `{ pid, host, startedAt }`), taking
  * over a stale lock, or throws a `StoreError` naming the owner and the fix. While held, the file's
  * mtime is refreshed every `staleMs / 3`: the heartbeat that lets an agent elsewhere (another host,
  * a recreated container, an embedded agent that cannot check pids) tell a dead owner from a live one.
+ * Why this is ours and not `proper-lockfile`: docs/decisions/less-by-hand.md.
  */
 export async function acquireStateLock(options: StateLockOptions): Promise<StateLock> {
-  const { fs, directory, now, staleMs } = options;
-  const path = join(directory, 'state.lock');
-  const key = resolve(directory);
-  const warnings: string[] = [];
-
-  const busy = (record: LockRecord | undefined, why: string) =>
-    new StoreError(
-      `the state directory ${directory} is already used by ${describeLockOwner(record)} (${why}); stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
-      path,
-    );
-
-  const inspect = async () => {
-    try {
-      const [text, stat] = await Promise.all([fs.readFile(path, 'utf8'), fs.stat(path)]);
-      return { record: parseLockRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return undefined; // released meanwhile: try again
-      throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${directory}`, path, { cause: error });
-    }
-  };
-
-  const create = async (): Promise<number | undefined> => {
-    const record: LockRecord = { ...options.owner, startedAt: new Date(now()).toISOString() };
-    let handle;
-    try {
-      handle = await fs.open(path, 'wx', 0o600);
-    } catch (error) {
-      if (errnoCode(error) === 'EEXIST') return undefined;
-      throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
-    }
-    try {
-      await handle.writeFile(`${JSON.stringify(record)}\n`);
-      await handle.close();
-      return (await fs.stat(path)).ino;
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      await fs.unlink(path).catch(() => undefined);
-      throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
-    }
-  };
-
-  const takeOver = async (seen: { record: LockRecord | undefined; ino: number }, reason: string) => {
-    // Rename, then check it was the lock we judged: two agents taking over at once must not both win.
-    const aside = `${path}.stale-${randomBytes(4).toString('hex')}`;
-    try {
-      await fs.rename(path, aside);
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return;
-      throw new StoreError(`cannot take over ${path}: ${fsReason(error)}`, path, { cause: error });
-    }
-    const moved = await fs.stat(aside).catch(() => undefined);
-    if (moved !== undefined && moved.ino !== seen.ino) {
-      await fs.link(aside, path).catch(() => undefined);
-      await fs.unlink(aside).catch(() => undefined);
-      throw busy(undefined, 'another agent took the lock at the same moment');
-    }
-    await fs.unlink(aside).catch(() => undefined);
-    warnings.push(`took over ${path} from ${describeLockOwner(seen.record)}: ${reason}`);
-  };
-
-  const takeLock = async (): Promise<number> => {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ino = await create();
-      if (ino !== undefined) return ino;
-      const seen = await inspect();
-      if (seen === undefined) continue;
-      let verdict = judgeLock(seen.record, now() - seen.mtimeMs, options);
-      if (verdict.kind === 'unknown') {
-        // Wait until the owner's heartbeat is due; a live owner refreshes the file before then.
-        const waitMs = Math.min(staleMs, Math.max(0, staleMs - (now() - seen.mtimeMs))) + 25;
-        await sleep(waitMs);
-        const again = await inspect();
-        if (again === undefined) continue;
-        if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(again.record, 'its owner keeps the lock fresh');
-        verdict = { kind: 'stale', reason: `it was not refreshed for ${Math.round((now() - seen.mtimeMs) / 1000)} s` };
-      }
-      if (verdict.kind === 'live') throw busy(seen.record, verdict.reason);
-      await takeOver(seen, verdict.reason);
-    }
-    throw busy(undefined, 'the lock kept changing hands');
-  };
-
+  const attempt: Attempt = { options, path: join(options.directory, 'state.lock'), warnings: [] };
+  const key = resolve(options.directory);
   if (heldHere.has(key)) {
-    const seen = await inspect().catch(() => undefined);
-    throw busy(seen?.record, 'by this process');
+    const seen = await inspect(attempt).catch(() => undefined);
+    throw busy(attempt, seen?.record, 'by this process');
   }
   // Reserved before the first await below, so that two opens racing in this process cannot both win.
   heldHere.add(key);
   let ino: number;
   try {
-    ino = await takeLock();
+    ino = await takeLock(attempt);
   } catch (error) {
     heldHere.delete(key);
     throw error;
   }
+  return holdLock(attempt, ino, key);
+}
+
+function busy({ options, path }: Attempt, record: LockRecord | undefined, why: string): StoreError {
+  return new StoreError(
+    `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why}); stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
+    path,
+  );
+}
+
+/** The lock as it is now, or undefined when there is none (released meanwhile: try again). */
+async function inspect({ options, path }: Attempt): Promise<SeenLock | undefined> {
+  try {
+    const [text, stat] = await Promise.all([options.fs.readFile(path, 'utf8'), options.fs.stat(path)]);
+    return { record: parseLockRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${options.directory}`, path, { cause: error });
+  }
+}
+
+/** Creates the lock: its inode when created, undefined when one exists already. */
+async function create({ options, path }: Attempt): Promise<number | undefined> {
+  const { fs, directory } = options;
+  const record: LockRecord = { ...options.owner, startedAt: new Date(options.now()).toISOString() };
+  let handle;
+  try {
+    handle = await fs.open(path, 'wx', 0o600);
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return undefined;
+    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+  }
+  try {
+    await handle.writeFile(`${JSON.stringify(record)}\n`);
+    await handle.close();
+    return (await fs.stat(path)).ino;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.unlink(path).catch(() => undefined);
+    throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+  }
+}
+
+/** Removes the stale lock `seen`, unless another agent replaced it meanwhile. */
+async function takeOver(attempt: Attempt, seen: SeenLock, reason: string): Promise<void> {
+  const { fs } = attempt.options;
+  const { path } = attempt;
+  // Rename, then check it was the lock we judged: two agents taking over at once must not both win.
+  const aside = `${path}.stale-${randomBytes(4).toString('hex')}`;
+  try {
+    await fs.rename(path, aside);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return;
+    throw new StoreError(`cannot take over ${path}: ${fsReason(error)}`, path, { cause: error });
+  }
+  const moved = await fs.stat(aside).catch(() => undefined);
+  if (moved !== undefined && moved.ino !== seen.ino) {
+    await fs.link(aside, path).catch(() => undefined);
+    await fs.unlink(aside).catch(() => undefined);
+    throw busy(attempt, undefined, 'another agent took the lock at the same moment');
+  }
+  await fs.unlink(aside).catch(() => undefined);
+  attempt.warnings.push(`took over ${path} from ${describeLockOwner(seen.record)}: ${reason}`);
+}
+
+/**
+ * The verdict on `seen`; a lock nothing can judge is watched until its owner's heartbeat is due:
+ * a live owner refreshes the file before then.
+ */
+async function judgeOrWatch(attempt: Attempt, seen: SeenLock): Promise<Exclude<LockVerdict, { kind: 'unknown' }> | 'gone'> {
+  const { now, staleMs } = attempt.options;
+  const verdict = judgeLock(seen.record, now() - seen.mtimeMs, attempt.options);
+  if (verdict.kind !== 'unknown') return verdict;
+  const waitMs = Math.min(staleMs, Math.max(0, staleMs - (now() - seen.mtimeMs))) + 25;
+  await sleep(waitMs);
+  const again = await inspect(attempt);
+  if (again === undefined) return 'gone';
+  if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(attempt, again.record, 'its owner keeps the lock fresh');
+  return { kind: 'stale', reason: `it was not refreshed for ${Math.round((now() - seen.mtimeMs) / 1000)} s` };
+}
+
+/** Creates the lock, taking over stale ones, a few times at most; its inode. */
+async function takeLock(attempt: Attempt): Promise<number> {
+  for (let round = 0; round < 5; round++) {
+    const ino = await create(attempt);
+    if (ino !== undefined) return ino;
+    const seen = await inspect(attempt);
+    if (seen === undefined) continue;
+    const verdict = await judgeOrWatch(attempt, seen);
+    if (verdict === 'gone') continue;
+    if (verdict.kind === 'live') throw busy(attempt, seen.record, verdict.reason);
+    await takeOver(attempt, seen, verdict.reason);
+  }
+  throw busy(attempt, undefined, 'the lock kept changing hands');
+}
+
+/** The held lock: its heartbeat started, and a release that removes the file only if still ours. */
+function holdLock({ options, path, warnings }: Attempt, ino: number, key: string): StateLock {
+  const { fs, now, staleMs } = options;
   const heartbeat = setInterval(() => {
     const time = new Date(now());
     fs.utimes(path, time, time).catch(() => undefined);

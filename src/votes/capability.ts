@@ -3,6 +3,7 @@ import type { Readiness } from '../runtime/readiness.js';
 import { standingByDetail, type Leadership } from '../runtime/leadership.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { ScheduleFactory } from '../runtime/scheduler.js';
+import type { VoteLedgerSizes } from '../runtime/metrics.js';
 import { configuredVoteHooks, type VoteLedgerKind, votesLedgerFor } from './configured.js';
 import type { HooksFromConfigOptions } from './hooks/index.js';
 import type { VoteListener } from './hooks/in-process.js';
@@ -69,6 +70,15 @@ export interface VotesCapability extends Capability<VotesEvents> {
    * before it hands the leader lease over). Resolves at once when no poller runs.
    */
   stopPolling(deadline: number): Promise<void>;
+}
+
+/** The ledger's sizes for `/metrics`; a ledger of the bot's own that throws must not break the scrape. */
+function ledgerSizes(ledger: VoteLedger | undefined): VoteLedgerSizes | undefined {
+  try {
+    return ledger?.stats();
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -210,6 +220,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
         throw error;
       }
       pipeline = running;
+      context.metrics.watchVoteLedger(() => ledgerSizes(ledger));
       started = context;
       project = context.project;
       serviceProblem = 'not reached yet';

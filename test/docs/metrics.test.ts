@@ -11,6 +11,9 @@ describe('docs/metrics.md', () => {
     // The Redis gauges exist only on an agent with state.redis.
     metrics.watchCluster(() => ({ redisUp: true, agentId: 'agent-a', leading: true }));
     metrics.markSuccess('stats', 0);
+    // These appear once stats and votes run.
+    metrics.setStatsInterval(1_800);
+    metrics.watchVoteLedger(() => ({ pending: 0, deadLetters: 0 }));
     const served = await registry.getMetricsAsJSON();
     expect(served.length).toBeGreaterThan(10);
 

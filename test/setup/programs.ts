@@ -25,6 +25,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/agent/redis-outage.test.ts',
       'test/integration/agent/redis-service-down.test.ts',
       'test/integration/cli/redis-state.test.ts',
+      'test/integration/deploy/monitoring-metrics-redis.test.ts',
       'test/integration/doctor/doctor-redis.test.ts',
       'test/integration/leader/failover.test.ts',
       'test/integration/leader/redis-lease.test.ts',
@@ -44,9 +45,17 @@ export const SYSTEM_PROGRAMS = [
     debianPackage: 'systemd',
     testFiles: ['test/integration/deploy/systemd.test.ts'],
   },
+  {
+    // Prometheus's own check and unit tests of deploy/prometheus/ (the rules' shape is also
+    // checked without it, in monitoring.test.ts).
+    name: 'promtool',
+    envOverride: 'PROMTOOL',
+    debianPackage: 'prometheus',
+    testFiles: ['test/integration/deploy/promtool.test.ts'],
+  },
 ] as const satisfies readonly SystemProgram[];
 
-/** `redis-server` | `systemd-analyze`: what a test file may ask `programPath()` for. */
+/** `redis-server` | `systemd-analyze` | `promtool`: what a test file may ask `programPath()` for. */
 export type ProgramName = (typeof SYSTEM_PROGRAMS)[number]['name'];
 
 /**

@@ -80,7 +80,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   let agent: ListingAgent;
   try {
     agent = createListingAgent({
-      config: loaded.input as never,
+      config: loaded.input,
       logger,
       registry,
       // With state.redis the agent makes the Redis store itself; its agent ID names this process.

@@ -1,7 +1,6 @@
 import { redact } from '../../api/redact.js';
-import { formatDuration } from '../../config/duration.js';
-import { createRateLimitBook, readRateLimit } from '../../discord/rate-limit.js';
-import { botToken, DISCORD_CONNECTION_DEFAULTS, discordGet, discordMessage, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
+import { createDiscordRestClient, type DiscordRestClient } from '../../discord/client.js';
+import { botToken, DISCORD_CONNECTION_DEFAULTS, discordMessage, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
 import { ListingAgentError } from '../../errors.js';
 import type { CommandLoad, CommandSource } from '../types.js';
 
@@ -37,84 +36,13 @@ type Step<T> = { ok: true; value: T } | { ok: false; reason: string };
  * @throws ListingAgentError (code `invalid_option`) when the token is empty or `applicationId` is not a snowflake.
  */
 export function createDiscordCommandsSource(options: DiscordCommandsSourceOptions): CommandSource {
-  const token = botToken(options.token);
-  if (token === '') throw new ListingAgentError('invalid_option', 'the Discord commands source needs the bot token: set discord.token');
+  if (botToken(options.token) === '') throw new ListingAgentError('invalid_option', 'the Discord commands source needs the bot token: set discord.token');
   const configuredId = options.applicationId?.trim();
   if (configuredId !== undefined && !/^\d{15,21}$/.test(configuredId)) {
     throw new ListingAgentError('invalid_option', `applicationId must be a Discord snowflake (15 to 21 digits), not ${JSON.stringify(configuredId)}`);
   }
-  const timeoutMs = options.timeoutMs ?? DISCORD_COMMANDS_SOURCE_DEFAULTS.timeoutMs;
-  const base = `${(options.apiBaseUrl ?? DISCORD_COMMANDS_SOURCE_DEFAULTS.apiBaseUrl).replace(/\/+$/, '')}/v${options.apiVersion ?? DISCORD_COMMANDS_SOURCE_DEFAULTS.apiVersion}`;
-  const now = options.now ?? Date.now;
-  const headers = {
-    authorization: `Bot ${token}`,
-    'user-agent': options.userAgent ?? DISCORD_COMMANDS_SOURCE_DEFAULTS.userAgent,
-    accept: 'application/json',
-  };
-  const secrets = [token, options.token];
-  const book = createRateLimitBook();
-  let applicationId = configuredId;
-
-  /** One GET with the rate limits obeyed; the JSON body of a 2xx answer, or why not. */
-  async function get(route: string, path: string, signal: AbortSignal | undefined): Promise<Step<unknown>> {
-    const block = book.blocked(route);
-    const before = now();
-    if (before < block.until) {
-      const left = formatDuration(Math.max(1_000, Math.ceil((block.until - before) / 1_000) * 1_000));
-      return { ok: false, reason: `rate limited by Discord (${block.note ?? 'limit reached'}): no request to ${route} for another ${left}` };
-    }
-    const answer = await discordGet(`${base}${path}`, {
-      headers,
-      dispatcher: options.dispatcher,
-      timeoutMs,
-      signal,
-      route,
-      timeoutText: formatDuration(timeoutMs),
-    });
-    if (!answer.ok) return answer;
-    const { status, body } = answer;
-    const limit = readRateLimit(status, answer.headers, body);
-    const note = status === 429
-      ? `${route} answered 429${limit.scope ? ` with scope ${limit.scope}` : ''}${limit.global ? ' (global)' : ''}`
-      : `X-RateLimit-Remaining reached 0 on ${route}`;
-    book.record(route, limit, now(), note);
-    if (status >= 200 && status < 300) return { ok: true, value: body };
-    if (status === 401 || status === 403) {
-      return {
-        ok: false,
-        reason: `Discord refused the bot token (${status} on ${route}${discordMessage(body)}): check discord.token (LISTING_AGENT_DISCORD_TOKEN) is the token of this bot, from the Bot page of the Discord Developer Portal`,
-      };
-    }
-    if (status === 429) return { ok: false, reason: `rate limited by Discord (${note}): no request for ${formatDuration(limit.waitMs)}` };
-    if (status === 404 && route === COMMANDS && configuredId !== undefined) {
-      return { ok: false, reason: `Discord answered 404 to GET /applications/${configuredId}/commands${discordMessage(body)}: check the application ID is this bot's (discord.applicationId)` };
-    }
-    return { ok: false, reason: `Discord answered ${status} to ${route}${discordMessage(body)}` };
-  }
-
-  async function resolveApplicationId(signal: AbortSignal | undefined): Promise<Step<string>> {
-    if (applicationId !== undefined) return { ok: true, value: applicationId };
-    const answer = await get(APPLICATION, '/applications/@me', signal);
-    if (!answer.ok) return answer;
-    const id = typeof answer.value === 'object' && answer.value !== null ? (answer.value as Record<string, unknown>).id : undefined;
-    if (typeof id !== 'string' || !/^\d+$/.test(id)) {
-      return { ok: false, reason: `Discord's answer to ${APPLICATION} has no application id: is the API base URL right?` };
-    }
-    applicationId = id;
-    return { ok: true, value: id };
-  }
-
-  async function loadCommands(signal: AbortSignal | undefined): Promise<CommandLoad> {
-    const id = await resolveApplicationId(signal);
-    if (!id.ok) return id;
-    const answer = await get(COMMANDS, `/applications/${id.value}/commands?with_localizations=true`, signal);
-    if (!answer.ok) return answer;
-    if (!Array.isArray(answer.value)) {
-      return { ok: false, reason: `Discord's answer to GET /applications/${id.value}/commands is not a JSON array: is the API base URL right?` };
-    }
-    return { ok: true, commands: answer.value as unknown[] };
-  }
-
+  const client = createDiscordRestClient(options);
+  const loadCommands = createCommandsLoader(client, configuredId);
   return {
     description: `Discord REST API (global commands of ${configuredId !== undefined ? `application ${configuredId}` : "the token's application"})`,
     async load(signal) {
@@ -125,8 +53,41 @@ export function createDiscordCommandsSource(options: DiscordCommandsSourceOption
       } catch (error) {
         loaded = { ok: false, reason: `unexpected error while reading the commands from Discord: ${errorText(error)}` };
       }
-      // One place scrubs every reason: no path can carry the token out.
-      return loaded.ok ? loaded : { ok: false, reason: redact(loaded.reason, secrets) };
+      // The client scrubs its reasons; this catches any other path that could carry the token out.
+      return loaded.ok ? loaded : { ok: false, reason: redact(loaded.reason, client.secrets) };
     },
+  };
+}
+
+/** Loads the commands: the application ID (configured, or asked once), then its global commands. */
+function createCommandsLoader(client: DiscordRestClient, configuredId: string | undefined) {
+  let applicationId = configuredId;
+
+  async function resolveApplicationId(signal: AbortSignal | undefined): Promise<Step<string>> {
+    if (applicationId !== undefined) return { ok: true, value: applicationId };
+    const answer = await client.get(APPLICATION, '/applications/@me', signal);
+    if (!answer.ok) return answer;
+    const id = typeof answer.body === 'object' && answer.body !== null ? (answer.body as Record<string, unknown>).id : undefined;
+    if (typeof id !== 'string' || !/^\d+$/.test(id)) {
+      return { ok: false, reason: `Discord's answer to ${APPLICATION} has no application id: is the API base URL right?` };
+    }
+    applicationId = id;
+    return { ok: true, value: id };
+  }
+
+  return async function loadCommands(signal: AbortSignal | undefined): Promise<CommandLoad> {
+    const id = await resolveApplicationId(signal);
+    if (!id.ok) return id;
+    const answer = await client.get(COMMANDS, `/applications/${id.value}/commands?with_localizations=true`, signal);
+    if (!answer.ok) {
+      if (answer.status === 404 && configuredId !== undefined) {
+        return { ok: false, reason: `Discord answered 404 to GET /applications/${configuredId}/commands${discordMessage(answer.body)}: check the application ID is this bot's (discord.applicationId)` };
+      }
+      return answer;
+    }
+    if (!Array.isArray(answer.body)) {
+      return { ok: false, reason: `Discord's answer to GET /applications/${id.value}/commands is not a JSON array: is the API base URL right?` };
+    }
+    return { ok: true, commands: answer.body as unknown[] };
   };
 }

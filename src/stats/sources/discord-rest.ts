@@ -1,10 +1,9 @@
-import { request } from 'undici';
 import { redact } from '../../api/redact.js';
 import { formatDuration } from '../../config/duration.js';
+import { createDiscordRestClient, type DiscordRestClient } from '../../discord/client.js';
+import { botToken, DISCORD_CONNECTION_DEFAULTS, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
 import { ListingAgentError } from '../../errors.js';
 import type { CountReading, CountSource } from '../source.js';
-import { createRateLimitBook, readRateLimit, type RestHeaders } from '../../discord/rate-limit.js';
-import { DISCORD_CONNECTION_DEFAULTS, discordMessage, errorText, parseJson, readBody, type DiscordConnectionOptions } from '../../discord/rest.js';
 
 /** Options of {@link createDiscordRestSource}. */
 export interface DiscordRestSourceOptions extends DiscordConnectionOptions {
@@ -81,120 +80,78 @@ function unlessAborted(promise: Promise<CountReading>, signal: AbortSignal | und
  * - `read()` never throws; the token never appears in a reason.
  */
 export function createDiscordRestSource(options: DiscordRestSourceOptions): CountSource {
-  const token = options.token.trim().replace(/^Bot\s+/i, '');
-  if (token === '') throw new ListingAgentError('invalid_option', 'the Discord REST source needs the bot token: set discord.token');
+  if (botToken(options.token) === '') throw new ListingAgentError('invalid_option', 'the Discord REST source needs the bot token: set discord.token');
   const { shardCount } = options;
   if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
     throw new ListingAgentError('invalid_option', `shardCount must be an integer of at least 1, not ${shardCount}`);
   }
-  const cacheTtlMs = options.cacheTtlMs ?? DISCORD_REST_DEFAULTS.cacheTtlMs;
-  const timeoutMs = options.timeoutMs ?? DISCORD_REST_DEFAULTS.timeoutMs;
-  const base = `${(options.apiBaseUrl ?? DISCORD_REST_DEFAULTS.apiBaseUrl).replace(/\/+$/, '')}/v${options.apiVersion ?? DISCORD_REST_DEFAULTS.apiVersion}`;
-  const now = options.now ?? Date.now;
-  const headers = {
-    authorization: `Bot ${token}`,
-    'user-agent': options.userAgent ?? DISCORD_REST_DEFAULTS.userAgent,
-    accept: 'application/json',
+  const client = createDiscordRestClient(options);
+  const counts = createCountReader(client, shardCount, options.cacheTtlMs ?? DISCORD_REST_DEFAULTS.cacheTtlMs, options.now ?? Date.now);
+  let inflight: Promise<CountReading> | undefined;
+  return {
+    description: `Discord REST API (servers: ${APPLICATION}; shards: ${shardCount !== undefined ? `${shardCount}, from the config` : GATEWAY})`,
+    read(signal) {
+      const cached = counts.cached();
+      if (cached !== undefined) return Promise.resolve(cached);
+      inflight ??= counts
+        .refresh()
+        .catch((error: unknown) => notReady(`unexpected error while reading from Discord: ${errorText(error)}`))
+        // The client scrubs its reasons; this catches any other path that could carry the token out.
+        .then((reading) => (reading.ready ? reading : notReady(redact(reading.reason, client.secrets))))
+        .finally(() => {
+          inflight = undefined;
+        });
+      return unlessAborted(inflight, signal);
+    },
   };
-  const secrets = [token, options.token];
-  const book = createRateLimitBook();
+}
+
+/**
+ * The counts of one source: each route's value cached for `cacheTtlMs`, and a 401 or 403
+ * remembered for as long (see {@link createDiscordRestSource}).
+ */
+function createCountReader(client: DiscordRestClient, shardCount: number | undefined, cacheTtlMs: number, now: () => number) {
   const cache = new Map<Route, { value: number; at: number }>();
   let authFailure: { reason: string; until: number } | undefined;
-  let inflight: Promise<CountReading> | undefined;
 
   const fresh = (route: Route, at: number) => {
     const cached = cache.get(route);
     return cached !== undefined && at - cached.at < cacheTtlMs ? cached.value : undefined;
   };
 
-  async function fetchRoute(route: Route): Promise<Fetched> {
-    const block = book.blocked(route);
-    const before = now();
-    if (before < block.until) {
-      const left = formatDuration(Math.max(1_000, Math.ceil((block.until - before) / 1_000) * 1_000));
-      return { ok: false, reason: `rate limited by Discord (${block.note ?? 'limit reached'}): no request to ${route} for another ${left}` };
-    }
-    const url = `${base}${route.slice('GET '.length)}`;
-    let status: number;
-    let responseHeaders: RestHeaders;
-    let text: string | undefined;
-    try {
-      const res = await request(url, {
-        method: 'GET',
-        headers,
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-        signal: AbortSignal.timeout(timeoutMs),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      status = res.statusCode;
-      responseHeaders = res.headers;
-      text = await readBody(res.body);
-    } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || /TIMEOUT/.test((error as NodeJS.ErrnoException).code ?? ''));
-      return {
-        ok: false,
-        reason: timedOut ? `Discord did not answer ${route} within ${formatDuration(timeoutMs)}` : `cannot reach Discord for ${route} (${url}): ${errorText(error)}`,
-      };
-    }
-    const body = parseJson(text);
-    const at = now();
-    const limit = readRateLimit(status, responseHeaders, body);
-    const note = status === 429 ? `${route} answered 429${limit.scope ? ` with scope ${limit.scope}` : ''}${limit.global ? ' (global)' : ''}` : `X-RateLimit-Remaining reached 0 on ${route}`;
-    book.record(route, limit, at, note);
-    if (status >= 200 && status < 300) {
-      const picked = pick(route, body);
-      if (picked.ok) cache.set(route, { value: picked.value, at });
-      return picked;
-    }
-    if (status === 401 || status === 403) {
-      const reason = `Discord refused the bot token (${status} on ${route}${discordMessage(body)}): check discord.token (LISTING_AGENT_DISCORD_TOKEN) is the token of this bot, from the Bot page of the Discord Developer Portal`;
-      authFailure = { reason, until: at + cacheTtlMs };
-      return { ok: false, reason };
-    }
-    if (status === 429) {
-      return { ok: false, reason: `rate limited by Discord (${note}): no request for ${formatDuration(limit.waitMs)}` };
-    }
-    return { ok: false, reason: `Discord answered ${status} to ${route}${discordMessage(body)}` };
-  }
-
   async function value(route: Route): Promise<Fetched> {
     const cached = fresh(route, now());
-    return cached !== undefined ? { ok: true, value: cached } : fetchRoute(route);
-  }
-
-  async function refresh(): Promise<CountReading> {
-    const started = now();
-    if (authFailure !== undefined && started < authFailure.until) {
-      return notReady(`${authFailure.reason}; next try in ${formatDuration(Math.ceil((authFailure.until - started) / 1_000) * 1_000)}`);
+    if (cached !== undefined) return { ok: true, value: cached };
+    const answer = await client.get(route, route.slice('GET '.length));
+    const at = now();
+    if (!answer.ok) {
+      if (answer.status === 401 || answer.status === 403) authFailure = { reason: answer.reason, until: at + cacheTtlMs };
+      return answer;
     }
-    authFailure = undefined;
-    const guilds = await value(APPLICATION);
-    if (!guilds.ok) return notReady(guilds.reason);
-    const shards: Fetched = shardCount !== undefined ? { ok: true, value: shardCount } : await value(GATEWAY);
-    if (!shards.ok) return notReady(shards.reason);
-    return { ready: true, serverCount: guilds.value, shardCount: shards.value };
+    const picked = pick(route, answer.body);
+    if (picked.ok) cache.set(route, { value: picked.value, at });
+    return picked;
   }
-
-  const description = `Discord REST API (servers: ${APPLICATION}; shards: ${shardCount !== undefined ? `${shardCount}, from the config` : GATEWAY})`;
 
   return {
-    description,
-    read(signal) {
+    /** The reading when every count is fresh, else undefined. */
+    cached(): CountReading | undefined {
       const at = now();
       const guilds = fresh(APPLICATION, at);
       const shards = shardCount ?? fresh(GATEWAY, at);
-      if (guilds !== undefined && shards !== undefined) {
-        return Promise.resolve({ ready: true, serverCount: guilds, shardCount: shards });
+      return guilds !== undefined && shards !== undefined ? { ready: true, serverCount: guilds, shardCount: shards } : undefined;
+    },
+    async refresh(): Promise<CountReading> {
+      const started = now();
+      if (authFailure !== undefined && started < authFailure.until) {
+        return notReady(`${authFailure.reason}; next try in ${formatDuration(Math.ceil((authFailure.until - started) / 1_000) * 1_000)}`);
       }
-      inflight ??= refresh()
-        .catch((error: unknown) => notReady(`unexpected error while reading from Discord: ${errorText(error)}`))
-        // One place scrubs every reason: no path can carry the token out.
-        .then((reading) => (reading.ready ? reading : notReady(redact(reading.reason, secrets))))
-        .finally(() => {
-          inflight = undefined;
-        });
-      return unlessAborted(inflight, signal);
+      authFailure = undefined;
+      const guilds = await value(APPLICATION);
+      if (!guilds.ok) return notReady(guilds.reason);
+      const shards: Fetched = shardCount !== undefined ? { ok: true, value: shardCount } : await value(GATEWAY);
+      if (!shards.ok) return notReady(shards.reason);
+      return { ready: true, serverCount: guilds.value, shardCount: shards.value };
     },
   };
 }

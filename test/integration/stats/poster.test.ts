@@ -65,7 +65,8 @@ async function setup(options: { stats?: StatsInput; reading?: CountReading; stor
   const counts = settableSource(options.reading ?? { ready: true, serverCount: 120, shardCount: 2 });
   const store = options.store ?? createMemoryStore();
   const readiness = createReadiness(clock.now);
-  const metrics = createAgentMetrics(new Registry(), readiness);
+  const registry = new Registry();
+  const metrics = createAgentMetrics(registry, readiness);
   const logs: LogLine[] = [];
   const posted: PostResult[] = [];
   const failed: PostFailure[] = [];
@@ -97,7 +98,7 @@ async function setup(options: { stats?: StatsInput; reading?: CountReading; stor
     for (const name of names) await scheduler.get(name)!.tick();
     await poster.idle();
   };
-  return { clock, emu, fx, client, config, counts, store, readiness, metrics, logs, posted, failed, poster, scheduler, applied, batchRequests, tick, makePoster };
+  return { clock, emu, fx, client, config, counts, store, readiness, registry, metrics, logs, posted, failed, poster, scheduler, applied, batchRequests, tick, makePoster };
 }
 
 async function started(poster: StatsPoster) {
@@ -402,6 +403,26 @@ describe('stats poster: restart and stop', () => {
     await second.tick('post');
     expect(second.applied().map((m) => m.metrics.server_count)).toEqual([305, 310, 315, 320]);
     expect((await store.get<{ samples: unknown[] }>(BUFFER_KEY))!.samples).toEqual([]);
+  });
+
+  it('/metrics: the interval at start, and the last accepted post carried over a restart (unchanged counts wait for the keep-alive)', async () => {
+    const store = createMemoryStore();
+    const first = await setup({ store, stats: { jitter: '1m' } });
+    await started(first.poster);
+    expect(first.applied()).toHaveLength(1);
+    const postedAt = first.clock.now();
+    expect(await first.metrics.lastSuccess.get({ capability: 'stats' })).toBe(postedAt / 1000);
+    await first.poster.stop(first.clock.now() + 1_000);
+
+    // Ten minutes later, same counts: the new poster does not post, yet the last success stands.
+    const second = await setup({ store, stats: { jitter: '1m' } });
+    second.clock.advance(postedAt + 10 * MINUTE - second.clock.now());
+    expect(second.clock.now()).toBe(postedAt + 10 * MINUTE);
+    await started(second.poster);
+    expect(second.applied()).toEqual([]);
+    const text = await second.registry.metrics();
+    expect(text).toMatch(/^listing_agent_stats_interval_seconds 1860$/m);
+    expect(text).toContain(`listing_agent_last_success_timestamp_seconds{capability="stats"} ${postedAt / 1000}`);
   });
 
   it('stop() waits for a post in flight until the deadline, then cuts it short and keeps its samples', async () => {

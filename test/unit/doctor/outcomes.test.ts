@@ -51,7 +51,7 @@ describe('what the service answer says', () => {
 });
 
 describe('the config check', () => {
-  const loaded = (env: string[], file?: string) => ({ ok: true as const, loaded: { config: {} as never, input: {}, sources: { env, ...(file ? { file } : {}) } } });
+  const loaded = (env: string[], file?: string) => ({ ok: true as const, loaded: { config: {} as never, input: {} as never, sources: { env, ...(file ? { file } : {}) } } });
 
   it('names the file and the variables that override it, apart from the ${VAR}s', () => {
     const outcome = configOutcome(loaded(['BOT_TOKEN', 'LISTING_AGENT_LOG_LEVEL', 'LISTING_AGENT_SERVICE_TOKEN'], '/etc/agent.json'));

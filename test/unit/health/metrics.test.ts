@@ -124,6 +124,34 @@ describe('createAgentMetrics', () => {
     expect(await b.metrics()).toContain('listing_agent_posts_total{target="v1",result="ok"} 1');
   });
 
+  it('shows the stats interval only once it is set', async () => {
+    const registry = new Registry();
+    const metrics = createAgentMetrics(registry);
+    expect(await registry.metrics()).not.toContain('listing_agent_stats_interval_seconds');
+    metrics.setStatsInterval(1_800);
+    metrics.setStatsInterval(1_860);
+    expect(await registry.metrics()).toMatch(/^listing_agent_stats_interval_seconds 1860$/m);
+  });
+
+  it('reads pending votes and dead letters from the latest ledger reader at each scrape', async () => {
+    const registry = new Registry();
+    const metrics = createAgentMetrics(registry);
+    expect(await registry.metrics()).not.toContain('listing_agent_votes_dead_letters');
+    let sizes: { pending: number; deadLetters: number } | undefined = { pending: 3, deadLetters: 1 };
+    metrics.watchVoteLedger(() => sizes);
+    let text = await registry.metrics();
+    expect(text).toMatch(/^listing_agent_votes_pending 3$/m);
+    expect(text).toMatch(/^listing_agent_votes_dead_letters 1$/m);
+    // The ledger closed: the last values stay.
+    sizes = undefined;
+    expect(await registry.metrics()).toMatch(/^listing_agent_votes_dead_letters 1$/m);
+    // The capability started again with a new ledger: a second call replaces the reader.
+    metrics.watchVoteLedger(() => ({ pending: 0, deadLetters: 0 }));
+    text = await registry.metrics();
+    expect(text).toMatch(/^listing_agent_votes_pending 0$/m);
+    expect(text).toMatch(/^listing_agent_votes_dead_letters 0$/m);
+  });
+
   it('refuses to register twice on one registry', () => {
     const registry = new Registry();
     createAgentMetrics(registry);

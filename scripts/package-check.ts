@@ -1,0 +1,57 @@
+/**
+ * Checks the package as npm would publish it: `publint --strict` (the `exports` map, the files it
+ * names, the fields) and `@arethetypeswrong/cli` on the packed tarball with the `esm-only` profile
+ * (every subpath resolves to JavaScript and types under node16 and bundlers; the package is ESM
+ * only, so CommonJS `require` and node10 are out of scope). Run `npm run build` first.
+ *
+ *   node --import ./test/helpers/ts-register.mjs scripts/package-check.ts
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** One tool's verdict: ok, or its output naming each problem. */
+export interface PackageCheckResult {
+  tool: 'publint' | 'attw';
+  ok: boolean;
+  output: string;
+}
+
+async function tool(root: string, bin: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+  try {
+    const { stdout, stderr } = await run(join(root, 'node_modules/.bin', bin), args, { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+    return { ok: true, output: `${stdout}${stderr}` };
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string; message: string };
+    return { ok: false, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` || failed.message };
+  }
+}
+
+/** Packs `root` (scripts off: dist/ must be built) and runs both tools on it. */
+export async function checkPackage(root: string): Promise<PackageCheckResult[]> {
+  const folder = await mkdtemp(join(tmpdir(), 'listing-agent-pack-'));
+  try {
+    await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: root });
+    const tarball = (await readdir(folder)).find((name) => name.endsWith('.tgz'));
+    if (!tarball) throw new Error(`npm pack wrote no tarball in ${folder}`);
+    const publint = await tool(root, 'publint', ['--strict', join(folder, tarball)]);
+    const attw = await tool(root, 'attw', [join(folder, tarball), '--profile', 'esm-only', '--format', 'ascii']);
+    return [
+      { tool: 'publint', ...publint },
+      { tool: 'attw', ...attw },
+    ];
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.dirname, 'package-check.ts');
+if (invokedDirectly) {
+  const results = await checkPackage(resolve(import.meta.dirname, '..'));
+  for (const result of results) console.log(`${result.tool}: ${result.ok ? 'ok' : 'FAILED'}\n${result.output.trim()}\n`);
+  process.exitCode = results.every((result) => result.ok) ? 0 : 1;
+}

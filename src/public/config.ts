@@ -1,0 +1,15 @@
+/**
+ * `listing-agent/config`: the configuration's schema and tools around it: validate without
+ * loading files, mask secrets for display, list the environment variables, write the JSON schema.
+ * `loadConfig` and the config types are at the package root.
+ *
+ * @packageDocumentation
+ */
+export { configSchema, SECRET_PATHS } from '../config/schema.js';
+export { buildConfig } from '../config/loader.js';
+export type { ConfigSources } from '../config/loader.js';
+export { parseConfig } from '../agent/agent.js';
+export { maskConfig, secretValues } from '../config/mask.js';
+export { configEnvironmentVariables } from '../config/fields.js';
+export type { ConfigEnvironmentVariable } from '../config/fields.js';
+export { buildConfigJsonSchema } from '../config/json-schema.js';

@@ -1,0 +1,21 @@
+/**
+ * `listing-agent/runtime`: what the agent is built from, for a bot that adds its own capability
+ * (the `capabilities` option) or runs parts alone: the capability contract, readiness, the health
+ * server with `/metrics`, the metrics, the logger, and the state stores.
+ *
+ * @packageDocumentation
+ */
+export type { Capability, CapabilityContext, EventMap, ServiceProject } from '../runtime/capability.js';
+export type { Readiness, ComponentState } from '../runtime/readiness.js';
+export { createHealthServer } from '../health/server.js';
+export type { HealthServer, HealthServerOptions } from '../health/server.js';
+export type { ListenAddress, ListenProblem } from '../http/listen-error.js';
+export { createAgentMetrics, collectProcessMetrics } from '../runtime/metrics.js';
+export type { AgentMetrics } from '../runtime/metrics.js';
+export { createLogger } from '../log/logger.js';
+export type { LoggerOptions } from '../log/logger.js';
+export { createFileStore } from '../store/file.js';
+export type { FileStore, FileStoreOptions } from '../store/file.js';
+export { createMemoryStore } from '../store/memory.js';
+export { StoreError, FencedError } from '../store/errors.js';
+export type { StateStore, WriteOptions } from '../store/types.js';

@@ -1,0 +1,35 @@
+/**
+ * `listing-agent/webhooks`: signed webhook deliveries without the agent. `verifyDelivery` is a pure
+ * function (bytes, headers, secret, clock); the handlers adapt it to Express, Fastify and
+ * `node:http`; `createWebhookReceiver` is the agent's own receiver, with its durable vote path.
+ *
+ * ```ts
+ * import { expressWebhookHandler } from 'listing-agent/webhooks';
+ * app.post('/votes', express.raw({ type: 'application/json' }),
+ *   expressWebhookHandler({ secrets: () => [secret], onEvent: async (event) => reward(event) }));
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { signDelivery, computeSignature } from '../contract/signature.js';
+export type { SignDeliveryOptions } from '../contract/signature.js';
+export {
+  verifyDelivery,
+  verifyLegacyAuthorization,
+  parseLegacyVote,
+  parseSignatureHeader,
+  DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
+} from '../webhooks/verify.js';
+export type {
+  VerifyDeliveryOptions,
+  VerifyResult,
+  VerifiedDelivery,
+  RejectedDelivery,
+  VerifyFailure,
+  WebhookHeaders,
+} from '../webhooks/verify.js';
+export type { WebhookEvent, WebhookEventType, VoteCreateData, LegacyVote } from '../webhooks/events.js';
+export { expressWebhookHandler, fastifyWebhookHandler, handleWebhookDelivery } from '../webhooks/adapters.js';
+export type { WebhookHandlerOptions } from '../webhooks/adapters.js';
+export { createWebhookReceiver } from '../webhooks/receiver.js';
+export { createWebhookSecrets, recordRotatedSecret } from '../webhooks/secrets.js';
