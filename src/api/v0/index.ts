@@ -198,7 +198,9 @@ export function createV0Api(ctx: ApiContext) {
      * Every bot from `offset` on, page by page (`limit` per page, default 50), until a page reaches
      * `total` or comes back empty. Each page is one call through the 60/min bucket.
      */
-    bots: <F extends BotField = BotField>(query?: BotsQuery<F>, options?: CallOptions): AsyncGenerator<Pick<Bot, F>, void, undefined> => bots(ctx, query, options),
+    bots<F extends BotField = BotField>(query?: BotsQuery<F>, options?: CallOptions): AsyncGenerator<Pick<Bot, F>, void, undefined> {
+      return bots(ctx, query, options);
+    },
 
     /** A bot's stats (`GET /bots/:bot_id/stats`). `botId` defaults to the token's bot. */
     async getStats(botId?: string, options?: CallOptions): Promise<BotStats> {
@@ -212,16 +214,22 @@ export function createV0Api(ctx: ApiContext) {
      * before sending. Retried like an idempotent call: a post overwrites the counts, so sending it
      * twice leaves the same state. `botId` defaults to the token's bot.
      */
-    postStats: (stats: V0StatsPost, botId?: string, options?: CallOptions): Promise<void> => postStats(ctx, stats, botId, options),
+    postStats(stats: V0StatsPost, botId?: string, options?: CallOptions): Promise<void> {
+      return postStats(ctx, stats, botId, options);
+    },
 
     /**
      * Whether the user (a platform Snowflake) voted for the bot in the past 12 hours
      * (`GET /bots/:bot_id/check`). `botId` defaults to the token's bot.
      */
-    hasVoted: (userId: string, botId?: string, options?: CallOptions): Promise<boolean> => hasVoted(ctx, userId, botId, options),
+    hasVoted(userId: string, botId?: string, options?: CallOptions): Promise<boolean> {
+      return hasVoted(ctx, userId, botId, options);
+    },
 
     /** A user's v0 profile (`GET /users/:user_id`, a platform Snowflake), or null when none exists (404). */
-    user: (userId: string, options?: CallOptions): Promise<V0UserProfile | null> => user(ctx, userId, options),
+    user(userId: string, options?: CallOptions): Promise<V0UserProfile | null> {
+      return user(ctx, userId, options);
+    },
   };
 }
 
