@@ -93,207 +93,220 @@ function ledgerSizes(ledger: VoteLedger | undefined): VoteLedgerSizes | undefine
  * poller only on the leader; a standby's `votes` component reads `standing by (leader: <id>)`.
  */
 export function createVotesCapability(options: VotesCapabilityOptions = {}): VotesCapability {
-  let pipeline: VotePipeline | undefined;
-  let poller: VotePoller | undefined;
-  let ledger: VoteLedger | undefined;
-  /** The context while started (set once the pipeline runs). */
-  let started: CapabilityContext<VotesEvents> | undefined;
-  /** Poller starts and stops, in order. */
-  let pollerChain: Promise<void> = Promise.resolve();
-  /** Set by stopPolling(): no poller starts again until the next start(). */
-  let pollingEnded = false;
-  /** The project the service answered as: the poller waits for it. */
-  let project: ServiceProject | undefined;
-  /** Why the service has not answered yet (for the readiness detail). */
-  let serviceProblem = 'not reached yet';
-
-  /** `votes` of a capability that does not poll: the pipeline alone, ready once it runs. */
-  const PIPELINE_ONLY = 'rewards webhook votes; the cursor is not polled (votes.enabled is off)';
-
-  /** `votes` while the cursor waits for the service: what runs meanwhile. */
-  function markWaiting(context: CapabilityContext<VotesEvents>): void {
-    if (options.poll === false) {
-      context.readiness.set(VOTES_COMPONENT, true, PIPELINE_ONLY);
-      return;
-    }
-    const meanwhile = context.config.webhooks.enabled ? 'webhook votes are rewarded' : 'votes left pending by the last run are rewarded';
-    context.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${serviceProblem}); ${meanwhile}`);
-  }
-
-  function makeLedger(context: CapabilityContext<VotesEvents>): VoteLedger {
-    const given = options.ledger ?? 'file';
-    return typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(options.redis ? { redis: options.redis } : {}) }) : given;
-  }
-
-  function makeHooks(context: CapabilityContext<VotesEvents>): readonly VoteHook[] {
-    if (options.hooks) return options.hooks;
-    const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
-    return configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
-  }
-
-  /** The poller over `running`, its readiness writes dropped once it is no longer the current one. */
-  function startPoller(context: CapabilityContext<VotesEvents>, running: VotePipeline, own: ServiceProject): void {
-    const { config } = context;
-    const readiness: Pick<Readiness, 'set'> = {
-      set: (component, ready, detail) => (poller === made ? context.readiness.set(component, ready, detail) : false),
-    };
-    const made: VotePoller = createVotePoller({
-      client: context.client,
-      store: context.store,
-      pipeline: running,
-      lookbackMs: config.votes.lookback,
-      pollIntervalMs: config.votes.pollInterval,
-      logger: context.logger,
-      metrics: context.metrics,
-      readiness,
-      now: context.now,
-      reportError: context.reportError,
-      ...(options.projectIds ? { projectIds: options.projectIds } : {}),
-      ...(options.schedules ? { schedules: options.schedules } : {}),
-      // The agent asked `@me` already: the poller need not ask again.
-      ownProjectId: own.id,
-    });
-    poller = made;
-    made.start();
-  }
-
-  /** Starts or stops the poller to match leadership, one step at a time. */
-  function reconcilePoller(): Promise<void> {
-    pollerChain = pollerChain.then(async () => {
-      const context = started;
-      const leadership = options.leadership;
-      if (context === undefined || leadership === undefined || pipeline === undefined) return;
-      if (leadership.isLeader && !pollingEnded && poller === undefined && project !== undefined) {
-        context.logger.info({}, 'votes: this agent leads, polling the cursor');
-        startPoller(context, pipeline, project);
-      } else if ((!leadership.isLeader || pollingEnded) && poller !== undefined) {
-        const running = poller;
-        poller = undefined;
-        context.logger.info({ leader: leadership.leaderId ?? null }, 'votes: no longer the leader, the cursor poller stops');
-        await running.stop(context.now() + (options.pollerStopDeadlineMs ?? 5_000)).catch((error: unknown) => context.reportError(error));
-      }
-      if (poller === undefined && started !== undefined) {
-        if (project === undefined || options.poll === false) markWaiting(context);
-        else context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
-      }
-    });
-    return pollerChain;
-  }
-
-  const onLeadership = () => void reconcilePoller();
-  const onLeader = () => {
-    if (poller === undefined && started !== undefined && options.leadership) void reconcilePoller();
+  const v: VotesState = {
+    options,
+    pipeline: undefined,
+    poller: undefined,
+    ledger: undefined,
+    started: undefined,
+    pollerChain: Promise.resolve(),
+    pollingEnded: false,
+    project: undefined,
+    serviceProblem: 'not reached yet',
+    onLeadership: () => void reconcilePoller(v),
+    onLeader: () => {
+      if (v.poller === undefined && v.started !== undefined && options.leadership) void reconcilePoller(v);
+    },
   };
-
-  async function closeLedger(): Promise<void> {
-    const open = ledger;
-    ledger = undefined;
-    await open?.close();
-  }
-
   return {
     name: VOTES_COMPONENT,
     startsBeforeService: true,
     get pipeline() {
-      return pipeline;
+      return v.pipeline;
     },
-    async start(context) {
-      const { config } = context;
-      started = undefined;
-      pollingEnded = options.poll === false;
-      // Hooks first: a bad hook name is a configuration error, before any file is touched.
-      const hooks = makeHooks(context);
-      ledger = makeLedger(context);
-      const running = createVotePipeline({
-        ...options.pipeline,
-        ledger,
-        hooks,
-        logger: context.logger,
-        metrics: context.metrics,
-        now: context.now,
-        emit: context.emit,
-      });
-      try {
-        await running.start();
-      } catch (error) {
-        await closeLedger().catch(() => undefined);
-        throw error;
-      }
-      pipeline = running;
-      context.metrics.watchVoteLedger(() => ledgerSizes(ledger));
-      started = context;
-      project = context.project;
-      serviceProblem = 'not reached yet';
-      const leadership = options.leadership;
-      if (leadership === undefined) {
-        if (project === undefined || pollingEnded) markWaiting(context);
-        else startPoller(context, running, project);
-      } else {
-        leadership.on('change', onLeadership);
-        leadership.on('leader', onLeader);
-        await reconcilePoller();
-      }
-      context.logger.info(
-        {
-          hooks: hooks.map((hook) => hook.name),
-          pollInterval: config.votes.pollInterval,
-          lookback: config.votes.lookback,
-          ledger: ledger.describe(),
-          ...(leadership ? { poller: 'while this agent leads' } : {}),
-        },
-        options.poll === false
-          ? 'votes: votes.enabled is off, so the vote pipeline runs for the webhook receiver alone'
-          : leadership
-            ? 'votes: rewards once per vote; the cursor is polled by the leader'
-            : project
-              ? 'votes: polling the cursor, rewards once per vote'
-              : 'votes: rewards once per vote; the cursor is polled once the service answers',
-      );
-    },
+    start: (context) => start(v, context),
     serviceWaiting(reason) {
-      serviceProblem = reason;
-      if (started !== undefined && project === undefined) markWaiting(started);
+      v.serviceProblem = reason;
+      if (v.started !== undefined && v.project === undefined) markWaiting(v, v.started);
     },
     async serviceReached(reached) {
-      project = reached;
-      const context = started;
-      if (context === undefined || pipeline === undefined) return;
-      if (options.leadership !== undefined) await reconcilePoller();
-      else if (poller === undefined && !pollingEnded) startPoller(context, pipeline, reached);
+      v.project = reached;
+      const context = v.started;
+      if (context === undefined || v.pipeline === undefined) return;
+      if (options.leadership !== undefined) await reconcilePoller(v);
+      else if (v.poller === undefined && !v.pollingEnded) startPoller(v, context, v.pipeline, reached);
     },
-    async stop(deadline) {
-      started = undefined;
-      options.leadership?.off('change', onLeadership);
-      options.leadership?.off('leader', onLeader);
-      try {
-        // A poller start or stop under way finishes first; then nothing starts one again.
-        await pollerChain.catch(() => undefined);
-        await poller?.stop(deadline);
-        await pipeline?.stop(deadline);
-      } finally {
-        poller = undefined;
-        pipeline = undefined;
-        await closeLedger();
-      }
-    },
-    async stopPolling(deadline) {
-      pollingEnded = true;
-      if (options.leadership === undefined) {
-        const running = poller;
-        poller = undefined;
-        await running?.stop(deadline);
-        return;
-      }
-      await reconcilePoller();
-    },
-    pollNow() {
-      if (options.poll === false) return Promise.reject(new Error('votes.enabled is off: the cursor is not polled'));
-      if (!poller && pipeline && project === undefined) return Promise.reject(new Error(`the votes cursor waits for the service (${serviceProblem})`));
-      if (!poller && pipeline && options.leadership) {
-        return Promise.reject(new Error(`this agent stands by: the leader (${options.leadership.leaderId ?? 'none yet'}) polls the votes cursor`));
-      }
-      if (!poller) return Promise.reject(new Error('the votes capability is not running'));
-      return poller.poll();
-    },
+    stop: (deadline) => stop(v, deadline),
+    stopPolling: (deadline) => stopPolling(v, deadline),
+    pollNow: () => pollNow(v),
   };
+}
+
+/** The state of one votes capability. */
+interface VotesState {
+  readonly options: VotesCapabilityOptions;
+  pipeline: VotePipeline | undefined;
+  poller: VotePoller | undefined;
+  ledger: VoteLedger | undefined;
+  /** The context while started (set once the pipeline runs). */
+  started: CapabilityContext<VotesEvents> | undefined;
+  /** Poller starts and stops, in order. */
+  pollerChain: Promise<void>;
+  /** Set by stopPolling(): no poller starts again until the next start(). */
+  pollingEnded: boolean;
+  /** The project the service answered as: the poller waits for it. */
+  project: ServiceProject | undefined;
+  /** Why the service has not answered yet (for the readiness detail). */
+  serviceProblem: string;
+  /** Leadership listeners, made once (so that `off` finds them). */
+  readonly onLeadership: () => void;
+  readonly onLeader: () => void;
+}
+
+/** `votes` of a capability that does not poll: the pipeline alone, ready once it runs. */
+const PIPELINE_ONLY = 'rewards webhook votes; the cursor is not polled (votes.enabled is off)';
+
+/** `votes` while the cursor waits for the service: what runs meanwhile. */
+function markWaiting(v: VotesState, context: CapabilityContext<VotesEvents>): void {
+  if (v.options.poll === false) {
+    context.readiness.set(VOTES_COMPONENT, true, PIPELINE_ONLY);
+    return;
+  }
+  const meanwhile = context.config.webhooks.enabled ? 'webhook votes are rewarded' : 'votes left pending by the last run are rewarded';
+  context.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${v.serviceProblem}); ${meanwhile}`);
+}
+
+function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>): VoteLedger {
+  const given = v.options.ledger ?? 'file';
+  return typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}) }) : given;
+}
+
+function makeHooks(v: VotesState, context: CapabilityContext<VotesEvents>): readonly VoteHook[] {
+  const { options } = v;
+  if (options.hooks) return options.hooks;
+  const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
+  return configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
+}
+
+/** The poller over `running`, its readiness writes dropped once it is no longer the current one. */
+function startPoller(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline, own: ServiceProject): void {
+  const { config } = context;
+  const readiness: Pick<Readiness, 'set'> = {
+    set: (component, ready, detail) => (v.poller === made ? context.readiness.set(component, ready, detail) : false),
+  };
+  const made: VotePoller = createVotePoller({
+    client: context.client,
+    store: context.store,
+    pipeline: running,
+    lookbackMs: config.votes.lookback,
+    pollIntervalMs: config.votes.pollInterval,
+    logger: context.logger,
+    metrics: context.metrics,
+    readiness,
+    now: context.now,
+    reportError: context.reportError,
+    ...(v.options.projectIds ? { projectIds: v.options.projectIds } : {}),
+    ...(v.options.schedules ? { schedules: v.options.schedules } : {}),
+    // The agent asked `@me` already: the poller need not ask again.
+    ownProjectId: own.id,
+  });
+  v.poller = made;
+  made.start();
+}
+
+/** Starts or stops the poller to match leadership, one step at a time. */
+function reconcilePoller(v: VotesState): Promise<void> {
+  v.pollerChain = v.pollerChain.then(async () => {
+    const context = v.started;
+    const leadership = v.options.leadership;
+    if (context === undefined || leadership === undefined || v.pipeline === undefined) return;
+    if (leadership.isLeader && !v.pollingEnded && v.poller === undefined && v.project !== undefined) {
+      context.logger.info({}, 'votes: this agent leads, polling the cursor');
+      startPoller(v, context, v.pipeline, v.project);
+    } else if ((!leadership.isLeader || v.pollingEnded) && v.poller !== undefined) {
+      const running = v.poller;
+      v.poller = undefined;
+      context.logger.info({ leader: leadership.leaderId ?? null }, 'votes: no longer the leader, the cursor poller stops');
+      await running.stop(context.now() + (v.options.pollerStopDeadlineMs ?? 5_000)).catch((error: unknown) => context.reportError(error));
+    }
+    if (v.poller === undefined && v.started !== undefined) {
+      if (v.project === undefined || v.options.poll === false) markWaiting(v, context);
+      else context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
+    }
+  });
+  return v.pollerChain;
+}
+
+async function closeLedger(v: VotesState): Promise<void> {
+  const open = v.ledger;
+  v.ledger = undefined;
+  await open?.close();
+}
+
+/** What the capability says it does when it starts. */
+function startMessage(options: VotesCapabilityOptions, project: ServiceProject | undefined): string {
+  if (options.poll === false) return 'votes: votes.enabled is off, so the vote pipeline runs for the webhook receiver alone';
+  if (options.leadership) return 'votes: rewards once per vote; the cursor is polled by the leader';
+  return project ? 'votes: polling the cursor, rewards once per vote' : 'votes: rewards once per vote; the cursor is polled once the service answers';
+}
+
+async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Promise<void> {
+  const { config } = context;
+  const { options } = v;
+  v.started = undefined;
+  v.pollingEnded = options.poll === false;
+  // Hooks first: a bad hook name is a configuration error, before any file is touched.
+  const hooks = makeHooks(v, context);
+  const ledger = (v.ledger = makeLedger(v, context));
+  const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
+  try {
+    await running.start();
+  } catch (error) {
+    await closeLedger(v).catch(() => undefined);
+    throw error;
+  }
+  v.pipeline = running;
+  context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
+  v.started = context;
+  v.project = context.project;
+  v.serviceProblem = 'not reached yet';
+  const leadership = options.leadership;
+  if (leadership === undefined) {
+    if (v.project === undefined || v.pollingEnded) markWaiting(v, context);
+    else startPoller(v, context, running, v.project);
+  } else {
+    leadership.on('change', v.onLeadership);
+    leadership.on('leader', v.onLeader);
+    await reconcilePoller(v);
+  }
+  const fields = { hooks: hooks.map((hook) => hook.name), pollInterval: config.votes.pollInterval, lookback: config.votes.lookback, ledger: ledger.describe() };
+  context.logger.info(leadership ? { ...fields, poller: 'while this agent leads' } : fields, startMessage(options, v.project));
+}
+
+async function stop(v: VotesState, deadline: number): Promise<void> {
+  v.started = undefined;
+  v.options.leadership?.off('change', v.onLeadership);
+  v.options.leadership?.off('leader', v.onLeader);
+  try {
+    // A poller start or stop under way finishes first; then nothing starts one again.
+    await v.pollerChain.catch(() => undefined);
+    await v.poller?.stop(deadline);
+    await v.pipeline?.stop(deadline);
+  } finally {
+    v.poller = undefined;
+    v.pipeline = undefined;
+    await closeLedger(v);
+  }
+}
+
+async function stopPolling(v: VotesState, deadline: number): Promise<void> {
+  v.pollingEnded = true;
+  if (v.options.leadership === undefined) {
+    const running = v.poller;
+    v.poller = undefined;
+    await running?.stop(deadline);
+    return;
+  }
+  await reconcilePoller(v);
+}
+
+function pollNow(v: VotesState): Promise<PollResult> {
+  const { options, poller, pipeline } = v;
+  if (options.poll === false) return Promise.reject(new Error('votes.enabled is off: the cursor is not polled'));
+  if (!poller && pipeline && v.project === undefined) return Promise.reject(new Error(`the votes cursor waits for the service (${v.serviceProblem})`));
+  if (!poller && pipeline && options.leadership) {
+    return Promise.reject(new Error(`this agent stands by: the leader (${options.leadership.leaderId ?? 'none yet'}) polls the votes cursor`));
+  }
+  if (!poller) return Promise.reject(new Error('the votes capability is not running'));
+  return poller.poll();
 }

@@ -57,106 +57,131 @@ function isDefinite(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
+/** The state of one queue. */
+interface QueueState {
+  readonly connection: RedisConnection;
+  readonly apply: (args: string[]) => Promise<void>;
+  readonly maxBatch: number;
+  readonly delays: readonly number[];
+  readonly logger: AgentLogger;
+  queue: Entry[];
+  flushing: Promise<void> | undefined;
+  retryTimer: NodeJS.Timeout | undefined;
+  failures: number;
+  lastError: unknown;
+  stopped: boolean;
+  /** Listens for the connection coming back (made once, removed by `drain`). */
+  readonly onUp: () => void;
+}
+
 /** Creates an empty {@link WriteQueue} on `connection`. */
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
-  const { connection } = options;
-  const maxBatch = options.maxBatch ?? 256;
-  const delays = options.retryDelaysMs ?? [100, 250, 500, 1_000];
-  const logger = options.logger ?? silentLogger;
-  let queue: Entry[] = [];
-  let flushing: Promise<void> | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let failures = 0;
-  let lastError: unknown;
-  let stopped = false;
-
-  const onUp = () => {
-    if (queue.length === 0) return;
-    clearTimeout(retryTimer);
-    retryTimer = undefined;
-    start();
+  const q: QueueState = {
+    connection: options.connection,
+    apply: (args) => options.apply(args),
+    maxBatch: options.maxBatch ?? 256,
+    delays: options.retryDelaysMs ?? [100, 250, 500, 1_000],
+    logger: options.logger ?? silentLogger,
+    queue: [],
+    flushing: undefined,
+    retryTimer: undefined,
+    failures: 0,
+    lastError: undefined,
+    stopped: false,
+    onUp: () => {
+      if (q.queue.length === 0) return;
+      clearTimeout(q.retryTimer);
+      q.retryTimer = undefined;
+      start(q);
+    },
   };
-  connection.on('up', onUp);
-
-  function start(): void {
-    if (flushing !== undefined || retryTimer !== undefined || queue.length === 0) return;
-    flushing = flush().finally(() => {
-      flushing = undefined;
-      // A write pushed after the loop saw an empty queue, but before this ran, found it still flushing.
-      start();
-    });
-  }
-
-  async function flush(): Promise<void> {
-    // Writes made in the same tick (a burst of hook results) share this round trip.
-    await Promise.resolve();
-    while (queue.length > 0) {
-      const batch = queue.slice(0, maxBatch);
-      try {
-        await options.apply(batch.flatMap((entry) => entry.args));
-      } catch (error) {
-        if (isDefinite(error)) {
-          queue.splice(0, batch.length);
-          const failure = redisFailure(`record ${batch.length} vote ledger change(s)`, error);
-          for (const entry of batch) entry.reject(failure);
-          continue;
-        }
-        lastError = error;
-        failures += 1;
-        if (failures === 1) logger.warn({ queued: queue.length, err: redisFailure('record vote ledger changes', error).message }, 'vote ledger: Redis is unavailable; hook results are queued and written when it is back');
-        if (!stopped) {
-          // While down, the `up` event restarts the flush; the timer covers a Redis that answers but fails.
-          retryTimer = setTimeout(() => {
-            retryTimer = undefined;
-            start();
-          }, delays[Math.min(failures - 1, delays.length - 1)] ?? 1_000);
-          retryTimer.unref();
-        }
-        return;
-      }
-      queue.splice(0, batch.length);
-      if (failures > 0) logger.info({ afterFailures: failures }, 'vote ledger: queued hook results written to Redis');
-      failures = 0;
-      lastError = undefined;
-      for (const entry of batch) entry.resolve();
-    }
-  }
-
+  q.connection.on('up', q.onUp);
   return {
     push(write) {
-      if (stopped) return Promise.reject(new RedisUnavailableError(`Redis: could not ${write.what}: the vote ledger is closed`));
+      if (q.stopped) return Promise.reject(new RedisUnavailableError(`Redis: could not ${write.what}: the vote ledger is closed`));
       return new Promise<void>((resolve, reject) => {
-        queue.push({ ...write, resolve, reject });
-        start();
+        q.queue.push({ ...write, resolve, reject });
+        start(q);
       });
     },
     get length() {
-      return queue.length;
+      return q.queue.length;
     },
-    async drain(timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      while (queue.length > 0 && Date.now() < deadline) {
-        clearTimeout(retryTimer);
-        retryTimer = undefined;
-        if (!connection.isUp) await connection.whenUp({ timeoutMs: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
-        if (!connection.isUp) break;
-        start();
-        await flushing;
-        if (queue.length > 0) await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
-      }
-      stopped = true;
-      await flushing;
-      clearTimeout(retryTimer);
-      retryTimer = undefined;
-      connection.off('up', onUp);
-      const left = queue;
-      queue = [];
-      if (left.length > 0) {
-        const why = lastError === undefined ? connection.downReason ?? 'no answer in time' : redisFailure('write', lastError).message.replace(/^Redis: could not write: /, '');
-        const error = new RedisUnavailableError(`Redis: could not ${left[0]?.what ?? 'write'} (${why}); the vote ledger closed with it unwritten`);
-        for (const entry of left) entry.reject(error);
-      }
-      return left.map(({ args, what }) => ({ args, what }));
-    },
+    drain: (timeoutMs) => drain(q, timeoutMs),
   };
+}
+
+function start(q: QueueState): void {
+  if (q.flushing !== undefined || q.retryTimer !== undefined || q.queue.length === 0) return;
+  q.flushing = flush(q).finally(() => {
+    q.flushing = undefined;
+    // A write pushed after the loop saw an empty queue, but before this ran, found it still flushing.
+    start(q);
+  });
+}
+
+async function flush(q: QueueState): Promise<void> {
+  // Writes made in the same tick (a burst of hook results) share this round trip.
+  await Promise.resolve();
+  while (q.queue.length > 0) {
+    const batch = q.queue.slice(0, q.maxBatch);
+    try {
+      await q.apply(batch.flatMap((entry) => entry.args));
+    } catch (error) {
+      if (isDefinite(error)) {
+        q.queue.splice(0, batch.length);
+        const failure = redisFailure(`record ${batch.length} vote ledger change(s)`, error);
+        for (const entry of batch) entry.reject(failure);
+        continue;
+      }
+      failedBatch(q, error);
+      return;
+    }
+    q.queue.splice(0, batch.length);
+    if (q.failures > 0) q.logger.info({ afterFailures: q.failures }, 'vote ledger: queued hook results written to Redis');
+    q.failures = 0;
+    q.lastError = undefined;
+    for (const entry of batch) entry.resolve();
+  }
+}
+
+/** A batch Redis did not take: it stays queued, and is tried again when Redis is back or after a delay. */
+function failedBatch(q: QueueState, error: unknown): void {
+  q.lastError = error;
+  q.failures += 1;
+  if (q.failures === 1) q.logger.warn({ queued: q.queue.length, err: redisFailure('record vote ledger changes', error).message }, 'vote ledger: Redis is unavailable; hook results are queued and written when it is back');
+  if (q.stopped) return;
+  // While down, the `up` event restarts the flush; the timer covers a Redis that answers but fails.
+  q.retryTimer = setTimeout(() => {
+    q.retryTimer = undefined;
+    start(q);
+  }, q.delays[Math.min(q.failures - 1, q.delays.length - 1)] ?? 1_000);
+  q.retryTimer.unref();
+}
+
+async function drain(q: QueueState, timeoutMs: number): Promise<QueuedWrite[]> {
+  const { connection } = q;
+  const deadline = Date.now() + timeoutMs;
+  while (q.queue.length > 0 && Date.now() < deadline) {
+    clearTimeout(q.retryTimer);
+    q.retryTimer = undefined;
+    if (!connection.isUp) await connection.whenUp({ timeoutMs: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
+    if (!connection.isUp) break;
+    start(q);
+    await q.flushing;
+    if (q.queue.length > 0) await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
+  }
+  q.stopped = true;
+  await q.flushing;
+  clearTimeout(q.retryTimer);
+  q.retryTimer = undefined;
+  connection.off('up', q.onUp);
+  const left = q.queue;
+  q.queue = [];
+  if (left.length > 0) {
+    const why = q.lastError === undefined ? connection.downReason ?? 'no answer in time' : redisFailure('write', q.lastError).message.replace(/^Redis: could not write: /, '');
+    const error = new RedisUnavailableError(`Redis: could not ${left[0]?.what ?? 'write'} (${why}); the vote ledger closed with it unwritten`);
+    for (const entry of left) entry.reject(error);
+  }
+  return left.map(({ args, what }) => ({ args, what }));
 }

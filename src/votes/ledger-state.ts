@@ -62,125 +62,136 @@ const letterId = (key: string, hook: string) => `${key}\u0000${hook}`;
 const NONE: string[] = [];
 const without = (list: string[], item: string) => list.filter((value) => value !== item);
 
+/** The maps behind a {@link LedgerState}. */
+interface LedgerMaps {
+  readonly keepKeysForMs: number;
+  /** Every key the ledger knows, with its vote's expiry in minutes: the dedupe set (no vote kept). */
+  readonly known: Map<string, number>;
+  readonly live: Map<string, LiveEntry>;
+  readonly letters: Map<string, DeadLetter>;
+}
+
 /** Creates an empty {@link LedgerState}; finished keys are kept `keepKeysForMs` past their vote's expiry. */
 export function createLedgerState(keepKeysForMs: number): LedgerState {
-  /** Every key the ledger knows, with its vote's expiry in minutes: the dedupe set (no vote kept). */
-  const known = new Map<string, number>();
-  const live = new Map<string, LiveEntry>();
-  const letters = new Map<string, DeadLetter>();
-
-  function putLive(vote: Vote, entry: Omit<LiveEntry, 'vote'>): void {
-    known.set(vote.key, toMinutes(expiresAtMs(vote)));
-    // Delete first: a key recorded again (after it was forgotten) moves to the end of the order.
-    live.delete(vote.key);
-    live.set(vote.key, { vote, ...entry });
-  }
-
-  function apply(record: JournalRecord): void {
-    switch (record.t) {
-      case 'p':
-        // A `p` for a key already known can only follow a forgetting that the journal did not show
-        // yet (compaction forgets in memory before it rewrites): it is a new vote under that key.
-        putLive(record.v, { done: NONE, deadLettered: NONE, complete: false });
-        return;
-      case 'e':
-        putLive(record.v, { done: [...record.done], deadLettered: [...record.dl], complete: record.c });
-        return;
-      case 'k':
-        known.set(record.k, toMinutes(record.e));
-        return;
-      case 'h': {
-        const entry = live.get(record.k);
-        if (entry !== undefined && !entry.done.includes(record.h)) entry.done = [...entry.done, record.h];
-        return;
-      }
-      case 'c': {
-        const entry = live.get(record.k);
-        if (entry === undefined) return;
-        entry.complete = true;
-        // The vote itself is needed no more, only its key: that keeps memory small for busy bots.
-        if (entry.deadLettered.length === 0) live.delete(record.k);
-        return;
-      }
-      case 'd': {
-        letters.set(letterId(record.l.key, record.l.hook), record.l);
-        const entry = live.get(record.l.key);
-        if (entry !== undefined && !entry.deadLettered.includes(record.l.hook)) entry.deadLettered = [...entry.deadLettered, record.l.hook];
-        return;
-      }
-      case 'x': {
-        const id = letterId(record.k, record.h);
-        const letter = letters.get(id);
-        letters.delete(id);
-        const entry = live.get(record.k);
-        if (entry !== undefined) {
-          entry.deadLettered = without(entry.deadLettered, record.h);
-          entry.complete = false;
-        } else if (letter !== undefined) {
-          // Only a damaged journal loses the entry of a dead letter: which other hooks were done is
-          // unknown then, so the vote comes back with none done (at least once beats never).
-          putLive(letter.vote, { done: NONE, deadLettered: NONE, complete: false });
-        }
-        return;
-      }
-    }
-  }
-
-  function matches(letter: DeadLetter, filter: DeadLetterFilter | undefined): boolean {
-    if (filter?.hook !== undefined && letter.hook !== filter.hook) return false;
-    return filter?.keys === undefined || filter.keys.includes(letter.key);
-  }
-
+  const m: LedgerMaps = { keepKeysForMs, known: new Map(), live: new Map(), letters: new Map() };
   return {
-    apply,
-    has: (key) => known.has(key),
-
-    pending() {
-      const entries: LedgerEntry[] = [];
-      for (const entry of live.values()) {
-        if (entry.complete) continue;
-        entries.push({ vote: copyVote(entry.vote), done: [...entry.done], complete: false, deadLettered: [...entry.deadLettered] });
-      }
-      return entries;
-    },
-
-    letters: (filter) => [...letters.values()].filter((letter) => matches(letter, filter)).map(copyLetter),
-
-    forget(now) {
-      const lettered = new Set([...letters.values()].map((letter) => letter.key));
-      let forgotten = 0;
-      for (const [key, expires] of known) {
-        // Pending votes are never forgotten, however old: their hooks are still owed.
-        if (expires * MINUTE_MS + keepKeysForMs >= now || live.has(key) || lettered.has(key)) continue;
-        known.delete(key);
-        forgotten += 1;
-      }
-      return forgotten;
-    },
-
-    snapshot() {
-      const records: JournalRecord[] = [];
-      for (const [key, expires] of known) if (!live.has(key)) records.push({ t: 'k', k: key, e: expires * MINUTE_MS });
-      for (const entry of live.values()) {
-        records.push({ t: 'e', v: entry.vote, done: entry.done, dl: entry.deadLettered, c: entry.complete });
-      }
-      for (const letter of letters.values()) records.push({ t: 'd', l: letter });
-      return records;
-    },
-
-    snapshotBytes() {
-      // `{"t":"k","k":"<key>","e":1700000000000}\n` is 33 bytes besides the key.
-      let bytes = 0;
-      for (const key of known.keys()) if (!live.has(key)) bytes += key.length + 33;
-      for (const entry of live.values()) bytes += JSON.stringify(entry.vote).length + 40 + entry.done.join('","').length + entry.deadLettered.join('","').length;
-      for (const letter of letters.values()) bytes += JSON.stringify(letter).length + 14;
-      return bytes;
-    },
-
+    apply: (record) => apply(m, record),
+    has: (key) => m.known.has(key),
+    pending: () => pending(m),
+    letters: (filter) => [...m.letters.values()].filter((letter) => matches(letter, filter)).map(copyLetter),
+    forget: (now) => forget(m, now),
+    snapshot: () => snapshot(m),
+    snapshotBytes: () => snapshotBytes(m),
     counts() {
-      let pending = 0;
-      for (const entry of live.values()) if (!entry.complete) pending += 1;
-      return { keys: known.size, pending, deadLetters: letters.size };
+      let pendingCount = 0;
+      for (const entry of m.live.values()) if (!entry.complete) pendingCount += 1;
+      return { keys: m.known.size, pending: pendingCount, deadLetters: m.letters.size };
     },
   };
+}
+
+function putLive(m: LedgerMaps, vote: Vote, entry: Omit<LiveEntry, 'vote'>): void {
+  m.known.set(vote.key, toMinutes(expiresAtMs(vote)));
+  // Delete first: a key recorded again (after it was forgotten) moves to the end of the order.
+  m.live.delete(vote.key);
+  m.live.set(vote.key, { vote, ...entry });
+}
+
+function apply(m: LedgerMaps, record: JournalRecord): void {
+  switch (record.t) {
+    case 'p':
+      // A `p` for a key already known can only follow a forgetting that the journal did not show
+      // yet (compaction forgets in memory before it rewrites): it is a new vote under that key.
+      putLive(m, record.v, { done: NONE, deadLettered: NONE, complete: false });
+      return;
+    case 'e':
+      putLive(m, record.v, { done: [...record.done], deadLettered: [...record.dl], complete: record.c });
+      return;
+    case 'k':
+      m.known.set(record.k, toMinutes(record.e));
+      return;
+    case 'h': {
+      const entry = m.live.get(record.k);
+      if (entry !== undefined && !entry.done.includes(record.h)) entry.done = [...entry.done, record.h];
+      return;
+    }
+    case 'c': {
+      const entry = m.live.get(record.k);
+      if (entry === undefined) return;
+      entry.complete = true;
+      // The vote itself is needed no more, only its key: that keeps memory small for busy bots.
+      if (entry.deadLettered.length === 0) m.live.delete(record.k);
+      return;
+    }
+    case 'd': {
+      m.letters.set(letterId(record.l.key, record.l.hook), record.l);
+      const entry = m.live.get(record.l.key);
+      if (entry !== undefined && !entry.deadLettered.includes(record.l.hook)) entry.deadLettered = [...entry.deadLettered, record.l.hook];
+      return;
+    }
+    case 'x':
+      takeLetter(m, record.k, record.h);
+      return;
+  }
+}
+
+/** An `x` record: the dead letter is taken, its vote pending again. */
+function takeLetter(m: LedgerMaps, key: string, hook: string): void {
+  const id = letterId(key, hook);
+  const letter = m.letters.get(id);
+  m.letters.delete(id);
+  const entry = m.live.get(key);
+  if (entry !== undefined) {
+    entry.deadLettered = without(entry.deadLettered, hook);
+    entry.complete = false;
+  } else if (letter !== undefined) {
+    // Only a damaged journal loses the entry of a dead letter: which other hooks were done is
+    // unknown then, so the vote comes back with none done (at least once beats never).
+    putLive(m, letter.vote, { done: NONE, deadLettered: NONE, complete: false });
+  }
+}
+
+function matches(letter: DeadLetter, filter: DeadLetterFilter | undefined): boolean {
+  if (filter?.hook !== undefined && letter.hook !== filter.hook) return false;
+  return filter?.keys === undefined || filter.keys.includes(letter.key);
+}
+
+function pending(m: LedgerMaps): LedgerEntry[] {
+  const entries: LedgerEntry[] = [];
+  for (const entry of m.live.values()) {
+    if (entry.complete) continue;
+    entries.push({ vote: copyVote(entry.vote), done: [...entry.done], complete: false, deadLettered: [...entry.deadLettered] });
+  }
+  return entries;
+}
+
+function forget(m: LedgerMaps, now: number): number {
+  const lettered = new Set([...m.letters.values()].map((letter) => letter.key));
+  let forgotten = 0;
+  for (const [key, expires] of m.known) {
+    // Pending votes are never forgotten, however old: their hooks are still owed.
+    if (expires * MINUTE_MS + m.keepKeysForMs >= now || m.live.has(key) || lettered.has(key)) continue;
+    m.known.delete(key);
+    forgotten += 1;
+  }
+  return forgotten;
+}
+
+function snapshot(m: LedgerMaps): JournalRecord[] {
+  const records: JournalRecord[] = [];
+  for (const [key, expires] of m.known) if (!m.live.has(key)) records.push({ t: 'k', k: key, e: expires * MINUTE_MS });
+  for (const entry of m.live.values()) {
+    records.push({ t: 'e', v: entry.vote, done: entry.done, dl: entry.deadLettered, c: entry.complete });
+  }
+  for (const letter of m.letters.values()) records.push({ t: 'd', l: letter });
+  return records;
+}
+
+function snapshotBytes(m: LedgerMaps): number {
+  // `{"t":"k","k":"<key>","e":1700000000000}\n` is 33 bytes besides the key.
+  let bytes = 0;
+  for (const key of m.known.keys()) if (!m.live.has(key)) bytes += key.length + 33;
+  for (const entry of m.live.values()) bytes += JSON.stringify(entry.vote).length + 40 + entry.done.join('","').length + entry.deadLettered.join('","').length;
+  for (const letter of m.letters.values()) bytes += JSON.stringify(letter).length + 14;
+  return bytes;
 }

@@ -2,7 +2,6 @@ import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from '../runtime/readiness.js';
 import type { ListingClient } from '../api/client.js';
 import { BadRequestError } from '../api/errors.js';
-import { formatDuration } from '../config/duration.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { createSchedule, type Schedule, type ScheduleFactory } from '../runtime/scheduler.js';
 import type { StateStore } from '../store/types.js';
@@ -15,6 +14,7 @@ import {
   resumeFrom,
   voteFromRecord,
 } from './cursor-state.js';
+import { pollReadiness } from './poll-readiness.js';
 import type { Vote } from './types.js';
 
 /** The readiness component of the votes capability (the poller reports under it). */
@@ -109,170 +109,194 @@ const toError = (error: unknown) => (error instanceof Error ? error : new Error(
  * next poll (the client already retried 429 and 5xx).
  */
 export function createVotePoller(options: VotePollerOptions): VotePoller {
-  const { client, store, pipeline } = options;
-  const logger = options.logger ?? silentLogger;
-  const now = options.now ?? Date.now;
-  const lookbackMs = options.lookbackMs ?? DEFAULT_LOOKBACK_MS;
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-  const reportError = options.reportError ?? (() => undefined);
-  const makeSchedule = options.schedules ?? createSchedule;
-  const mark = (ready: boolean, detail: string) => options.readiness?.set(VOTES_COMPONENT, ready, detail);
-
-  let schedule: Schedule | undefined;
-  let polling: Promise<PollResult> | undefined;
-  let stopping = false;
-  let aborter = new AbortController();
-  let ownProjectId: string | undefined = options.ownProjectId;
-  /** Projects whose cursor fallback was logged at warn already: later ones go to debug. */
-  const warnedFallback = new Set<string>();
-
-  async function targets(): Promise<string[]> {
-    if (options.projectIds) return options.projectIds();
-    if (client.credentialKind === 'project') return [OWN_PROJECT];
-    const ids: string[] = [];
-    for await (const project of client.projects.list({ signal: aborter.signal })) ids.push(project.id);
-    return ids;
-  }
-
-  /** The service ID of a target: `@me` is asked once, so checkpoints and votes carry the real ID. */
-  async function serviceId(target: string): Promise<string> {
-    if (target !== OWN_PROJECT) return target;
-    ownProjectId ??= (await client.projects.get(undefined, { signal: aborter.signal })).id;
-    return ownProjectId;
-  }
-
-  async function saveState(key: string, before: CursorState | undefined, after: CursorState, moved: boolean): Promise<void> {
-    if (before?.cursor === after.cursor && !moved) return;
-    // New votes or a first checkpoint must be on disk before the next page; a fresher cursor for
-    // the same position may wait for the store's next flush (losing it loses nothing).
-    await store.set(key, after, { durable: moved || before?.cursor == null });
-  }
-
-  async function pollProject(target: string, result: PollResult): Promise<void> {
-    const projectId = await serviceId(target);
-    result.projects.push(projectId);
-    const key = cursorStateKey(projectId);
-    let state = parseCursorState(await store.get(key));
-    const segment = target === OWN_PROJECT ? undefined : projectId;
-    let from: { cursor: string } | { startDate: Date } = resumeFrom(state, now(), lookbackMs);
-    let fellBack = false;
-    for (;;) {
-      // True while the next request carries a cursor (the stored one, or a page's).
-      let onCursor = 'cursor' in from;
-      try {
-        for await (const page of client.votes.pages(from, segment, { signal: aborter.signal })) {
-          result.pages += 1;
-          const votes = page.data.map((record) => voteFromRecord(record, projectId));
-          if (votes.length > 0) {
-            const outcome = await pipeline.ingest(votes, 'poll');
-            result.accepted += outcome.accepted.length;
-            result.duplicates += outcome.duplicates;
-          }
-          // Only now, with every vote of the page durably pending, does the cursor move past them.
-          const next = advanceCursorState(state, { cursor: page.cursor, votes });
-          await saveState(key, state, next, votes.length > 0);
-          state = next;
-          onCursor = true;
-          if (stopping) return;
-        }
-        return;
-      } catch (error) {
-        if (!(error instanceof BadRequestError) || !onCursor || fellBack) throw error;
-        fellBack = true;
-        result.fellBack.push(projectId);
-        const startDate = fallbackStartDate(state, now(), lookbackMs);
-        from = { startDate };
-        const fields = { project: projectId, startDate: startDate.toISOString(), newestKey: state?.newestKey ?? null, err: error.message };
-        const message = 'the service refused the votes cursor (expired or invalid); listing again from the newest vote already seen (repeats are dropped as duplicates)';
-        if (warnedFallback.has(projectId)) logger.debug(fields, message);
-        else logger.warn(fields, message);
-        warnedFallback.add(projectId);
-      }
-    }
-  }
-
-  async function doPoll(): Promise<PollResult> {
-    const result: PollResult = { projects: [], pages: 0, accepted: 0, duplicates: 0, fellBack: [], failures: [] };
-    let list: string[];
-    try {
-      list = await targets();
-    } catch (error) {
-      result.failures.push({ project: 'projects', error: toError(error) });
-      return finish(result);
-    }
-    for (const target of list) {
-      if (stopping) break;
-      try {
-        await pollProject(target, result);
-      } catch (error) {
-        result.failures.push({ project: target === OWN_PROJECT ? (ownProjectId ?? target) : target, error: toError(error) });
-      }
-    }
-    return finish(result);
-  }
-
-  function finish(result: PollResult): PollResult {
-    if (stopping && aborter.signal.aborted) return result;
-    const every = formatDuration(pollIntervalMs);
-    if (result.failures.length > 0) {
-      const reason = result.failures.map((f) => `${f.project}: ${f.error.message}`).join('; ');
-      mark(false, `last poll failed (retried every ${every}): ${reason}`);
-      for (const failure of result.failures) {
-        logger.warn({ project: failure.project, err: failure.error.message, retryInMs: pollIntervalMs }, 'votes poll failed; the cursor stays where it was and the next poll retries');
-        reportError(failure.error);
-      }
-    } else {
-      const count = result.projects.length;
-      mark(true, count === 0 ? `no project to poll yet (checked every ${every})` : `polling ${count} ${count === 1 ? 'project' : 'projects'} every ${every}`);
-      options.metrics?.markSuccess(VOTES_COMPONENT, now());
-    }
-    const fields = { projects: result.projects.length, pages: result.pages, accepted: result.accepted, duplicates: result.duplicates };
-    if (result.accepted > 0) logger.info(fields, 'new votes from the cursor');
-    else logger.debug(fields, 'votes poll done');
-    return result;
-  }
-
-  function poll(): Promise<PollResult> {
-    polling ??= doPoll().finally(() => (polling = undefined));
-    return polling;
-  }
-
-  return {
-    start() {
-      stopping = false;
-      aborter = new AbortController();
-      mark(false, 'first poll of the votes cursor');
-      schedule = makeSchedule({
-        name: 'votes-poll',
-        intervalMs: pollIntervalMs,
-        onTick: async () => {
-          await poll();
-        },
-        onError: reportError,
-      });
-      schedule.start();
-      void poll();
-    },
-    poll,
-    async stop(deadline) {
-      stopping = true;
-      schedule?.stop();
-      schedule = undefined;
-      const running = polling;
-      if (!running) return;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - now()));
-        timer.unref();
-      });
-      const outcome = await Promise.race([running.then(() => 'done' as const), timedOut]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        // Cut the request short; the checkpoint stays at the last page fully ingested.
-        aborter.abort(new Error('the votes poller is stopping'));
-        // The aborted request settles at once; an ingest cannot be cut, so do not wait for it long.
-        await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
-      }
-    },
+  const p: PollerState = {
+    options,
+    logger: options.logger ?? silentLogger,
+    now: options.now ?? Date.now,
+    lookbackMs: options.lookbackMs ?? DEFAULT_LOOKBACK_MS,
+    pollIntervalMs: options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    reportError: options.reportError ?? (() => undefined),
+    schedule: undefined,
+    polling: undefined,
+    stopping: false,
+    aborter: new AbortController(),
+    ownProjectId: options.ownProjectId,
+    warnedFallback: new Set(),
   };
+  return {
+    start: () => start(p),
+    poll: () => poll(p),
+    stop: (deadline) => stop(p, deadline),
+  };
+}
+
+/** The state of one poller. */
+interface PollerState {
+  readonly options: VotePollerOptions;
+  readonly logger: AgentLogger;
+  readonly now: () => number;
+  readonly lookbackMs: number;
+  readonly pollIntervalMs: number;
+  readonly reportError: (error: unknown) => void;
+  schedule: Schedule | undefined;
+  polling: Promise<PollResult> | undefined;
+  stopping: boolean;
+  aborter: AbortController;
+  ownProjectId: string | undefined;
+  /** Projects whose cursor fallback was logged at warn already: later ones go to debug. */
+  readonly warnedFallback: Set<string>;
+}
+
+const mark = (p: PollerState, ready: boolean, detail: string) => p.options.readiness?.set(VOTES_COMPONENT, ready, detail);
+
+async function targets(p: PollerState): Promise<string[]> {
+  const { client } = p.options;
+  if (p.options.projectIds) return p.options.projectIds();
+  if (client.credentialKind === 'project') return [OWN_PROJECT];
+  const ids: string[] = [];
+  for await (const project of client.projects.list({ signal: p.aborter.signal })) ids.push(project.id);
+  return ids;
+}
+
+/** The service ID of a target: `@me` is asked once, so checkpoints and votes carry the real ID. */
+async function serviceId(p: PollerState, target: string): Promise<string> {
+  if (target !== OWN_PROJECT) return target;
+  p.ownProjectId ??= (await p.options.client.projects.get(undefined, { signal: p.aborter.signal })).id;
+  return p.ownProjectId;
+}
+
+async function saveState(p: PollerState, key: string, before: CursorState | undefined, after: CursorState, moved: boolean): Promise<void> {
+  if (before?.cursor === after.cursor && !moved) return;
+  // New votes or a first checkpoint must be on disk before the next page; a fresher cursor for
+  // the same position may wait for the store's next flush (losing it loses nothing).
+  await p.options.store.set(key, after, { durable: moved || before?.cursor == null });
+}
+
+async function pollProject(p: PollerState, target: string, result: PollResult): Promise<void> {
+  const { client, store, pipeline } = p.options;
+  const projectId = await serviceId(p, target);
+  result.projects.push(projectId);
+  const key = cursorStateKey(projectId);
+  let state = parseCursorState(await store.get(key));
+  const segment = target === OWN_PROJECT ? undefined : projectId;
+  let from: { cursor: string } | { startDate: Date } = resumeFrom(state, p.now(), p.lookbackMs);
+  let fellBack = false;
+  for (;;) {
+    // True while the next request carries a cursor (the stored one, or a page's).
+    let onCursor = 'cursor' in from;
+    try {
+      for await (const page of client.votes.pages(from, segment, { signal: p.aborter.signal })) {
+        result.pages += 1;
+        const votes = page.data.map((record) => voteFromRecord(record, projectId));
+        if (votes.length > 0) {
+          const outcome = await pipeline.ingest(votes, 'poll');
+          result.accepted += outcome.accepted.length;
+          result.duplicates += outcome.duplicates;
+        }
+        // Only now, with every vote of the page durably pending, does the cursor move past them.
+        const next = advanceCursorState(state, { cursor: page.cursor, votes });
+        await saveState(p, key, state, next, votes.length > 0);
+        state = next;
+        onCursor = true;
+        if (p.stopping) return;
+      }
+      return;
+    } catch (error) {
+      if (!(error instanceof BadRequestError) || !onCursor || fellBack) throw error;
+      fellBack = true;
+      result.fellBack.push(projectId);
+      from = { startDate: fellBackFrom(p, projectId, state, error) };
+    }
+  }
+}
+
+/** A refused cursor: lists again from the newest vote already seen (logged at warn once per project). */
+function fellBackFrom(p: PollerState, projectId: string, state: CursorState | undefined, error: BadRequestError): Date {
+  const startDate = fallbackStartDate(state, p.now(), p.lookbackMs);
+  const fields = { project: projectId, startDate: startDate.toISOString(), newestKey: state?.newestKey ?? null, err: error.message };
+  const message = 'the service refused the votes cursor (expired or invalid); listing again from the newest vote already seen (repeats are dropped as duplicates)';
+  if (p.warnedFallback.has(projectId)) p.logger.debug(fields, message);
+  else p.logger.warn(fields, message);
+  p.warnedFallback.add(projectId);
+  return startDate;
+}
+
+async function doPoll(p: PollerState): Promise<PollResult> {
+  const result: PollResult = { projects: [], pages: 0, accepted: 0, duplicates: 0, fellBack: [], failures: [] };
+  let list: string[];
+  try {
+    list = await targets(p);
+  } catch (error) {
+    result.failures.push({ project: 'projects', error: toError(error) });
+    return finish(p, result);
+  }
+  for (const target of list) {
+    if (p.stopping) break;
+    try {
+      await pollProject(p, target, result);
+    } catch (error) {
+      result.failures.push({ project: target === OWN_PROJECT ? (p.ownProjectId ?? target) : target, error: toError(error) });
+    }
+  }
+  return finish(p, result);
+}
+
+function finish(p: PollerState, result: PollResult): PollResult {
+  if (p.stopping && p.aborter.signal.aborted) return result;
+  const readiness = pollReadiness(result, p.pollIntervalMs);
+  mark(p, readiness.ready, readiness.detail);
+  if (result.failures.length > 0) {
+    for (const failure of result.failures) {
+      p.logger.warn({ project: failure.project, err: failure.error.message, retryInMs: p.pollIntervalMs }, 'votes poll failed; the cursor stays where it was and the next poll retries');
+      p.reportError(failure.error);
+    }
+  } else {
+    p.options.metrics?.markSuccess(VOTES_COMPONENT, p.now());
+  }
+  const fields = { projects: result.projects.length, pages: result.pages, accepted: result.accepted, duplicates: result.duplicates };
+  if (result.accepted > 0) p.logger.info(fields, 'new votes from the cursor');
+  else p.logger.debug(fields, 'votes poll done');
+  return result;
+}
+
+function poll(p: PollerState): Promise<PollResult> {
+  p.polling ??= doPoll(p).finally(() => (p.polling = undefined));
+  return p.polling;
+}
+
+function start(p: PollerState): void {
+  p.stopping = false;
+  p.aborter = new AbortController();
+  mark(p, false, 'first poll of the votes cursor');
+  p.schedule = (p.options.schedules ?? createSchedule)({
+    name: 'votes-poll',
+    intervalMs: p.pollIntervalMs,
+    onTick: async () => {
+      await poll(p);
+    },
+    onError: p.reportError,
+  });
+  p.schedule.start();
+  void poll(p);
+}
+
+async function stop(p: PollerState, deadline: number): Promise<void> {
+  p.stopping = true;
+  p.schedule?.stop();
+  p.schedule = undefined;
+  const running = p.polling;
+  if (!running) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - p.now()));
+    timer.unref();
+  });
+  const outcome = await Promise.race([running.then(() => 'done' as const), timedOut]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') {
+    // Cut the request short; the checkpoint stays at the last page fully ingested.
+    p.aborter.abort(new Error('the votes poller is stopping'));
+    // The aborted request settles at once; an ingest cannot be cut, so do not wait for it long.
+    await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+  }
 }

@@ -1,5 +1,5 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
-import { createRedisConnection, defaultAgentId, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnectionOptions } from '../redis/connection.js';
+import { createRedisConnection, defaultAgentId, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnection, type RedisConnectionOptions } from '../redis/connection.js';
 import {
   parseAutoClaimReply,
   parsePendingDeliveries,
@@ -119,15 +119,55 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
  * pending and another process claims them after `claimIdleMs`.
  */
 export function createVoteConsumer(options: VoteConsumerOptions): VoteConsumer {
+  const c = consumerState(options);
+  const stop = () => stopConsumer(c);
+  return {
+    start() {
+      c.starting ??= startConsumer(c);
+      return c.starting;
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/** The state of one consumer. */
+interface ConsumerState {
+  readonly streamKey: string;
+  readonly group: string;
+  readonly consumer: string;
+  readonly claimIdleMs: number;
+  readonly claimEveryMs: number;
+  readonly blockMs: number;
+  readonly concurrency: number;
+  readonly from: 'start' | 'new';
+  readonly stopTimeoutMs: number;
+  readonly startTimeoutMs: number;
+  readonly handler: VoteConsumerOptions['handler'];
+  readonly logger: AgentLogger;
+  /** Blocking reads hold this connection for up to `blockMs`. */
+  readonly reader: RedisConnection;
+  /** Acknowledgements and claims, never behind a blocked read. */
+  readonly commands: RedisConnection;
+  /** Handlers in flight, by entry ID. */
+  readonly inFlight: Map<string, Promise<void>>;
+  slotWaiters: (() => void)[];
+  readonly stopping: AbortController;
+  running: boolean;
+  starting: Promise<void> | undefined;
+  stopped: Promise<void> | undefined;
+  readLoop: Promise<void> | undefined;
+  claimTimer: NodeJS.Timeout | undefined;
+  claimCursor: string;
+}
+
+function consumerState(options: VoteConsumerOptions): ConsumerState {
   const prefix = options.prefix ?? VOTE_CONSUMER_DEFAULTS.prefix;
   const streamKey = prefix + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
   const group = options.group ?? VOTE_CONSUMER_DEFAULTS.group;
   const consumer = options.consumer ?? defaultAgentId();
   const claimIdleMs = options.claimIdleMs ?? VOTE_CONSUMER_DEFAULTS.claimIdleMs;
-  const claimEveryMs = options.claimEveryMs ?? Math.max(50, Math.min(5_000, Math.floor(claimIdleMs / 2)));
   const blockMs = options.blockMs ?? VOTE_CONSUMER_DEFAULTS.blockMs;
-  const concurrency = Math.max(1, options.concurrency ?? VOTE_CONSUMER_DEFAULTS.concurrency);
-  const from = options.from ?? VOTE_CONSUMER_DEFAULTS.from;
   const logger = (options.logger ?? silentLogger).child({ stream: streamKey, group, consumer });
   const base = {
     url: options.url,
@@ -136,191 +176,199 @@ export function createVoteConsumer(options: VoteConsumerOptions): VoteConsumer {
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.reconnectDelaysMs ? { reconnectDelaysMs: options.reconnectDelaysMs } : {}),
   };
-  // The reader's outages are logged by the read loop; its own logger would also speak at stop().
-  const reader = createRedisConnection({ ...base, commandTimeoutMs: blockMs + 5_000, logger: silentLogger });
-  const commands = createRedisConnection({ ...base, logger });
-
-  const inFlight = new Map<string, Promise<void>>();
-  let slotWaiters: (() => void)[] = [];
-  const stopping = new AbortController();
-  let running = false;
-  let starting: Promise<void> | undefined;
-  let stopped: Promise<void> | undefined;
-  let readLoop: Promise<void> | undefined;
-  let claimTimer: NodeJS.Timeout | undefined;
-  let claimCursor = '0-0';
-
-  const wakeSlots = () => {
-    const waiters = slotWaiters;
-    slotWaiters = [];
-    for (const wake of waiters) wake();
-  };
-  const slotFree = () => (inFlight.size < concurrency || !running ? Promise.resolve() : new Promise<void>((resolve) => slotWaiters.push(resolve)));
-
-  async function ensureGroup(): Promise<void> {
-    try {
-      await reader.client.sendCommand(['XGROUP', 'CREATE', streamKey, group, from === 'start' ? '0' : '$', 'MKSTREAM']);
-      logger.info({ from }, 'reward stream consumer group created');
-    } catch (error) {
-      if (!messageOf(error).startsWith('BUSYGROUP')) throw error;
-    }
-  }
-
-  async function ack(id: string): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await commands.client.sendCommand(['XACK', streamKey, group, id]);
-        return;
-      } catch (error) {
-        if (attempt >= 2) {
-          logger.warn({ entryId: id, err: messageOf(error) }, 'could not acknowledge a reward stream entry: it will be delivered again (rewards must be idempotent on idempotencyKey)');
-          return;
-        }
-        // A short outage: wait for the connection a little rather than hand the vote to another run.
-        await commands.whenUp({ timeoutMs: Math.min(5_000, Math.max(100, Math.floor(claimIdleMs / 2))) }).catch(() => undefined);
-      }
-    }
-  }
-
-  async function handle(entry: StreamEntry, deliveries: number): Promise<void> {
-    const parsed = voteFromEntry(entry);
-    if (!parsed.ok) {
-      logger.error({ entryId: entry.id, problem: parsed.problem }, `reward stream entry ${parsed.problem}: acknowledged and skipped (poison)`);
-      await ack(entry.id);
-      return;
-    }
-    const { vote } = parsed;
-    try {
-      await options.handler(vote, { idempotencyKey: vote.key, entryId: entry.id, deliveries });
-    } catch (error) {
-      logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: messageOf(error) }, `reward handler failed; the vote stays pending and is delivered again after ${claimIdleMs} ms`);
-      return;
-    }
-    await ack(entry.id);
-  }
-
-  function dispatch(entry: StreamEntry, deliveries: number): void {
-    // Our own entry, claimed back while its handler is still running: never run it twice here.
-    if (inFlight.has(entry.id)) return;
-    const work = handle(entry, deliveries)
-      .catch((error: unknown) => logger.error({ entryId: entry.id, err: messageOf(error) }, 'reward stream entry failed unexpectedly'))
-      .finally(() => {
-        inFlight.delete(entry.id);
-        wakeSlots();
-      });
-    inFlight.set(entry.id, work);
-  }
-
-  async function runReadLoop(): Promise<void> {
-    let needGroup = false;
-    let outage: string | undefined;
-    let backoffMs = 0;
-    while (running) {
-      while (running && inFlight.size >= concurrency) await slotFree();
-      if (!running) break;
-      try {
-        if (needGroup) await ensureGroup();
-        needGroup = false;
-        const reply = await reader.client.sendCommand([
-          'XREADGROUP', 'GROUP', group, consumer, 'COUNT', String(concurrency - inFlight.size), 'BLOCK', String(blockMs), 'STREAMS', streamKey, '>',
-        ]);
-        if (outage !== undefined) logger.info('reward stream: reading again');
-        outage = undefined;
-        backoffMs = 0;
-        // Read as stop() began: left pending, for another process to claim.
-        if (!running) break;
-        for (const entry of parseReadGroupReply(reply)) dispatch(entry, 1);
-      } catch (error) {
-        if (!running) break;
-        const problem = messageOf(error);
-        if (outage === undefined) logger.warn({ err: problem }, 'reward stream: cannot read; trying again');
-        outage = problem;
-        // Redis may have come back without its data (no persistence): the group must exist again.
-        needGroup = true;
-        await reader.whenUp({ signal: stopping.signal }).catch(() => undefined);
-        // A failure that lasts while connected (a key of another type) must not spin.
-        backoffMs = Math.min(2_000, Math.max(50, backoffMs * 2));
-        await sleep(backoffMs, stopping.signal);
-      }
-    }
-  }
-
-  async function claimRound(): Promise<void> {
-    const free = concurrency - inFlight.size;
-    if (!running || free <= 0) return;
-    const reply = await commands.client.sendCommand(['XAUTOCLAIM', streamKey, group, consumer, String(claimIdleMs), claimCursor, 'COUNT', String(free)]);
-    const { cursor, entries } = parseAutoClaimReply(reply);
-    claimCursor = cursor;
-    const claimed = entries.filter((entry) => !inFlight.has(entry.id));
-    if (claimed.length === 0 || !running) return;
-    let deliveries = new Map<string, number>();
-    try {
-      deliveries = parsePendingDeliveries(
-        await commands.client.sendCommand(['XPENDING', streamKey, group, claimed[0]!.id, claimed.at(-1)!.id, String(claimed.length + inFlight.size), consumer]),
-      );
-    } catch {
-      // Only the count in the context is lost: a claimed entry was delivered at least twice.
-    }
-    logger.info({ entries: claimed.map((entry) => entry.id) }, 'reward stream: claimed entries left idle by a consumer that died or failed');
-    for (const entry of claimed) dispatch(entry, deliveries.get(entry.id) ?? 2);
-  }
-
-  function scheduleClaims(): void {
-    claimTimer = setTimeout(() => {
-      claimRound()
-        .catch((error: unknown) => logger.debug({ err: messageOf(error) }, 'reward stream: claim round failed; trying again'))
-        .finally(() => {
-          if (running) scheduleClaims();
-        });
-    }, claimEveryMs);
-    claimTimer.unref();
-  }
-
-  async function stop(): Promise<void> {
-    stopped ??= (async () => {
-      await starting?.catch(() => undefined);
-      running = false;
-      stopping.abort();
-      clearTimeout(claimTimer);
-      wakeSlots();
-      // Ends a read blocked for up to blockMs at once; acknowledgements use the other connection.
-      if (reader.client.isOpen) reader.client.destroy();
-      let timer: NodeJS.Timeout | undefined;
-      const waited = await Promise.race([
-        Promise.allSettled([...inFlight.values()]).then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.stopTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.stopTimeoutMs))),
-      ]);
-      clearTimeout(timer);
-      if (!waited) logger.warn({ entries: [...inFlight.keys()] }, 'reward stream: stopped with handlers still running; their votes will be delivered again');
-      await readLoop;
-      await Promise.all([reader.close(), commands.close()]);
-    })();
-    return stopped;
-  }
-
   return {
-    start() {
-      starting ??= (async () => {
-        if (stopped) throw new RedisUnavailableError('the vote consumer was stopped: create a new one');
-        reader.start();
-        commands.start();
-        const timeoutMs = options.startTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.startTimeoutMs;
-        try {
-          await Promise.all([reader.whenUp({ timeoutMs }), commands.whenUp({ timeoutMs })]);
-          await ensureGroup();
-        } catch (error) {
-          // Not connected: a graceful close would wait for a connection that may never come.
-          for (const connection of [reader, commands]) if (connection.client.isOpen) connection.client.destroy();
-          throw redisFailure(`start the reward stream consumer on ${reader.describe()}`, error);
-        }
-        running = true;
-        readLoop = runReadLoop();
-        scheduleClaims();
-        logger.info({ claimIdleMs, concurrency }, 'reward stream consumer started');
-      })();
-      return starting;
-    },
-    stop,
-    [Symbol.asyncDispose]: stop,
+    streamKey,
+    group,
+    consumer,
+    claimIdleMs,
+    claimEveryMs: options.claimEveryMs ?? Math.max(50, Math.min(5_000, Math.floor(claimIdleMs / 2))),
+    blockMs,
+    concurrency: Math.max(1, options.concurrency ?? VOTE_CONSUMER_DEFAULTS.concurrency),
+    from: options.from ?? VOTE_CONSUMER_DEFAULTS.from,
+    stopTimeoutMs: options.stopTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.stopTimeoutMs,
+    startTimeoutMs: options.startTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.startTimeoutMs,
+    handler: options.handler,
+    logger,
+    // The reader's outages are logged by the read loop; its own logger would also speak at stop().
+    reader: createRedisConnection({ ...base, commandTimeoutMs: blockMs + 5_000, logger: silentLogger }),
+    commands: createRedisConnection({ ...base, logger }),
+    inFlight: new Map(),
+    slotWaiters: [],
+    stopping: new AbortController(),
+    running: false,
+    starting: undefined,
+    stopped: undefined,
+    readLoop: undefined,
+    claimTimer: undefined,
+    claimCursor: '0-0',
   };
+}
+
+function wakeSlots(c: ConsumerState): void {
+  const waiters = c.slotWaiters;
+  c.slotWaiters = [];
+  for (const wake of waiters) wake();
+}
+
+const slotFree = (c: ConsumerState) => (c.inFlight.size < c.concurrency || !c.running ? Promise.resolve() : new Promise<void>((resolve) => c.slotWaiters.push(resolve)));
+
+async function ensureGroup(c: ConsumerState): Promise<void> {
+  try {
+    await c.reader.client.sendCommand(['XGROUP', 'CREATE', c.streamKey, c.group, c.from === 'start' ? '0' : '$', 'MKSTREAM']);
+    c.logger.info({ from: c.from }, 'reward stream consumer group created');
+  } catch (error) {
+    if (!messageOf(error).startsWith('BUSYGROUP')) throw error;
+  }
+}
+
+async function ack(c: ConsumerState, id: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await c.commands.client.sendCommand(['XACK', c.streamKey, c.group, id]);
+      return;
+    } catch (error) {
+      if (attempt >= 2) {
+        c.logger.warn({ entryId: id, err: messageOf(error) }, 'could not acknowledge a reward stream entry: it will be delivered again (rewards must be idempotent on idempotencyKey)');
+        return;
+      }
+      // A short outage: wait for the connection a little rather than hand the vote to another run.
+      await c.commands.whenUp({ timeoutMs: Math.min(5_000, Math.max(100, Math.floor(c.claimIdleMs / 2))) }).catch(() => undefined);
+    }
+  }
+}
+
+async function handle(c: ConsumerState, entry: StreamEntry, deliveries: number): Promise<void> {
+  const parsed = voteFromEntry(entry);
+  if (!parsed.ok) {
+    c.logger.error({ entryId: entry.id, problem: parsed.problem }, `reward stream entry ${parsed.problem}: acknowledged and skipped (poison)`);
+    await ack(c, entry.id);
+    return;
+  }
+  const { vote } = parsed;
+  try {
+    await c.handler(vote, { idempotencyKey: vote.key, entryId: entry.id, deliveries });
+  } catch (error) {
+    c.logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: messageOf(error) }, `reward handler failed; the vote stays pending and is delivered again after ${c.claimIdleMs} ms`);
+    return;
+  }
+  await ack(c, entry.id);
+}
+
+function dispatch(c: ConsumerState, entry: StreamEntry, deliveries: number): void {
+  // Our own entry, claimed back while its handler is still running: never run it twice here.
+  if (c.inFlight.has(entry.id)) return;
+  const work = handle(c, entry, deliveries)
+    .catch((error: unknown) => c.logger.error({ entryId: entry.id, err: messageOf(error) }, 'reward stream entry failed unexpectedly'))
+    .finally(() => {
+      c.inFlight.delete(entry.id);
+      wakeSlots(c);
+    });
+  c.inFlight.set(entry.id, work);
+}
+
+async function runReadLoop(c: ConsumerState): Promise<void> {
+  let needGroup = false;
+  let outage: string | undefined;
+  let backoffMs = 0;
+  while (c.running) {
+    while (c.running && c.inFlight.size >= c.concurrency) await slotFree(c);
+    if (!c.running) break;
+    try {
+      if (needGroup) await ensureGroup(c);
+      needGroup = false;
+      const reply = await c.reader.client.sendCommand([
+        'XREADGROUP', 'GROUP', c.group, c.consumer, 'COUNT', String(c.concurrency - c.inFlight.size), 'BLOCK', String(c.blockMs), 'STREAMS', c.streamKey, '>',
+      ]);
+      if (outage !== undefined) c.logger.info('reward stream: reading again');
+      outage = undefined;
+      backoffMs = 0;
+      // Read as stop() began: left pending, for another process to claim.
+      if (!c.running) break;
+      for (const entry of parseReadGroupReply(reply)) dispatch(c, entry, 1);
+    } catch (error) {
+      if (!c.running) break;
+      const problem = messageOf(error);
+      if (outage === undefined) c.logger.warn({ err: problem }, 'reward stream: cannot read; trying again');
+      outage = problem;
+      // Redis may have come back without its data (no persistence): the group must exist again.
+      needGroup = true;
+      await c.reader.whenUp({ signal: c.stopping.signal }).catch(() => undefined);
+      // A failure that lasts while connected (a key of another type) must not spin.
+      backoffMs = Math.min(2_000, Math.max(50, backoffMs * 2));
+      await sleep(backoffMs, c.stopping.signal);
+    }
+  }
+}
+
+async function claimRound(c: ConsumerState): Promise<void> {
+  const free = c.concurrency - c.inFlight.size;
+  if (!c.running || free <= 0) return;
+  const reply = await c.commands.client.sendCommand(['XAUTOCLAIM', c.streamKey, c.group, c.consumer, String(c.claimIdleMs), c.claimCursor, 'COUNT', String(free)]);
+  const { cursor, entries } = parseAutoClaimReply(reply);
+  c.claimCursor = cursor;
+  const claimed = entries.filter((entry) => !c.inFlight.has(entry.id));
+  if (claimed.length === 0 || !c.running) return;
+  let deliveries = new Map<string, number>();
+  try {
+    deliveries = parsePendingDeliveries(
+      await c.commands.client.sendCommand(['XPENDING', c.streamKey, c.group, claimed[0]!.id, claimed.at(-1)!.id, String(claimed.length + c.inFlight.size), c.consumer]),
+    );
+  } catch {
+    // Only the count in the context is lost: a claimed entry was delivered at least twice.
+  }
+  c.logger.info({ entries: claimed.map((entry) => entry.id) }, 'reward stream: claimed entries left idle by a consumer that died or failed');
+  for (const entry of claimed) dispatch(c, entry, deliveries.get(entry.id) ?? 2);
+}
+
+function scheduleClaims(c: ConsumerState): void {
+  c.claimTimer = setTimeout(() => {
+    claimRound(c)
+      .catch((error: unknown) => c.logger.debug({ err: messageOf(error) }, 'reward stream: claim round failed; trying again'))
+      .finally(() => {
+        if (c.running) scheduleClaims(c);
+      });
+  }, c.claimEveryMs);
+  c.claimTimer.unref();
+}
+
+async function startConsumer(c: ConsumerState): Promise<void> {
+  if (c.stopped) throw new RedisUnavailableError('the vote consumer was stopped: create a new one');
+  const { reader, commands } = c;
+  reader.start();
+  commands.start();
+  const timeoutMs = c.startTimeoutMs;
+  try {
+    await Promise.all([reader.whenUp({ timeoutMs }), commands.whenUp({ timeoutMs })]);
+    await ensureGroup(c);
+  } catch (error) {
+    // Not connected: a graceful close would wait for a connection that may never come.
+    for (const connection of [reader, commands]) if (connection.client.isOpen) connection.client.destroy();
+    throw redisFailure(`start the reward stream consumer on ${reader.describe()}`, error);
+  }
+  c.running = true;
+  c.readLoop = runReadLoop(c);
+  scheduleClaims(c);
+  c.logger.info({ claimIdleMs: c.claimIdleMs, concurrency: c.concurrency }, 'reward stream consumer started');
+}
+
+function stopConsumer(c: ConsumerState): Promise<void> {
+  c.stopped ??= (async () => {
+    await c.starting?.catch(() => undefined);
+    c.running = false;
+    c.stopping.abort();
+    clearTimeout(c.claimTimer);
+    wakeSlots(c);
+    // Ends a read blocked for up to blockMs at once; acknowledgements use the other connection.
+    if (c.reader.client.isOpen) c.reader.client.destroy();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      Promise.allSettled([...c.inFlight.values()]).then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), c.stopTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!waited) c.logger.warn({ entries: [...c.inFlight.keys()] }, 'reward stream: stopped with handlers still running; their votes will be delivered again');
+    await c.readLoop;
+    await Promise.all([c.reader.close(), c.commands.close()]);
+  })();
+  return c.stopped;
 }

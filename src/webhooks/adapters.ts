@@ -21,7 +21,8 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { WebhookEvent } from './events.js';
-import { verifyDelivery, type VerifyFailure } from './verify.js';
+import { verifySignedDelivery } from './receiver-core.js';
+import type { VerifyFailure } from './verify.js';
 
 /** What {@link WebhookHandlerOptions.onEvent} learns besides the event. */
 export interface DeliveryContext {
@@ -91,7 +92,8 @@ export async function handleWebhookDelivery(rawBody: Uint8Array | string, header
   try {
     const secrets = typeof options.secrets === 'function' ? options.secrets() : options.secrets;
     const now = options.now ? options.now() : Date.now();
-    result = verifyDelivery({ rawBody, headers, secrets, now, ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }) });
+    // The receiver's own verification (receiver-core.ts): one rule for every way in.
+    result = verifySignedDelivery(rawBody, headers, secrets, now, options.toleranceSeconds);
   } catch (error) {
     // Only a throwing `secrets` or `now` gets here: the user's code, so it is theirs to see.
     report(options, { kind: 'handler_failed', error });

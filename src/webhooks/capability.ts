@@ -1,4 +1,4 @@
-import type { Capability, ServiceProject } from '../runtime/capability.js';
+import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
 import type { Readiness } from '../runtime/readiness.js';
 import { stateDirectory } from '../config/state-directory.js';
 import type { RedisConnection } from '../redis/connection.js';
@@ -49,94 +49,101 @@ export interface WebhooksCapability extends Capability {
  * deadline); the pipeline is its owner's to stop.
  */
 export function createWebhooksCapability(options: WebhooksCapabilityOptions): WebhooksCapability {
-  let receiver: WebhookReceiver | undefined;
-  let secrets: WebhookSecrets | undefined;
-  let url: string | undefined;
-  let now: () => number = Date.now;
-  /** The project the service answered as: v0 votes are filed under it. */
-  let project: ServiceProject | undefined;
-  let serviceProblem = 'not reached yet';
-  /** Where readiness goes while started, and whether v0 deliveries are taken. */
-  let started: { readiness: Readiness; legacy: boolean } | undefined;
-
-  /** `webhooks`: where it listens, and whether v0 votes wait for the service. */
-  function markListening(): void {
-    if (started === undefined || url === undefined) return;
-    const waiting = started.legacy && project === undefined ? `; v0 votes wait for the service (${serviceProblem}): answered 503 until then` : '';
-    started.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${url}${waiting}`);
-  }
-
-
+  const h: WebhooksState = { options, receiver: undefined, secrets: undefined, url: undefined, now: Date.now, project: undefined, serviceProblem: 'not reached yet', started: undefined };
   return {
     name: WEBHOOKS_COMPONENT,
     startsBeforeService: true,
     get url() {
-      return url;
+      return h.url;
     },
-    async start(context) {
-      const { config } = context;
-      now = context.now;
-      const pipeline = options.sharedPipeline();
-      if (pipeline === undefined) {
-        throw new Error('the webhook receiver was given the votes pipeline, but it is not running: start the votes capability first');
-      }
-      const file = options.secretFile === false ? undefined : (options.secretFile ?? secretFilePath(stateDirectory(config)));
-      secrets = createWebhookSecrets({
-        configured: config.webhooks.secrets,
-        ...(file ? { file } : {}),
-        ...(options.secretsRedis ? { redis: options.secretsRedis } : {}),
-        now: context.now,
-        logger: context.logger,
-      });
-      await secrets.start();
-      project = context.project;
-      serviceProblem = 'not reached yet';
-      receiver = createWebhookReceiver({
-        ...options.receiver,
-        listen: config.webhooks.listen,
-        path: config.webhooks.path,
-        secrets,
-        ...(config.webhooks.legacyAuthorization ? { legacyAuthorization: config.webhooks.legacyAuthorization } : {}),
-        ...(config.webhooks.publicUrl ? { publicUrl: config.webhooks.publicUrl } : {}),
-        pipeline,
-        projectId: () => project?.id,
-        anchorStore: context.store,
-        logger: context.logger,
-        metrics: context.metrics,
-        now: context.now,
-      });
-      try {
-        url = await receiver.start();
-      } catch (error) {
-        secrets.close();
-        throw error;
-      }
-      started = { readiness: context.readiness, legacy: config.webhooks.legacyAuthorization !== undefined };
-      markListening();
-      if (config.webhooks.legacyAuthorization !== undefined && config.votes.enabled) {
-        // v0 deliveries carry no created_at, so their keys cannot match the cursor's.
-        context.logger.warn({}, 'legacy v0 votes and the votes cursor both run: a vote that comes by both is rewarded twice; use one of them per project');
-      }
-    },
+    start: (context) => start(h, context),
     serviceWaiting(reason) {
-      serviceProblem = reason;
-      markListening();
+      h.serviceProblem = reason;
+      markListening(h);
     },
     async serviceReached(reached) {
-      project = reached;
-      markListening();
+      h.project = reached;
+      markListening(h);
     },
     async stop(deadline) {
-      started = undefined;
+      h.started = undefined;
       try {
         // The port first: no new delivery is taken, the ones in flight get their answer.
-        await receiver?.stop({ deadline, now });
+        await h.receiver?.stop({ deadline, now: h.now });
       } finally {
-        receiver = undefined;
-        url = undefined;
-        secrets?.close();
-        secrets = undefined;
+        h.receiver = undefined;
+        h.url = undefined;
+        h.secrets?.close();
+        h.secrets = undefined;
       }
     },
   };
+}
+
+/** The state of one webhooks capability. */
+interface WebhooksState {
+  readonly options: WebhooksCapabilityOptions;
+  receiver: WebhookReceiver | undefined;
+  secrets: WebhookSecrets | undefined;
+  url: string | undefined;
+  now: () => number;
+  /** The project the service answered as: v0 votes are filed under it. */
+  project: ServiceProject | undefined;
+  serviceProblem: string;
+  /** Where readiness goes while started, and whether v0 deliveries are taken. */
+  started: { readiness: Readiness; legacy: boolean } | undefined;
+}
+
+/** `webhooks`: where it listens, and whether v0 votes wait for the service. */
+function markListening(h: WebhooksState): void {
+  if (h.started === undefined || h.url === undefined) return;
+  const waiting = h.started.legacy && h.project === undefined ? `; v0 votes wait for the service (${h.serviceProblem}): answered 503 until then` : '';
+  h.started.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${h.url}${waiting}`);
+}
+
+async function start(h: WebhooksState, context: CapabilityContext): Promise<void> {
+  const { config } = context;
+  const { options } = h;
+  h.now = context.now;
+  const pipeline = options.sharedPipeline();
+  if (pipeline === undefined) {
+    throw new Error('the webhook receiver was given the votes pipeline, but it is not running: start the votes capability first');
+  }
+  const file = options.secretFile === false ? undefined : (options.secretFile ?? secretFilePath(stateDirectory(config)));
+  const secrets = (h.secrets = createWebhookSecrets({
+    configured: config.webhooks.secrets,
+    ...(file ? { file } : {}),
+    ...(options.secretsRedis ? { redis: options.secretsRedis } : {}),
+    now: context.now,
+    logger: context.logger,
+  }));
+  await secrets.start();
+  h.project = context.project;
+  h.serviceProblem = 'not reached yet';
+  const receiver = (h.receiver = createWebhookReceiver({
+    ...options.receiver,
+    listen: config.webhooks.listen,
+    path: config.webhooks.path,
+    secrets,
+    ...(config.webhooks.legacyAuthorization ? { legacyAuthorization: config.webhooks.legacyAuthorization } : {}),
+    ...(config.webhooks.publicUrl ? { publicUrl: config.webhooks.publicUrl } : {}),
+    pipeline,
+    projectId: () => h.project?.id,
+    anchorStore: context.store,
+    logger: context.logger,
+    metrics: context.metrics,
+    now: context.now,
+  }));
+  try {
+    h.url = await receiver.start();
+  } catch (error) {
+    secrets.close();
+    throw error;
+  }
+  h.started = { readiness: context.readiness, legacy: config.webhooks.legacyAuthorization !== undefined };
+  markListening(h);
+  if (config.webhooks.legacyAuthorization !== undefined && config.votes.enabled) {
+    // v0 deliveries carry no created_at, so their keys cannot match the cursor's.
+    context.logger.warn({}, 'legacy v0 votes and the votes cursor both run: a vote that comes by both is rewarded twice; use one of them per project');
+  }
 }

@@ -14,16 +14,17 @@ export interface Watched {
 }
 
 /** A watch in the queue: a doubly linked list, so that a settled watch leaves it at once. */
-interface Node extends Watched {
-  onLate: (() => void) | undefined;
-  prev: Node | undefined;
-  next: Node | undefined;
+interface Node<T> extends Watched {
+  /** What is watched, for `onLate`; dropped once settled. */
+  subject: T | undefined;
+  prev: Node<T> | undefined;
+  next: Node<T> | undefined;
 }
 
 /** Made by {@link createLateWatch}. */
-export interface LateWatch {
-  /** Watches new work: `onLate` runs once when it is not settled within the deadline. */
-  add(onLate: () => void): Watched;
+export interface LateWatch<T> {
+  /** Watches `subject`: the watch's `onLate` gets it once when it is not settled within the deadline. */
+  add(subject: T): Watched;
   /** True when `watched` was still open (now settled), false when it was already answered late. */
   settle(watched: Watched): boolean;
   /** Open watches (for tests). */
@@ -31,9 +32,11 @@ export interface LateWatch {
 }
 
 /** Options of {@link createLateWatch}. */
-export interface LateWatchOptions {
+export interface LateWatchOptions<T> {
   /** The deadline of every watch, ms. */
   withinMs: number;
+  /** Runs for each watched subject not settled in time (one function for all: no closure per watch). */
+  onLate: (subject: T) => void;
   /** How often the timer looks, ms. Default: a quarter of `withinMs`, between 10 and 250. */
   checkEveryMs?: number;
   /** Monotonic ms. Default `performance.now`. */
@@ -47,18 +50,18 @@ export interface LateWatchOptions {
  * unlinked at once: nothing of a delivery answered in time outlives it (kept until the next sweep,
  * thousands of them a second would survive young-generation collections and load the old one).
  */
-export function createLateWatch(options: LateWatchOptions): LateWatch {
-  const { withinMs } = options;
+export function createLateWatch<T>(options: LateWatchOptions<T>): LateWatch<T> {
+  const { withinMs, onLate } = options;
   const clock = options.clock ?? (() => performance.now());
   const everyMs = options.checkEveryMs ?? Math.max(10, Math.min(250, Math.floor(withinMs / 4)));
-  let first: Node | undefined;
-  let last: Node | undefined;
+  let first: Node<T> | undefined;
+  let last: Node<T> | undefined;
   let open = 0;
   let timer: NodeJS.Timeout | undefined;
 
-  function unlink(node: Node): void {
+  function unlink(node: Node<T>): void {
     node.done = true;
-    node.onLate = undefined;
+    node.subject = undefined;
     if (node.prev === undefined) first = node.next;
     else node.prev.next = node.next;
     if (node.next === undefined) last = node.prev;
@@ -72,10 +75,10 @@ export function createLateWatch(options: LateWatchOptions): LateWatch {
     // Deadlines only grow along the queue: the first one not yet due ends the sweep.
     while (first !== undefined && first.lateAt <= time) {
       const node = first;
-      const onLate = node.onLate!;
+      const subject = node.subject as T;
       unlink(node);
       try {
-        onLate();
+        onLate(subject);
       } catch (error) {
         options.onError?.(error);
       }
@@ -87,8 +90,8 @@ export function createLateWatch(options: LateWatchOptions): LateWatch {
   }
 
   return {
-    add(onLate) {
-      const node: Node = { lateAt: clock() + withinMs, done: false, onLate, prev: last, next: undefined };
+    add(subject) {
+      const node: Node<T> = { lateAt: clock() + withinMs, done: false, subject, prev: last, next: undefined };
       if (last === undefined) first = node;
       else last.next = node;
       last = node;
@@ -101,7 +104,7 @@ export function createLateWatch(options: LateWatchOptions): LateWatch {
     },
     settle(watched) {
       if (watched.done) return false;
-      unlink(watched as Node);
+      unlink(watched as Node<T>);
       return true;
     },
     size: () => open,

@@ -57,15 +57,6 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply): v
   res.end(text);
 }
 
-/** The request's path without its query. */
-export function pathOf(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  const query = url.indexOf('?');
-  const fragment = url.indexOf('#');
-  const cut = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
-  return cut < 0 ? url : url.slice(0, cut);
-}
-
 /**
  * At most one log line per reason per `everyMs`; the lines in between are counted and the next
  * logged line says how many were left out.

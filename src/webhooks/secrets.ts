@@ -97,6 +97,22 @@ const sameStamp = (a: FileStamp | undefined, b: FileStamp | undefined) =>
   a === b || (a !== undefined && b !== undefined && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.size === b.size);
 
 /**
+ * The secrets accepted at `at` (pure): the config's, those of the file and of Redis whose grace
+ * period has not ended, and the integration secrets kept in memory, each once; and the earliest
+ * moment one of them expires (`Infinity`: none does).
+ */
+export function acceptedSecrets(
+  configured: readonly string[],
+  entries: readonly SecretEntry[],
+  memory: Iterable<string>,
+  at: number,
+): { secrets: readonly string[]; nextExpiry: number } {
+  const live = entries.filter((entry) => entryLive(entry, at));
+  const nextExpiry = Math.min(Infinity, ...live.filter((e) => e.expiresAt !== undefined).map((e) => Date.parse(e.expiresAt!)));
+  return { secrets: [...new Set([...configured, ...live.map((entry) => entry.secret), ...memory])], nextExpiry };
+}
+
+/**
  * Creates the secrets of a receiver: the config's, the secret file's re-read whenever it changes
  * (watched, debounced; also checked by `refresh()`), and with `redis` the shared ones there
  * (re-read when a change is announced), so a rotation reaches a running receiver without a
@@ -104,175 +120,212 @@ const sameStamp = (a: FileStamp | undefined, b: FileStamp | undefined) =>
  * at the next `current()`.
  */
 export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSecrets {
-  const now = options.now ?? Date.now;
-  const logger = options.logger ?? silentLogger;
-  const { file, redis } = options;
   const configured = [...new Set(options.configured)];
-  let entries: SecretEntry[] = [];
-  let redisEntries: SecretEntry[] = [];
-  /** Integration secrets without a file: memory only. */
-  const memory = new Map<string, string>();
-  let stamp: FileStamp | undefined;
-  let cached: readonly string[] = configured;
-  /** The earliest `expiresAt` among the entries: past it, `cached` is rebuilt. */
-  let nextExpiry = Infinity;
-  let watcher: FSWatcher | undefined;
-  let debounce: NodeJS.Timeout | undefined;
-  let refreshing: Promise<boolean> | undefined;
-  let closed = false;
-  let stopWatchingRedis: (() => void) | undefined;
-  let redisReading: Promise<boolean> | undefined;
-  /** A change was announced while a read was in flight: that read may have missed it. */
-  let readRedisAgain = false;
-  let lastRedisRead = -Infinity;
-  /** The last Redis problem logged, so an outage is logged once, not at every failed verification. */
-  let redisProblem: string | undefined;
-
-  function rebuild(): void {
-    const at = now();
-    const live = [...entries, ...redisEntries].filter((entry) => entryLive(entry, at));
-    nextExpiry = Math.min(Infinity, ...live.filter((e) => e.expiresAt !== undefined).map((e) => Date.parse(e.expiresAt!)));
-    cached = [...new Set([...configured, ...live.map((entry) => entry.secret), ...memory.values()])];
-  }
-
-  /** Rebuilds after `update` and says whether the accepted secrets changed. */
-  function changes(update: () => void): boolean {
-    const before = cached;
-    update();
-    rebuild();
-    return before.length !== cached.length || before.some((secret, i) => secret !== cached[i]);
-  }
-
-  const adopt = (content: SecretFileContent | undefined) => changes(() => (entries = content?.secrets ?? []));
-  const adoptRedis = (content: SecretFileContent | undefined) => changes(() => (redisEntries = content?.secrets ?? []));
-
-  async function readRedis(connection: RedisConnection): Promise<boolean> {
-    lastRedisRead = now();
-    try {
-      const changed = adoptRedis(await readRedisSecrets(connection));
-      if (changed) logger.info({ redis: connection.describe(), secrets: cached.length }, 'webhook secrets reloaded from Redis');
-      redisProblem = undefined;
-      return changed;
-    } catch (error) {
-      const problem = error instanceof Error ? error.message : String(error);
-      if (problem !== redisProblem) logger.warn({ err: problem }, 'cannot read the webhook secrets in Redis; keeping the secrets already loaded');
-      redisProblem = problem;
-      return false;
-    }
-  }
-
-  /** Reads the Redis secrets: at once when `announced` (a change or a reconnect), else at most once a second. */
-  function refreshRedis(announced: boolean): Promise<boolean> {
-    if (redis === undefined || closed) return Promise.resolve(false);
-    if (redisReading !== undefined) {
-      if (announced) readRedisAgain = true;
-      return redisReading;
-    }
-    if (!announced && now() - lastRedisRead < REDIS_REFRESH_MIN_MS) return Promise.resolve(false);
-    readRedisAgain = false;
-    redisReading = readRedis(redis).finally(() => {
-      redisReading = undefined;
-      if (readRedisAgain) void refreshRedis(true);
-    });
-    return redisReading;
-  }
-
-  async function statFile(path: string): Promise<FileStamp | undefined> {
-    try {
-      const s = await stat(path);
-      return { ino: s.ino, mtimeMs: s.mtimeMs, size: s.size };
-    } catch {
-      return undefined;
-    }
-  }
-
-  async function reload(force: boolean): Promise<boolean> {
-    if (file === undefined) return false;
-    const seen = await statFile(file);
-    if (!force && sameStamp(seen, stamp)) return false;
-    try {
-      const content = seen === undefined ? undefined : await readSecretFile(file);
-      stamp = seen;
-      const changed = adopt(content);
-      if (changed) logger.info({ file, secrets: cached.length }, 'webhook secrets reloaded');
-      return changed;
-    } catch (error) {
-      // A half-edited or broken file: keep the secrets we had, say why once per change.
-      stamp = seen;
-      logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'webhook secret file unreadable; keeping the secrets already loaded');
-      return false;
-    }
-  }
-
-  function refreshFile(): Promise<boolean> {
-    refreshing ??= reload(false).finally(() => (refreshing = undefined));
-    return refreshing;
-  }
-
-  async function refresh(): Promise<boolean> {
-    const [fromFile, fromRedis] = await Promise.all([refreshFile(), refreshRedis(false)]);
-    return fromFile || fromRedis;
-  }
-
-  function startWatching(path: string): void {
-    try {
-      // The directory, not the file: a write replaces the file by a rename, which ends a file watch.
-      watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
-        if (name !== null && name !== basename(path)) return;
-        clearTimeout(debounce);
-        debounce = setTimeout(() => void refreshFile(), options.debounceMs ?? 50);
-        debounce.unref();
-      });
-      watcher.on('error', (error) => {
-        logger.debug({ err: error.message }, 'cannot watch the webhook secret file; it is read again after a failed verification');
-        watcher?.close();
-        watcher = undefined;
-      });
-    } catch (error) {
-      // No directory yet, or no inotify: `refresh()` after a failed verification still sees changes.
-      logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'not watching the webhook secret file');
-    }
-  }
-
+  const w: SecretsState = {
+    options,
+    now: options.now ?? Date.now,
+    logger: options.logger ?? silentLogger,
+    configured,
+    entries: [],
+    redisEntries: [],
+    memory: new Map(),
+    stamp: undefined,
+    cached: configured,
+    nextExpiry: Infinity,
+    watcher: undefined,
+    debounce: undefined,
+    refreshing: undefined,
+    closed: false,
+    stopWatchingRedis: undefined,
+    redisReading: undefined,
+    readRedisAgain: false,
+    lastRedisRead: -Infinity,
+    redisProblem: undefined,
+  };
   return {
     current() {
-      if (now() >= nextExpiry) rebuild();
-      return cached;
+      if (w.now() >= w.nextExpiry) rebuild(w);
+      return w.cached;
     },
-    refresh,
-    async start() {
-      if (closed) return;
-      if (redis !== undefined) {
-        stopWatchingRedis ??= watchChannel(redis, redisSecretNames(redis).channel)(() => void refreshRedis(true));
-        await refreshRedis(true);
-      }
-      if (file === undefined || closed) return;
-      await reload(true);
-      if (options.watch !== false && !closed) startWatching(file);
-    },
-    async addIntegration(connectionId, secret) {
-      if (redis !== undefined) adoptRedis(await updateRedisSecrets(redis, (content) => withIntegrationSecret(content, { connectionId, secret }, now()), now));
-      else if (file === undefined) memory.set(connectionId, secret);
-      else adopt(await recordIntegrationSecret(file, { connectionId, secret }, now));
-      // The stamp stays the old one: the next look reads the file again, with any other writer's change.
-      rebuild();
-    },
-    async removeIntegration(connectionId) {
-      if (redis !== undefined) {
-        adoptRedis(await updateRedisSecrets(redis, (content) => withoutIntegration(content, connectionId), now));
-        // Stored in the file before Redis was set up: forget it there too.
-        if (file !== undefined && entries.some((entry) => entry.connectionId === connectionId)) adopt(await forgetIntegrationSecret(file, connectionId, now));
-      } else if (file === undefined) memory.delete(connectionId);
-      else adopt(await forgetIntegrationSecret(file, connectionId, now));
-      rebuild();
-    },
+    refresh: () => refresh(w),
+    start: () => start(w),
+    addIntegration: (connectionId, secret) => addIntegration(w, connectionId, secret),
+    removeIntegration: (connectionId) => removeIntegration(w, connectionId),
     close() {
-      closed = true;
-      stopWatchingRedis?.();
-      stopWatchingRedis = undefined;
-      clearTimeout(debounce);
-      watcher?.close();
-      watcher = undefined;
+      w.closed = true;
+      w.stopWatchingRedis?.();
+      w.stopWatchingRedis = undefined;
+      clearTimeout(w.debounce);
+      w.watcher?.close();
+      w.watcher = undefined;
     },
   };
+}
+
+/** The state of one {@link WebhookSecrets}. */
+interface SecretsState {
+  readonly options: WebhookSecretsOptions;
+  readonly now: () => number;
+  readonly logger: AgentLogger;
+  readonly configured: readonly string[];
+  entries: SecretEntry[];
+  redisEntries: SecretEntry[];
+  /** Integration secrets without a file: memory only. */
+  readonly memory: Map<string, string>;
+  stamp: FileStamp | undefined;
+  cached: readonly string[];
+  /** The earliest `expiresAt` among the entries: past it, `cached` is rebuilt. */
+  nextExpiry: number;
+  watcher: FSWatcher | undefined;
+  debounce: NodeJS.Timeout | undefined;
+  refreshing: Promise<boolean> | undefined;
+  closed: boolean;
+  stopWatchingRedis: (() => void) | undefined;
+  redisReading: Promise<boolean> | undefined;
+  /** A change was announced while a read was in flight: that read may have missed it. */
+  readRedisAgain: boolean;
+  lastRedisRead: number;
+  /** The last Redis problem logged, so an outage is logged once, not at every failed verification. */
+  redisProblem: string | undefined;
+}
+
+function rebuild(w: SecretsState): void {
+  const accepted = acceptedSecrets(w.configured, [...w.entries, ...w.redisEntries], w.memory.values(), w.now());
+  w.nextExpiry = accepted.nextExpiry;
+  w.cached = accepted.secrets;
+}
+
+/** Rebuilds after `update` and says whether the accepted secrets changed. */
+function changes(w: SecretsState, update: () => void): boolean {
+  const before = w.cached;
+  update();
+  rebuild(w);
+  return before.length !== w.cached.length || before.some((secret, i) => secret !== w.cached[i]);
+}
+
+const adopt = (w: SecretsState, content: SecretFileContent | undefined) => changes(w, () => (w.entries = content?.secrets ?? []));
+const adoptRedis = (w: SecretsState, content: SecretFileContent | undefined) => changes(w, () => (w.redisEntries = content?.secrets ?? []));
+
+async function readRedis(w: SecretsState, connection: RedisConnection): Promise<boolean> {
+  w.lastRedisRead = w.now();
+  try {
+    const changed = adoptRedis(w, await readRedisSecrets(connection));
+    if (changed) w.logger.info({ redis: connection.describe(), secrets: w.cached.length }, 'webhook secrets reloaded from Redis');
+    w.redisProblem = undefined;
+    return changed;
+  } catch (error) {
+    const problem = error instanceof Error ? error.message : String(error);
+    if (problem !== w.redisProblem) w.logger.warn({ err: problem }, 'cannot read the webhook secrets in Redis; keeping the secrets already loaded');
+    w.redisProblem = problem;
+    return false;
+  }
+}
+
+/** Reads the Redis secrets: at once when `announced` (a change or a reconnect), else at most once a second. */
+function refreshRedis(w: SecretsState, announced: boolean): Promise<boolean> {
+  const { redis } = w.options;
+  if (redis === undefined || w.closed) return Promise.resolve(false);
+  if (w.redisReading !== undefined) {
+    if (announced) w.readRedisAgain = true;
+    return w.redisReading;
+  }
+  if (!announced && w.now() - w.lastRedisRead < REDIS_REFRESH_MIN_MS) return Promise.resolve(false);
+  w.readRedisAgain = false;
+  w.redisReading = readRedis(w, redis).finally(() => {
+    w.redisReading = undefined;
+    if (w.readRedisAgain) void refreshRedis(w, true);
+  });
+  return w.redisReading;
+}
+
+async function statFile(path: string): Promise<FileStamp | undefined> {
+  try {
+    const s = await stat(path);
+    return { ino: s.ino, mtimeMs: s.mtimeMs, size: s.size };
+  } catch {
+    return undefined;
+  }
+}
+
+async function reload(w: SecretsState, force: boolean): Promise<boolean> {
+  const { file } = w.options;
+  if (file === undefined) return false;
+  const seen = await statFile(file);
+  if (!force && sameStamp(seen, w.stamp)) return false;
+  try {
+    const content = seen === undefined ? undefined : await readSecretFile(file);
+    w.stamp = seen;
+    const changed = adopt(w, content);
+    if (changed) w.logger.info({ file, secrets: w.cached.length }, 'webhook secrets reloaded');
+    return changed;
+  } catch (error) {
+    // A half-edited or broken file: keep the secrets we had, say why once per change.
+    w.stamp = seen;
+    w.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'webhook secret file unreadable; keeping the secrets already loaded');
+    return false;
+  }
+}
+
+function refreshFile(w: SecretsState): Promise<boolean> {
+  w.refreshing ??= reload(w, false).finally(() => (w.refreshing = undefined));
+  return w.refreshing;
+}
+
+async function refresh(w: SecretsState): Promise<boolean> {
+  const [fromFile, fromRedis] = await Promise.all([refreshFile(w), refreshRedis(w, false)]);
+  return fromFile || fromRedis;
+}
+
+function startWatching(w: SecretsState, path: string): void {
+  try {
+    // The directory, not the file: a write replaces the file by a rename, which ends a file watch.
+    w.watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
+      if (name !== null && name !== basename(path)) return;
+      clearTimeout(w.debounce);
+      w.debounce = setTimeout(() => void refreshFile(w), w.options.debounceMs ?? 50);
+      w.debounce.unref();
+    });
+    w.watcher.on('error', (error) => {
+      w.logger.debug({ err: error.message }, 'cannot watch the webhook secret file; it is read again after a failed verification');
+      w.watcher?.close();
+      w.watcher = undefined;
+    });
+  } catch (error) {
+    // No directory yet, or no inotify: `refresh()` after a failed verification still sees changes.
+    w.logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'not watching the webhook secret file');
+  }
+}
+
+async function start(w: SecretsState): Promise<void> {
+  const { file, redis } = w.options;
+  if (w.closed) return;
+  if (redis !== undefined) {
+    w.stopWatchingRedis ??= watchChannel(redis, redisSecretNames(redis).channel)(() => void refreshRedis(w, true));
+    await refreshRedis(w, true);
+  }
+  if (file === undefined || w.closed) return;
+  await reload(w, true);
+  if (w.options.watch !== false && !w.closed) startWatching(w, file);
+}
+
+async function addIntegration(w: SecretsState, connectionId: string, secret: string): Promise<void> {
+  const { file, redis } = w.options;
+  const { now } = w;
+  if (redis !== undefined) adoptRedis(w, await updateRedisSecrets(redis, (content) => withIntegrationSecret(content, { connectionId, secret }, now()), now));
+  else if (file === undefined) w.memory.set(connectionId, secret);
+  else adopt(w, await recordIntegrationSecret(file, { connectionId, secret }, now));
+  // The stamp stays the old one: the next look reads the file again, with any other writer's change.
+  rebuild(w);
+}
+
+async function removeIntegration(w: SecretsState, connectionId: string): Promise<void> {
+  const { file, redis } = w.options;
+  const { now } = w;
+  if (redis !== undefined) {
+    adoptRedis(w, await updateRedisSecrets(redis, (content) => withoutIntegration(content, connectionId), now));
+    // Stored in the file before Redis was set up: forget it there too.
+    if (file !== undefined && w.entries.some((entry) => entry.connectionId === connectionId)) adopt(w, await forgetIntegrationSecret(file, connectionId, now));
+  } else if (file === undefined) w.memory.delete(connectionId);
+  else adopt(w, await forgetIntegrationSecret(file, connectionId, now));
+  rebuild(w);
 }

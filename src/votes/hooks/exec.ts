@@ -62,119 +62,177 @@ export function createExecHook(options: ExecHookOptions): VoteHook {
   const { name, cwd } = options;
   const [first, ...args] = options.command;
   if (first === undefined || first === '') throw new TypeError(`hook "${name}": command must name a program`);
-  const program: string = first;
-  const timeoutMs = options.timeoutMs ?? HOOK_DEFAULTS.timeoutMs;
-  const killGraceMs = options.killGraceMs ?? EXEC_HOOK_DEFAULTS.killGraceMs;
-  const maxOutputBytes = options.maxOutputBytes ?? EXEC_HOOK_DEFAULTS.maxOutputBytes;
-  const where = options.configPath === undefined ? '' : `: check ${options.configPath}.command`;
-  // Only the program is shown: its arguments may carry tokens the owner put there.
-  const shown = `"${program}"`;
+  const spec: ExecSpec = {
+    name,
+    program: first,
+    args,
+    cwd,
+    env: options.env ?? {},
+    timeoutMs: options.timeoutMs ?? HOOK_DEFAULTS.timeoutMs,
+    killGraceMs: options.killGraceMs ?? EXEC_HOOK_DEFAULTS.killGraceMs,
+    maxOutputBytes: options.maxOutputBytes ?? EXEC_HOOK_DEFAULTS.maxOutputBytes,
+    where: options.configPath === undefined ? '' : `: check ${options.configPath}.command`,
+    // Only the program is shown: its arguments may carry tokens the owner put there.
+    shown: `"${first}"`,
+  };
+  return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run: (vote, context) => runCommand(spec, vote, context) };
+}
 
-  function run(vote: Vote, context: HookCallContext): Promise<void> {
-    if (context.signal.aborted) return Promise.reject(new VoteHookError(name, 'aborted', `${shown} not run: the call was aborted (the agent is stopping)`));
-    const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
-    Object.assign(env, voteHookEnvironment(vote, context));
-    const stdin = JSON.stringify(voteHookBody(vote));
+/** What a hook runs, its defaults applied. */
+interface ExecSpec {
+  readonly name: string;
+  readonly program: string;
+  readonly args: readonly string[];
+  readonly cwd: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly timeoutMs: number;
+  readonly killGraceMs: number;
+  readonly maxOutputBytes: number;
+  /** Where the hook is configured, for error messages (`: check votes.hooks[1].command`), or ''. */
+  readonly where: string;
+  /** The program as error messages show it. */
+  readonly shown: string;
+}
 
-    return new Promise<void>((resolve, reject) => {
-      const stdout = new OutputTail(maxOutputBytes);
-      const stderr = new OutputTail(maxOutputBytes);
-      let settled = false;
-      let stopping: { reason: 'timeout' | 'aborted'; signal: NodeJS.Signals } | undefined;
-      let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-      const timers: NodeJS.Timeout[] = [];
-      const later = (ms: number, what: () => void) => {
-        const timer = setTimeout(what, ms);
-        timer.unref();
-        timers.push(timer);
-      };
+/** Why a run was stopped, and the last signal sent. */
+type Stopping = { reason: 'timeout' | 'aborted'; signal: NodeJS.Signals };
 
-      let child: ChildProcess;
-      try {
-        child = spawn(program, args, { env, ...(cwd === undefined ? {} : { cwd }), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
-      } catch (error) {
-        reject(spawnError(error));
-        return;
-      }
+/** How the command ended. */
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
-      const finish = (error?: VoteHookError) => {
-        if (settled) return;
-        settled = true;
-        for (const timer of timers) clearTimeout(timer);
-        context.signal.removeEventListener('abort', onAbort);
-        if (error) reject(error);
-        else resolve();
-      };
+/** One run of the command: its child, output, timers and how it ends. */
+interface Run {
+  readonly spec: ExecSpec;
+  readonly context: HookCallContext;
+  readonly child: ChildProcess;
+  readonly stdout: OutputTail;
+  readonly stderr: OutputTail;
+  readonly timers: NodeJS.Timeout[];
+  readonly resolve: () => void;
+  readonly reject: (error: VoteHookError) => void;
+  readonly onAbort: () => void;
+  settled: boolean;
+  stopping: Stopping | undefined;
+  exit: Exit | undefined;
+}
 
-      const stop = (reason: 'timeout' | 'aborted') => {
-        if (stopping || exit) return;
-        stopping = { reason, signal: 'SIGTERM' };
-        child.kill('SIGTERM');
-        later(killGraceMs, () => {
-          if (exit || !stopping) return;
-          stopping.signal = 'SIGKILL';
-          child.kill('SIGKILL');
-        });
-      };
-      const onAbort = () => stop('aborted');
-
-      later(timeoutMs, () => stop('timeout'));
-      context.signal.addEventListener('abort', onAbort, { once: true });
-
-      child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-      child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-      // A command that does not read its stdin closes the pipe before the write lands (EPIPE):
-      // that is its right, not a failure of the hook.
-      child.stdin?.on('error', () => undefined);
-      child.stdin?.end(stdin);
-
-      child.on('error', (error) => {
-        // After a successful start, 'error' only reports a failed kill; 'close' still comes.
-        if (child.pid === undefined) finish(spawnError(error));
-      });
-      child.on('exit', (code, signal) => {
-        exit = { code, signal };
-        later(PIPE_DRAIN_MS, () => {
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          settle();
-        });
-      });
-      child.on('close', () => settle());
-
-      function settle() {
-        if (settled || !exit) return;
-        const { code, signal } = exit;
-        const output = quote(stderr, stdout);
-        if (stopping?.reason === 'timeout') {
-          finish(new VoteHookError(name, 'timeout', `${shown} did not finish within ${timeoutMs} ms and was killed with ${stopping.signal}${output}`, { exitCode: code, signal }));
-        } else if (stopping?.reason === 'aborted') {
-          finish(new VoteHookError(name, 'aborted', `${shown} was stopped with ${stopping.signal} (the agent is stopping)${output}`, { exitCode: code, signal }));
-        } else if (code === 0) {
-          finish();
-        } else if (signal !== null) {
-          finish(new VoteHookError(name, 'signal', `${shown} was killed by ${signal}${output}`, { exitCode: code, signal }));
-        } else {
-          finish(new VoteHookError(name, 'exit', `${shown} exited with code ${code}${output}`, { exitCode: code, signal }));
-        }
-      }
-    });
-  }
-
-  function spawnError(error: unknown): VoteHookError {
-    const code = (error as NodeJS.ErrnoException | null)?.code;
-    const message = (error as Error | null)?.message ?? String(error);
-    if (code === 'ENOENT') {
-      // Node says ENOENT for a missing working directory too: name both, the owner knows which.
-      const orCwd = cwd === undefined ? '' : ` (or the working directory ${cwd} does not exist)`;
-      return new VoteHookError(name, 'spawn', `command not found: ${shown}${orCwd}${where}`, { cause: error });
+function runCommand(spec: ExecSpec, vote: Vote, context: HookCallContext): Promise<void> {
+  if (context.signal.aborted) return Promise.reject(new VoteHookError(spec.name, 'aborted', `${spec.shown} not run: the call was aborted (the agent is stopping)`));
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(spec.env)) if (value !== undefined) env[key] = value;
+  Object.assign(env, voteHookEnvironment(vote, context));
+  const stdin = JSON.stringify(voteHookBody(vote));
+  return new Promise<void>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(spec.program, spec.args, { env, ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    } catch (error) {
+      reject(spawnError(spec, error));
+      return;
     }
-    if (code === 'EACCES') return new VoteHookError(name, 'spawn', `${shown} is not executable (EACCES)${where}`, { cause: error });
-    return new VoteHookError(name, 'spawn', `${shown} could not be started: ${oneLine(message, 200)}${where}`, { cause: error });
-  }
+    const run: Run = {
+      spec,
+      context,
+      child,
+      stdout: new OutputTail(spec.maxOutputBytes),
+      stderr: new OutputTail(spec.maxOutputBytes),
+      timers: [],
+      resolve,
+      reject,
+      onAbort: () => stop(run, 'aborted'),
+      settled: false,
+      stopping: undefined,
+      exit: undefined,
+    };
+    watch(run, stdin);
+  });
+}
 
-  return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run };
+/** Feeds the command its stdin and follows it to its end (the timeout and the abort signal included). */
+function watch(run: Run, stdin: string): void {
+  const { child, context } = run;
+  later(run, run.spec.timeoutMs, () => stop(run, 'timeout'));
+  context.signal.addEventListener('abort', run.onAbort, { once: true });
+
+  child.stdout?.on('data', (chunk: Buffer) => run.stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => run.stderr.push(chunk));
+  // A command that does not read its stdin closes the pipe before the write lands (EPIPE):
+  // that is its right, not a failure of the hook.
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end(stdin);
+
+  child.on('error', (error) => {
+    // After a successful start, 'error' only reports a failed kill; 'close' still comes.
+    if (child.pid === undefined) finish(run, spawnError(run.spec, error));
+  });
+  child.on('exit', (code, signal) => {
+    run.exit = { code, signal };
+    later(run, PIPE_DRAIN_MS, () => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      settle(run);
+    });
+  });
+  child.on('close', () => settle(run));
+}
+
+function later(run: Run, ms: number, what: () => void): void {
+  const timer = setTimeout(what, ms);
+  timer.unref();
+  run.timers.push(timer);
+}
+
+function finish(run: Run, error?: VoteHookError): void {
+  if (run.settled) return;
+  run.settled = true;
+  for (const timer of run.timers) clearTimeout(timer);
+  run.context.signal.removeEventListener('abort', run.onAbort);
+  if (error) run.reject(error);
+  else run.resolve();
+}
+
+/** SIGTERM, then SIGKILL after `killGraceMs`. */
+function stop(run: Run, reason: 'timeout' | 'aborted'): void {
+  if (run.stopping || run.exit) return;
+  const stopping: Stopping = { reason, signal: 'SIGTERM' };
+  run.stopping = stopping;
+  run.child.kill('SIGTERM');
+  later(run, run.spec.killGraceMs, () => {
+    if (run.exit) return;
+    stopping.signal = 'SIGKILL';
+    run.child.kill('SIGKILL');
+  });
+}
+
+function settle(run: Run): void {
+  if (run.settled || !run.exit) return;
+  finish(run, exitError(run.spec, run.stopping, run.exit, quote(run.stderr, run.stdout)));
+}
+
+/** The error of a command that ended (none for exit 0 when not stopped); `output` quotes its last lines. */
+function exitError(spec: ExecSpec, stopping: Stopping | undefined, exit: Exit, output: string): VoteHookError | undefined {
+  const { name, shown } = spec;
+  const { code, signal } = exit;
+  if (stopping?.reason === 'timeout') {
+    return new VoteHookError(name, 'timeout', `${shown} did not finish within ${spec.timeoutMs} ms and was killed with ${stopping.signal}${output}`, { exitCode: code, signal });
+  }
+  if (stopping?.reason === 'aborted') return new VoteHookError(name, 'aborted', `${shown} was stopped with ${stopping.signal} (the agent is stopping)${output}`, { exitCode: code, signal });
+  if (code === 0) return undefined;
+  if (signal !== null) return new VoteHookError(name, 'signal', `${shown} was killed by ${signal}${output}`, { exitCode: code, signal });
+  return new VoteHookError(name, 'exit', `${shown} exited with code ${code}${output}`, { exitCode: code, signal });
+}
+
+function spawnError(spec: ExecSpec, error: unknown): VoteHookError {
+  const { name, shown, cwd, where } = spec;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const message = (error as Error | null)?.message ?? String(error);
+  if (code === 'ENOENT') {
+    // Node says ENOENT for a missing working directory too: name both, the owner knows which.
+    const orCwd = cwd === undefined ? '' : ` (or the working directory ${cwd} does not exist)`;
+    return new VoteHookError(name, 'spawn', `command not found: ${shown}${orCwd}${where}`, { cause: error });
+  }
+  if (code === 'EACCES') return new VoteHookError(name, 'spawn', `${shown} is not executable (EACCES)${where}`, { cause: error });
+  return new VoteHookError(name, 'spawn', `${shown} could not be started: ${oneLine(message, 200)}${where}`, { cause: error });
 }
 
 /** `: <last lines>` of stderr, or of stdout when stderr is empty, or '' when both are. */

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import type { Committer } from '../store/committer.js';
+import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
+import type { FileStoreHandle } from '../store/fs.js';
+import { replayJournal, type JournalFs, type ReplayResult } from './journal.js';
+import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
+import type { LedgerState } from './ledger-state.js';
+
+/**
+ * The disk side of the file vote ledger (`ledger-file.ts`): its state, appends and rewrites of
+ * the journal, and what `open()` reads and repairs.
+ */
+
+export const JOURNAL = 'votes.journal';
+const TMP_MARK = '.tmp-';
+const HEADER_LINE = recordLine(JOURNAL_HEADER);
+/** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
+const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
+/** Journals open in this process: a second ledger on one would interleave appends. */
+export const openHere = new Set<string>();
+
+/** The state of one file ledger. */
+export interface FileLedgerState {
+  readonly directory: string;
+  /** `<directory>/votes.journal`. */
+  readonly path: string;
+  readonly fs: JournalFs;
+  readonly now: () => number;
+  readonly keepKeysForMs: number;
+  readonly compactMinBytes: number;
+  readonly compactRatio: number;
+  phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
+  state: LedgerState;
+  handle: FileStoreHandle | undefined;
+  directoryHandle: FileStoreHandle | undefined;
+  /** Lines applied in memory, not yet handed to a write. */
+  queued: string[];
+  bytes: number;
+  rewriteWanted: boolean;
+  /** Where a journal with damaged lines goes before the rewrite that drops them. */
+  corruptAside: string | undefined;
+  warnings: string[];
+  rewrites: number;
+  closing: Promise<void> | undefined;
+  /** Group commits: an append, or the rewrite when one is wanted. */
+  readonly committer: Committer;
+}
+
+const failure = (f: FileLedgerState, what: string, error: unknown) =>
+  new StoreError(`cannot ${what} ${f.path}: ${fsReason(error)} — the change is kept in memory and the next write retries; check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
+
+async function syncDirectory(f: FileLedgerState): Promise<void> {
+  try {
+    await f.directoryHandle?.sync();
+  } catch (error) {
+    if (!NO_DIRECTORY_SYNC.has(errnoCode(error) ?? '')) throw error;
+    await f.directoryHandle?.close().catch(() => undefined);
+    f.directoryHandle = undefined;
+  }
+}
+
+export async function append(f: FileLedgerState): Promise<void> {
+  const lines = f.queued; // the snapshot: taken before any await (the committer's rule)
+  f.queued = [];
+  if (lines.length === 0) return;
+  const chunk = lines.join('');
+  try {
+    f.handle ??= await f.fs.open(f.path, 'a', 0o600);
+    await f.handle.writeFile(chunk);
+    await f.handle.datasync();
+    f.bytes += Buffer.byteLength(chunk);
+  } catch (error) {
+    f.queued = lines.concat(f.queued);
+    // Whatever part of the chunk reached the file must not sit before the retry's lines.
+    await f.fs.truncate(f.path, f.bytes).catch(() => undefined);
+    throw failure(f, 'append to', error);
+  }
+}
+
+export async function rewrite(f: FileLedgerState): Promise<void> {
+  const { fs, path } = f;
+  f.rewriteWanted = false;
+  const lines = f.queued; // covered by the snapshot: memory already holds their changes
+  f.queued = [];
+  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('');
+  const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
+  let renamed = false;
+  try {
+    const out = await fs.open(tmp, 'wx', 0o600);
+    try {
+      await out.writeFile(text);
+      await out.datasync();
+    } finally {
+      await out.close();
+    }
+    if (f.corruptAside !== undefined) {
+      // Linked, so the evidence of the damage survives the rewrite that drops it.
+      await fs.link(path, f.corruptAside).catch(() => (f.corruptAside = undefined));
+    }
+    await fs.rename(tmp, path);
+    renamed = true;
+    f.bytes = Buffer.byteLength(text);
+    const old = f.handle;
+    f.handle = undefined; // it points at the replaced file now
+    await old?.close().catch(() => undefined);
+    await syncDirectory(f);
+    f.handle = await fs.open(path, 'a', 0o600);
+    f.rewrites += 1;
+  } catch (error) {
+    if (renamed) {
+      // The rename may not be durable: write the snapshot again (with all that came since) next time.
+      f.rewriteWanted = true;
+    } else {
+      f.queued = lines.concat(f.queued);
+      await fs.unlink(tmp).catch(() => undefined);
+    }
+    throw failure(f, 'compact', error);
+  }
+}
+
+async function readJournal(f: FileLedgerState): Promise<string | undefined> {
+  try {
+    return await f.fs.readFile(f.path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`, f.path, { cause: error });
+  }
+}
+
+export async function prepareDirectory(f: FileLedgerState): Promise<void> {
+  const { fs, directory } = f;
+  try {
+    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, directory, { cause: error });
+  }
+  // Snapshots of a compaction that died before its rename: never part of the journal.
+  const names = await fs.readdir(directory).catch(() => [] as string[]);
+  const prefix = `${JOURNAL}${TMP_MARK}`;
+  await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => fs.unlink(join(directory, name)).catch(() => undefined)));
+  f.directoryHandle = await fs.open(directory, 'r').catch(() => undefined); // Windows cannot open a directory
+}
+
+/** Writes a new journal: its header line alone. */
+async function createJournal(f: FileLedgerState): Promise<void> {
+  try {
+    const created = await f.fs.open(f.path, 'a', 0o600);
+    try {
+      await created.writeFile(HEADER_LINE);
+      await created.datasync();
+    } finally {
+      await created.close();
+    }
+    await syncDirectory(f);
+  } catch (error) {
+    throw new StoreError(`cannot write the state directory ${f.directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
+  }
+  f.bytes = Buffer.byteLength(HEADER_LINE);
+}
+
+/** Replays the journal into `state`, repairing what can be repaired; creates it when missing. */
+export async function load(f: FileLedgerState): Promise<ReplayResult | undefined> {
+  const { path } = f;
+  const text = await readJournal(f);
+  const replay = text === undefined ? undefined : replayJournal(text, f.state.apply);
+  if (replay?.header.kind === 'newer') {
+    throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
+  }
+  if (replay !== undefined && replay.tornBytes > 0) {
+    await f.fs.truncate(path, replay.goodBytes).catch((error: unknown) => {
+      throw new StoreError(`cannot cut the torn last record off ${path}: ${fsReason(error)}`, path, { cause: error });
+    });
+    f.warnings.push(`${path} ended in a torn record (the process stopped in the middle of a write): dropped its ${replay.tornBytes} bytes; that record had not been acknowledged`);
+  }
+  f.bytes = replay?.goodBytes ?? 0;
+  if (f.bytes === 0) {
+    await createJournal(f);
+  } else if (replay !== undefined && (replay.corruptCount > 0 || replay.header.kind === 'missing')) {
+    f.corruptAside = `${path}.corrupt-${new Date(f.now()).toISOString().replace(/:/g, '-')}`;
+    f.rewriteWanted = true;
+  }
+  return replay;
+}
+
+export function damageWarning(f: FileLedgerState, replay: ReplayResult, rewritten: boolean, aside: string | undefined): string {
+  const lines = replay.corruptLines.join(', ') + (replay.corruptCount > replay.corruptLines.length ? ', ...' : '');
+  const what = replay.corruptCount > 0 ? `${replay.corruptCount} unreadable line(s) (line ${lines})` : 'no header line';
+  const kept = `kept its ${replay.records} readable records`;
+  if (!rewritten) return `${f.path} has ${what}: ${kept}; rewriting it failed, so this repeats at the next open`;
+  return `${f.path} had ${what}: ${kept} and rewrote it without the damage${aside === undefined ? '' : `; the damaged journal is kept as ${aside}`}`;
+}
+
+export async function release(f: FileLedgerState): Promise<void> {
+  await f.handle?.close().catch(() => undefined);
+  f.handle = undefined;
+  await f.directoryHandle?.close().catch(() => undefined);
+  f.directoryHandle = undefined;
+  openHere.delete(resolve(f.path));
+}

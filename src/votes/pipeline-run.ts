@@ -1,0 +1,259 @@
+import { ListingAgentError } from '../errors.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import { backoffDelay, errorText, settleWithin, type BackoffOptions, type Job, type Schedule, type Task } from './pipeline-parts.js';
+import {
+  addJob,
+  advanceLane,
+  backlogDrained,
+  completesVote,
+  deadLetterOf,
+  failureAction,
+  hookDone,
+  isCurrent,
+  resumeOf,
+  type PipelineState,
+} from './pipeline-state.js';
+import type { VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
+import type { HookCallContext, LedgerEntry, Vote, VoteLedger } from './types.js';
+import type { VoteLog } from './vote-log.js';
+
+/**
+ * The vote pipeline's I/O around its decisions (`pipeline-state.ts`): hook calls, the ledger's
+ * records of them, retry timers, logs. Every function takes the pipeline's one state object.
+ */
+
+/** The whole state of a pipeline: its scheduling state and the I/O it drives. */
+export interface PipelineRun extends PipelineState {
+  readonly ledger: VoteLedger;
+  readonly logger: AgentLogger;
+  readonly metrics: VotePipelineOptions['metrics'];
+  readonly now: () => number;
+  readonly emit: VotePipelineEmit | undefined;
+  readonly random: () => number;
+  readonly backoff: BackoffOptions | undefined;
+  readonly schedule: Schedule;
+  readonly compactEveryMs: number;
+  readonly voteLog: VoteLog;
+  readonly retryTimers: Set<() => void>;
+  /** Signals handed to hook calls still running (made on first use: most in-process hooks never look). */
+  readonly controllers: Set<AbortController>;
+  /** Set once a stop passed its deadline: calls of this run asking for their signal get it aborted. */
+  abortReason: Error | undefined;
+  /** Hook calls and ledger writes in flight: what `stop()` waits for and `idle()` watches. */
+  readonly inFlight: Set<Promise<unknown>>;
+  idleWaiters: Array<() => void>;
+  /** Pollers held until the backlog is down to half of `maxBacklog`. */
+  drainWaiters: Array<() => void>;
+  kicked: boolean;
+  /** {@link pump} on the next turn, made once (a kick allocates nothing). */
+  readonly pumpSoon: () => void;
+  cancelCompaction: (() => void) | undefined;
+  starting: Promise<void> | undefined;
+  stopping: Promise<void> | undefined;
+  /** Subscribed to the ledger's recovered votes (once: the listener checks the phase). */
+  recovering: boolean;
+}
+
+export function checkIdle(s: PipelineRun): void {
+  if (s.idleWaiters.length === 0 || s.jobs.size > 0 || s.inFlight.size > 0) return;
+  const waiters = s.idleWaiters;
+  s.idleWaiters = [];
+  for (const resolve of waiters) resolve();
+}
+
+export function releaseDrained(s: PipelineRun): void {
+  if (s.drainWaiters.length === 0 || !backlogDrained(s)) return;
+  const waiting = s.drainWaiters;
+  s.drainWaiters = [];
+  for (const wake of waiting) wake();
+}
+
+/** Runs `work` in the background; it must not reject (callers catch). */
+function track(s: PipelineRun, work: Promise<unknown>): void {
+  s.inFlight.add(work);
+  void work.finally(() => {
+    s.inFlight.delete(work);
+    checkIdle(s);
+  });
+}
+
+function kick(s: PipelineRun): void {
+  // setImmediate, not a microtask: `ingest()` callers (a webhook answering 2xx) go first.
+  if (s.kicked) return;
+  s.kicked = true;
+  setImmediate(s.pumpSoon);
+}
+
+export function pump(s: PipelineRun): void {
+  while (s.phase === 'running' && s.running < s.concurrency && s.ready.length > 0) {
+    const task = s.ready.shift();
+    if (task === undefined) break;
+    s.running += 1;
+    track(s, call(s, task));
+  }
+}
+
+/** {@link addJob}, with the kick of the tasks it readied and the record of a job left with nothing to do. */
+export function startJob(s: PipelineRun, vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): void {
+  const readyBefore = s.ready.length;
+  const job = addJob(s, vote, wanted, recordEachHook, gaveUp);
+  if (s.ready.length > readyBefore) kick(s);
+  if (job.outstanding === 0) finishJob(s, job);
+}
+
+/** Runs the hooks of a pending entry that are not done yet. */
+export function resume(s: PipelineRun, entry: LedgerEntry): void {
+  const { names, gaveUp } = resumeOf(s, entry);
+  startJob(s, entry.vote, names, gaveUp, gaveUp);
+}
+
+function finishJob(s: PipelineRun, job: Job): void {
+  s.jobs.delete(job.vote.key);
+  releaseDrained(s);
+  track(s, s.ledger.recordComplete(job.vote.key).catch((error: unknown) => s.logger.error({ key: job.vote.key, err: error }, 'could not record a finished vote; the next start records it (its hooks are done)')));
+}
+
+function advance(s: PipelineRun, task: Task): void {
+  if (advanceLane(s, task)) kick(s);
+}
+
+function hookFinished(s: PipelineRun, task: Task): void {
+  if (!hookDone(s, task)) return;
+  if (!task.job.gaveUp) s.voteLog.rewarded(task.job.vote, s.hookNames);
+  finishJob(s, task.job);
+}
+
+/** One hook call for one vote, then what its outcome calls for. */
+async function call(s: PipelineRun, task: Task): Promise<void> {
+  let controller: AbortController | undefined;
+  const context: HookCallContext = {
+    idempotencyKey: task.job.vote.key,
+    attempt: task.attempt,
+    // Lazily: an AbortSignal is an EventTarget, a few hundred bytes; at 20 000 votes/s that shows.
+    get signal() {
+      if (controller === undefined) {
+        controller = new AbortController();
+        if (s.abortReason !== undefined && isCurrent(s, task)) controller.abort(s.abortReason);
+        else s.controllers.add(controller);
+      }
+      return controller.signal;
+    },
+  };
+  let failure: unknown;
+  let ok = false;
+  try {
+    await task.hook.run(task.job.vote, context);
+    ok = true;
+  } catch (error) {
+    failure = error;
+  } finally {
+    if (controller !== undefined) s.controllers.delete(controller);
+    if (isCurrent(s, task)) s.running -= 1;
+  }
+  // Most calls end here, with no record to wait for: no promise of their own then.
+  const recording = ok ? succeeded(s, task) : failed(s, task, failure);
+  if (recording !== undefined) await recording;
+}
+
+/** After a success: the lane goes on, and the success is recorded (resolves once it is; undefined: nothing to wait for). */
+function succeeded(s: PipelineRun, task: Task): Promise<void> | undefined {
+  const { hook, job } = task;
+  s.metrics?.hookRuns.inc({ hook: hook.name, result: 'ok' });
+  advance(s, task);
+  pump(s);
+  if (completesVote(s, task)) {
+    hookFinished(s, task); // the last hook: `complete` records its success
+    return undefined;
+  }
+  // Recorded even after a stop: a success known to the ledger is one call fewer next start.
+  return s.ledger.recordHookDone(job.vote.key, hook.name).then(
+    () => hookFinished(s, task),
+    (error: unknown) => {
+      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, 'could not record a successful hook run; it may run again after a restart');
+      // Completing is still right: the hook did succeed, and `complete` says so too.
+      hookFinished(s, task);
+    },
+  );
+}
+
+/** After a failure: a retry later, or a dead letter (resolves once it is recorded). */
+function failed(s: PipelineRun, task: Task, failure: unknown): Promise<void> | undefined {
+  const action = failureAction(s, task);
+  if (action === 'abandon') return undefined; // stopped: the vote stays pending and this hook re-runs next start
+  pump(s);
+  const { hook, job } = task;
+  if (action === 'retry') {
+    s.metrics?.hookRuns.inc({ hook: hook.name, result: 'error' });
+    const delayMs = backoffDelay(task.attempt, s.random, s.backoff);
+    s.logger.warn({ hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) }, 'vote hook failed; retrying');
+    const cancel = s.schedule(() => {
+      s.retryTimers.delete(cancel);
+      task.attempt += 1;
+      s.ready.push(task);
+      pump(s);
+    }, delayMs);
+    s.retryTimers.add(cancel);
+    return undefined;
+  }
+  s.metrics?.hookRuns.inc({ hook: hook.name, result: 'dead_letter' });
+  const letter = deadLetterOf(task, failure, s.now());
+  s.logger.error({ hook: hook.name, key: job.vote.key, attempts: task.attempt, error: letter.error }, 'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)');
+  advance(s, task);
+  job.recordEachHook = true;
+  job.gaveUp = true;
+  return s.ledger.recordDeadLetter(letter).then(
+    () => {
+      s.emit?.('voteDeadLettered', letter);
+      hookFinished(s, task);
+    },
+    (error: unknown) => {
+      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, 'could not record a dead letter; the vote stays pending and its hook re-runs after a restart');
+      // Never `complete` without the dead letter on record: that would lose the vote for this hook.
+      if (isCurrent(s, task) && s.jobs.get(job.vote.key) === job) {
+        s.jobs.delete(job.vote.key);
+        releaseDrained(s);
+      }
+    },
+  );
+}
+
+/**
+ * Votes the ledger took over from a stopped agent (a shared ledger's `onRecovered`): run like
+ * the pending votes of a start. A key already running here is skipped; one from a failed batch
+ * is confirmed now, so a retried delivery of it is a plain duplicate.
+ */
+export function recover(s: PipelineRun, entries: readonly LedgerEntry[]): void {
+  // Not running: they stay pending under this agent, for its next start or the agent taking over.
+  if (s.phase !== 'running') return;
+  let resumed = 0;
+  for (const entry of entries) {
+    s.unconfirmed.delete(entry.vote.key);
+    if (s.jobs.has(entry.vote.key)) continue;
+    resume(s, entry);
+    resumed += 1;
+  }
+  if (resumed > 0) s.logger.info({ votes: resumed }, 'resuming votes left pending by an agent that stopped');
+}
+
+export function scheduleCompaction(s: PipelineRun): void {
+  s.cancelCompaction = s.schedule(() => {
+    if (s.phase !== 'running') return;
+    track(
+      s,
+      s.ledger
+        .compact(s.now())
+        .catch((error: unknown) => s.logger.warn({ err: error }, 'could not compact the vote ledger; trying again later'))
+        .finally(() => {
+          if (s.phase === 'running') scheduleCompaction(s);
+        }),
+    );
+  }, s.compactEveryMs);
+}
+
+/** Waits for the work in flight until `deadline`, then aborts the hook calls still running. */
+export async function drain(s: PipelineRun, deadline: number): Promise<void> {
+  if (await settleWithin(s.inFlight, deadline - s.now(), s.schedule)) return;
+  s.abortReason = new ListingAgentError('votes_stopped', 'the agent is stopping: the stop deadline passed');
+  for (const controller of s.controllers) controller.abort(s.abortReason);
+  s.logger.warn({ aborted: s.controllers.size }, 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start');
+}
