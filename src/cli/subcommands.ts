@@ -2,7 +2,7 @@ import { ListingAgentError, ValidationError } from '../errors.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
 /** A command's subcommands by name, each run with the arguments after its name. */
-export type Subcommands = Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number>>>;
+type Subcommands = Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number>>>;
 
 /** What {@link runSubcommand} dispatches. */
 export interface SubcommandTable {

@@ -3,16 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentLogger } from '../../log/agent-logger.js';
 import { readBody } from '../../http/read-body.js';
 import type { CountReading } from '../source.js';
-import { describeIssues, parsePushBody, summarise, type ShardCountReport, type StoredReport } from './push-reports.js';
+import { describeIssues, MAX_PUSH_BODY_BYTES, parsePushBody, summarise, type ShardCountReport, type StoredReport } from './push-reports.js';
 import { errorMessage } from '../../errors.js';
 
 /**
  * The push source's HTTP side, as module functions over a plain {@link PushState}: who may push,
  * what a body records, and what each request is answered. `push.ts` owns the socket around it.
  */
-
-/** Bodies above this are refused with 413: a report is tens of bytes, a 10 000-shard `{shards}` ~100 KiB less. */
-export const MAX_PUSH_BODY_BYTES = 64 * 1024;
 
 const ALLOW = 'GET, HEAD, POST';
 

@@ -7,7 +7,7 @@ import { digest, handlePush, pushReading, type PushState } from './push-endpoint
 
 export { pushShardCounts, PushRejectedError, type PushShardCountsOptions } from './push-client.js';
 export type { PushBody, ShardCountReport } from './push-reports.js';
-export { MAX_PUSH_BODY_BYTES } from './push-endpoint.js';
+export { MAX_PUSH_BODY_BYTES } from './push-reports.js';
 
 /** Options of {@link createPushSource}. */
 export interface PushSourceOptions {
