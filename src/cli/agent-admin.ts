@@ -12,7 +12,7 @@ import { EXIT, type CliIo } from './io.js';
 const ANSWER_WITHIN_MS = 60_000;
 
 /** The running agent's base URL from `health.listen`; a wildcard host is reached on loopback. */
-export function agentBaseUrl(config: ListingAgentConfig): string {
+function agentBaseUrl(config: ListingAgentConfig): string {
   const { host, port } = config.health.listen;
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;

@@ -29,7 +29,7 @@ export class ActionError extends Error {
 }
 
 /** The action names, as in the URL. */
-export const ACTION_NAMES = ['retry', 'post-stats'] as const;
+const ACTION_NAMES = ['retry', 'post-stats'] as const;
 
 /** What an action answered. */
 export interface ActionReply {
@@ -43,7 +43,7 @@ const MAX_BODY_BYTES = 16 * 1024;
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** True when the request carries `Bearer <token>`, compared in constant time. */
-export function hasToken(req: IncomingMessage, token: string): boolean {
+function hasToken(req: IncomingMessage, token: string): boolean {
   const header = req.headers.authorization ?? '';
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
   return match !== null && timingSafeEqual(digest(match[1]!), digest(token));
@@ -54,7 +54,7 @@ export function hasToken(req: IncomingMessage, token: string): boolean {
  * (and `Sec-Fetch-Site`) with every POST; the CLI sends neither, and is let through to the token
  * check.
  */
-export function crossOrigin(req: IncomingMessage): string | undefined {
+function crossOrigin(req: IncomingMessage): string | undefined {
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${site}`;
   const origin = req.headers.origin;
@@ -84,7 +84,7 @@ function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
 }
 
 /** `{ keys?: string[], hook?: string }` from a retry body, or an ActionError saying what is wrong. */
-export function retryFilter(body: Record<string, unknown>): { keys?: string[]; hook?: string } {
+function retryFilter(body: Record<string, unknown>): { keys?: string[]; hook?: string } {
   const { keys, hook } = body;
   if (keys !== undefined && (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && k !== ''))) {
     throw new ActionError(400, 'keys must be a non-empty list of vote keys (or left out: every dead letter)');

@@ -32,9 +32,6 @@ const FILES: Record<string, { path: () => string; contentType: string }> = {
   'uPlot.min.css': { path: () => requireFromHere.resolve('uplot/dist/uPlot.min.css'), contentType: CSS },
 };
 
-/** The names {@link readAsset} serves. */
-export const ASSET_NAMES: readonly string[] = Object.keys(FILES);
-
 const cache = new Map<string, Promise<StaticAsset>>();
 
 /**

@@ -37,7 +37,7 @@ export interface StatusLive {
 }
 
 /** Dead letters listed at most (the count says how many there are). */
-export const MAX_DEAD_LETTERS_LISTED = 100;
+const MAX_DEAD_LETTERS_LISTED = 100;
 
 const HOUR_MS = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -6,7 +6,7 @@
  */
 
 /** What a `posted` event carries, as far as the page reads it. */
-export interface PostedInput {
+interface PostedInput {
   target: string;
   samples: readonly { timestamp: string; serverCount: number; shardCount: number }[];
   nextPostAt?: number;
@@ -14,7 +14,7 @@ export interface PostedInput {
 }
 
 /** What a `postFailed` event carries. */
-export interface PostFailedInput {
+interface PostFailedInput {
   target: string;
   error: Error;
   pendingSamples: number;
@@ -22,7 +22,7 @@ export interface PostFailedInput {
 }
 
 /** What a `commandsSynced` event carries. */
-export interface CommandsSyncedInput {
+interface CommandsSyncedInput {
   count: number;
   skipped: boolean;
   hash: string;
@@ -31,7 +31,7 @@ export interface CommandsSyncedInput {
 }
 
 /** What a `voteReceived` event carries. */
-export interface VoteInput {
+interface VoteInput {
   key: string;
   userId: string;
   platformId: string | null;
@@ -41,7 +41,7 @@ export interface VoteInput {
 }
 
 /** What a `voteHookRan` event carries. */
-export interface HookRunInput {
+interface HookRunInput {
   key: string;
   hook: string;
   attempt: number;
@@ -51,14 +51,14 @@ export interface HookRunInput {
 }
 
 /** A sample of the counts, epoch ms. */
-export interface CollectedSample {
+interface CollectedSample {
   at: number;
   servers: number;
   shards: number;
 }
 
 /** A post, epoch ms. */
-export interface CollectedPost {
+interface CollectedPost {
   at: number;
   target: string;
   outcome: 'ok' | 'retried' | 'failed';
@@ -70,7 +70,7 @@ export interface CollectedPost {
 }
 
 /** A hook's latest outcome for a vote. */
-export interface CollectedHook {
+interface CollectedHook {
   hook: string;
   outcome: 'ok' | 'retrying' | 'dead_letter';
   attempts: number;
@@ -79,7 +79,7 @@ export interface CollectedHook {
 }
 
 /** A vote received, epoch ms. */
-export interface CollectedVote {
+interface CollectedVote {
   key: string;
   userId: string;
   platformId: string | null;

@@ -38,7 +38,7 @@ export function relativeTime(atMs: number, nowMs: number): string {
 }
 
 /** `2025-11-25 19:38:16 UTC`. */
-export function absoluteTime(atMs: number): string {
+function absoluteTime(atMs: number): string {
   return `${new Date(atMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 

@@ -10,10 +10,10 @@ import type { DeadLetterRow, Fact, SectionView, StatusView, Tone } from './view-
  */
 
 /** Where the page's assets are, relative to the page. */
-export const ASSET_PATH = 'status/assets/';
+const ASSET_PATH = 'status/assets/';
 
 /** How often the script asks for news, ms (the page says so). */
-export const UPDATE_EVERY_MS = 2_000;
+const UPDATE_EVERY_MS = 2_000;
 
 /**
  * A deferred script element. Not in a template: the closing tag inside a tagged template makes

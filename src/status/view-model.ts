@@ -32,7 +32,7 @@ export interface SectionView {
 }
 
 /** One post in the table (newest first). */
-export interface PostRow {
+interface PostRow {
   at: TimeView;
   target: string;
   outcome: string;
@@ -42,7 +42,7 @@ export interface PostRow {
 }
 
 /** One vote in the table (newest first). */
-export interface VoteRow {
+interface VoteRow {
   who: string;
   userId: string;
   source: string;
@@ -83,7 +83,7 @@ export const POSTS_LISTED = 10;
 export const VOTES_LISTED = 15;
 
 /** What each delivery outcome means, in the order the table lists them. */
-export const DELIVERY_LABELS: Record<string, string> = {
+const DELIVERY_LABELS: Record<string, string> = {
   accepted: 'accepted',
   duplicate: 'duplicate (already recorded; answered 2xx)',
   bad_signature: 'bad signature',

@@ -3,6 +3,7 @@ import { loadConfig, type ConfigSources } from '../../config/loader.js';
 import { maskConfig } from '../../config/mask.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 
 export const CONFIG_HELP = `Usage: listing-agent config <subcommand> [options]
 
@@ -64,13 +65,6 @@ export async function runConfigCheck(argv: string[], io: CliIo): Promise<number>
 }
 
 /** `listing-agent config <subcommand>`. */
-export async function runConfigCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(CONFIG_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  if (sub === 'check') return runConfigCheck(rest, io);
-  if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'config');
-  throw new UsageError(`unknown subcommand '${sub}'; subcommands: check`, 'config');
+export function runConfigCommand(argv: string[], io: CliIo): Promise<number> {
+  return runSubcommand(argv, io, { command: 'config', help: CONFIG_HELP, subcommands: { check: runConfigCheck } });
 }

@@ -1,13 +1,12 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
-import { ConfigError } from '../../config/errors.js';
-import { loadConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
 import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
+import { loadCommandConfig } from '../command-config.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -60,16 +59,11 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'run');
 
-  let loaded;
-  try {
-    loaded = await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent run: refusing to start: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    io.stderr(`Check it with 'listing-agent config check' (every problem of the configuration) or 'listing-agent doctor' (the whole setup).\n`);
-    return EXIT.config;
-  }
+  const loaded = await loadCommandConfig(io, 'run', file, {
+    lead: 'refusing to start: ',
+    advice: "Check it with 'listing-agent config check' (every problem of the configuration) or 'listing-agent doctor' (the whole setup).",
+  });
+  if (typeof loaded === 'number') return loaded;
 
   const { config } = loaded;
   const logger = createLogger({

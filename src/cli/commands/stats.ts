@@ -1,12 +1,12 @@
 import { createListingClient } from '../../api/client.js';
-import { ConfigError } from '../../config/errors.js';
-import { loadConfig } from '../../config/loader.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { createConfiguredSource, type ConfiguredSourceOptions } from '../../stats/configured-source.js';
 import { postStatsOnce, type PostOnceResult } from '../../stats/post-once.js';
 import { askRunningAgent } from '../agent-admin.js';
 import { parseCommandArgs } from '../args.js';
+import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 
 export const STATS_HELP = `Usage: listing-agent stats <subcommand> [options]
 
@@ -128,28 +128,13 @@ export async function runStatsPostCommand(argv: string[], io: CliIo): Promise<nu
   if (values.agent === true && values['dry-run'] === true) throw new UsageError('--dry-run and --agent do not go together: a dry run reads the counts here', 'stats post');
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'stats post');
-  let config: ListingAgentConfig;
-  try {
-    config = (await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd })).config;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent stats post: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    io.stderr(`Check it with 'listing-agent config check'.\n`);
-    return EXIT.config;
-  }
-  if (values.agent === true) return postInAgent(config, io);
-  return runStatsPost(config, io, { dryRun: values['dry-run'] === true });
+  const loaded = await loadCommandConfig(io, 'stats post', file, { advice: "Check it with 'listing-agent config check'." });
+  if (typeof loaded === 'number') return loaded;
+  if (values.agent === true) return postInAgent(loaded.config, io);
+  return runStatsPost(loaded.config, io, { dryRun: values['dry-run'] === true });
 }
 
 /** `listing-agent stats <subcommand>`. */
-export async function runStatsCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(STATS_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  if (sub === 'post') return runStatsPostCommand(rest, io);
-  if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'stats');
-  throw new UsageError(`unknown subcommand '${sub}'; subcommands: post`, 'stats');
+export function runStatsCommand(argv: string[], io: CliIo): Promise<number> {
+  return runSubcommand(argv, io, { command: 'stats', help: STATS_HELP, subcommands: { post: runStatsPostCommand } });
 }

@@ -1,17 +1,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createListingClient, type ListingClient } from '../../api/client.js';
 import type { VoteRecord } from '../../api/schemas/votes.js';
-import { ConfigError } from '../../config/errors.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
-import { loadConfig } from '../../config/loader.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
-import { ListingAgentError, ValidationError } from '../../errors.js';
 import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
 import { voteKey, type DeadLetter } from '../../votes/types.js';
 import { askRunningAgent } from '../agent-admin.js';
+import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 import { cliAgentId, cliState } from '../state.js';
 
 export const VOTES_HELP = `Usage: listing-agent votes <subcommand> [options]
@@ -67,14 +66,8 @@ function parse(sub: string, argv: string[], options: Options, positionals = 0): 
 async function load(io: CliIo, sub: string, values: Values): Promise<ListingAgentConfig | number> {
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', `votes ${sub}`);
-  try {
-    return (await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd })).config;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent votes ${sub}: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    return EXIT.config;
-  }
+  const loaded = await loadCommandConfig(io, `votes ${sub}`, file);
+  return typeof loaded === 'number' ? loaded : loaded.config;
 }
 
 const clientFor = (config: ListingAgentConfig): ListingClient =>
@@ -222,33 +215,8 @@ function help(io: CliIo): number {
   return EXIT.ok;
 }
 
-const SUBCOMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  failed: runFailed,
-  retry: runRetry,
-  check: runCheck,
-  list: runList,
-};
-
 /** `listing-agent votes <failed|retry|check|list>`. */
-export async function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(VOTES_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  const run = SUBCOMMANDS[sub];
-  if (!run) {
-    if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'votes');
-    throw new UsageError(`unknown subcommand '${sub}'; subcommands: ${Object.keys(SUBCOMMANDS).join(', ')}`, 'votes');
-  }
-  try {
-    return await run(rest, io);
-  } catch (error) {
-    // The service, the state directory or a hook name said no: one line, never a stack trace.
-    if (error instanceof ListingAgentError) {
-      io.stderr(`listing-agent votes ${sub}: ${error.message}\n`);
-      return error instanceof ValidationError && error.subject === 'config' ? EXIT.config : EXIT.failure;
-    }
-    throw error;
-  }
+export function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
+  // The service, the state directory or a hook name said no: one line, never a stack trace.
+  return runSubcommand(argv, io, { command: 'votes', help: VOTES_HELP, subcommands: { failed: runFailed, retry: runRetry, check: runCheck, list: runList }, oneLineErrors: true });
 }

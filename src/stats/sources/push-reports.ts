@@ -22,6 +22,9 @@ export interface ShardCountReport {
  */
 export type PushBody = ShardCountReport | ShardCountReport[] | { shards: number[] };
 
+/** Bodies above this are refused with 413: a report is tens of bytes, a 10 000-shard `{shards}` ~100 KiB less. */
+export const MAX_PUSH_BODY_BYTES = 64 * 1024;
+
 /** Shard counts above this are refused: no bot runs that many, and listing the missing would be huge. */
 export const MAX_SHARD_COUNT = 100_000;
 
