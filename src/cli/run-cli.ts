@@ -52,7 +52,7 @@ const COMMANDS: Record<string, Command> = {
 };
 
 /** The top-level help. */
-export function mainHelp(): string {
+function mainHelp(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}   ${c.summary}`);
   return `Usage: listing-agent <command> [options]
