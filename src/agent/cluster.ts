@@ -14,7 +14,7 @@ import { createRedisLeadership, type RedisLeadership } from '../leader/redis-lea
  * cursors (`votes:cursor:<project>`), the command hash (`commands:lastSync`) and the stats buffer
  * (`stats:buffer`).
  */
-export function isLeaderOnlyKey(key: string): boolean {
+function isLeaderOnlyKey(key: string): boolean {
   return key.startsWith(CURSOR_KEY_PREFIX) || key === COMMANDS_STATE_KEY || key === BUFFER_KEY;
 }
 

@@ -25,7 +25,7 @@ export interface ServiceLog {
 const REFUSALS = [400, 401, 403, 404];
 
 /** What to do about a refused token: which setting, where it came from, how to check it. Never the token. */
-export function tokenRefusalFix(status: number, tokenSource: string): string {
+function tokenRefusalFix(status: number, tokenSource: string): string {
   const check = 'then check it with `listing-agent doctor`';
   if (status === 404) {
     return `the project of service.token (from ${tokenSource}) no longer exists on the service: put the project token of the project you list in ${tokenSource}, ${check}`;

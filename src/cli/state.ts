@@ -19,7 +19,7 @@ import type { CliIo } from './io.js';
  */
 
 /** How long a command waits for Redis before it gives up with one line naming the host. */
-export const CLI_REDIS_WAIT_MS = 5_000;
+const CLI_REDIS_WAIT_MS = 5_000;
 
 /** Options of {@link cliState}. */
 export interface CliStateOptions {
@@ -33,7 +33,7 @@ export interface CliStateOptions {
 }
 
 /** What {@link CliState.deadLetters} found. */
-export interface CliDeadLetters {
+interface CliDeadLetters {
   /** Where they were read: the journal's path, or the Redis server and prefix. */
   where: string;
   /** False when there is no vote journal yet (the file state only; Redis always says true). */

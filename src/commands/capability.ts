@@ -7,7 +7,7 @@ import type { CommandsEvents, CommandSource, CommandSyncResult } from './types.j
 import { settleWithin } from '../runtime/settle.js';
 
 /** The readiness component and log name. */
-export const COMMANDS_COMPONENT = 'commands';
+const COMMANDS_COMPONENT = 'commands';
 
 /** The `commands` capability, with a sync on demand. */
 export interface CommandsCapability extends Capability<CommandsEvents> {

@@ -15,7 +15,7 @@ import type {
 } from './seed.js';
 import type { AnnouncementRecord, AppliedMetrics, DeliveryRecord, IntegrationRecord, RequestLogEntry } from './state.js';
 
-export { parseAdminInput } from './admin-actions.js';
+;
 export type { AdminGrant, AdminProject, AdminUser, AdminVote } from './admin-views.js';
 
 /**

@@ -8,7 +8,7 @@ import type { DeliveryAttempt, DeliveryRecord, EmulatorState } from './state.js'
 import { iso } from './clock.js';
 
 /** Where a delivery goes and how it is signed. */
-export interface DeliveryTarget {
+interface DeliveryTarget {
   url: string;
   secret: string;
   project_id: string;

@@ -22,7 +22,7 @@ interface Placement {
 }
 
 /** Where a request path belongs (the real service's layout). */
-export function placeRequest(pathname: string): Placement | undefined {
+function placeRequest(pathname: string): Placement | undefined {
   const within = (base: string) => pathname === base || pathname.startsWith(`${base}/`);
   if (within('/api/v1/oauth2')) return { family: 'oauth', path: pathname.slice('/api/v1'.length) };
   if (within('/api/v1')) return { family: 'v1', path: pathname.slice('/api/v1'.length) || '/' };

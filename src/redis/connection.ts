@@ -45,7 +45,7 @@ export const REDIS_CONNECTION_DEFAULTS = {
 } as const;
 
 /** The client type the connection exposes (no modules; the client's default protocol, RESP3 in @redis/client 6). */
-export type RedisClient = RedisClientType;
+type RedisClient = RedisClientType;
 
 /** Events of a {@link RedisConnection}: `up` when connected (again), `down` with the reason when lost. */
 export interface RedisConnectionEvents {

@@ -18,16 +18,16 @@ const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'm
 const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
 
 /** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
-export type PostsLabels = {
+type PostsLabels = {
   target: (typeof POST_TARGETS)[number];
   result: (typeof POST_RESULTS)[number];
 };
 /** Labels of `listing_agent_votes_received_total`: the road a vote came by. */
-export type VotesReceivedLabels = {
+type VotesReceivedLabels = {
   road: (typeof VOTE_ROADS)[number];
 };
 /** Labels of `listing_agent_hook_runs_total`. */
-export type HookRunsLabels = {
+type HookRunsLabels = {
   /** A short, stable hook name (its index or host): never its URL, which may carry a secret. */
   hook: string;
   result: (typeof HOOK_RESULTS)[number];
@@ -37,7 +37,7 @@ export type WebhookDeliveriesLabels = {
   outcome: (typeof DELIVERY_OUTCOMES)[number];
 };
 /** Labels of `listing_agent_command_syncs_total`. */
-export type CommandSyncsLabels = {
+type CommandSyncsLabels = {
   result: (typeof SYNC_RESULTS)[number];
 };
 
@@ -92,7 +92,7 @@ export interface VoteLedgerSizes {
 }
 
 /** What {@link AgentMetrics.watchCluster} reads at each scrape. */
-export interface ClusterStatus {
+interface ClusterStatus {
   /** Whether the Redis connection is up. */
   redisUp: boolean;
   /** This agent's ID (the `agent` label). */

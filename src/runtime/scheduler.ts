@@ -79,7 +79,7 @@ export function nextIntervalRun(anchor: number, intervalMs: number, now: number)
 }
 
 /** How far ahead {@link longestCronGapMs} looks: a week holds every weekday pattern. */
-export const CRON_GAP_HORIZON_MS = 7 * 24 * 60 * 60_000;
+const CRON_GAP_HORIZON_MS = 7 * 24 * 60 * 60_000;
 /** How many matches {@link longestCronGapMs} walks at most (a per-minute pattern stops here). */
 export const CRON_GAP_MAX_MATCHES = 1_000;
 
@@ -292,7 +292,7 @@ export function createSchedule(options: ScheduleOptions): Schedule {
 }
 
 /** A schedule that runs only when a test says so. */
-export interface ManualSchedule extends Schedule {
+interface ManualSchedule extends Schedule {
   readonly options: ScheduleOptions;
   /** True between `start()` and `stop()`. */
   readonly started: boolean;
@@ -309,7 +309,7 @@ export interface ManualSchedule extends Schedule {
  * A manual schedule: `tick()` is the timer firing. `now` (when given) stamps `dueAt` for
  * `delayMs` schedules at `start()`.
  */
-export function createManualSchedule(options: ScheduleOptions, now?: () => number): ManualSchedule {
+function createManualSchedule(options: ScheduleOptions, now?: () => number): ManualSchedule {
   checkOptions(options);
   const runner = createRunner(options);
   let started = false;

@@ -66,7 +66,7 @@ export function createStatsCapability(source: CountSource, options: StatsCapabil
 }
 
 /** The readiness component and log binding of {@link createShardReporterCapability}. */
-export const SHARDS_COMPONENT = 'shards';
+const SHARDS_COMPONENT = 'shards';
 
 /** Options of {@link createShardReporterCapability}. */
 export interface ShardReporterCapabilityOptions {

@@ -3,10 +3,10 @@ import { flush, sampleOnce, startPoster, stopPoster } from './poster-runs.js';
 import { createPosterState, track } from './poster-state.js';
 
 export {
-  DEFAULT_READY_POLL_MS,
-  DISPOSE_DEADLINE_MS,
-  STATS_COMPONENT,
-  type StatsConfig,
+  
+  
+  
+  
   type StatsPoster,
   type StatsPosterOptions,
 } from './poster-options.js';

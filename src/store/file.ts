@@ -4,10 +4,10 @@ import { createFileStoreState, type FileStoreOptions, requireOpen, type StoreRec
 import { writeChange, writeDocument } from './file-write.js';
 import type { StateStore } from './types.js';
 
-export { DEFAULT_LOCK_STALE_MS, type FileStoreOptions, type StoreRecovery } from './file-state.js';
+export { DEFAULT_LOCK_STALE_MS, type FileStoreOptions,  } from './file-state.js';
 
 /** Counters of a file store, for tests, benchmarks and `/metrics`. */
-export interface FileStoreStats {
+interface FileStoreStats {
   /** Whole-file writes that reached the disk. */
   writes: number;
   /** Writes that failed (kept in memory, retried by the next write). */

@@ -15,7 +15,7 @@ Subcommands:
 Run 'listing-agent config check --help' for its options.
 `;
 
-export const CONFIG_CHECK_HELP = `Usage: listing-agent config check [--config FILE]
+const CONFIG_CHECK_HELP = `Usage: listing-agent config check [--config FILE]
 
 Load the configuration exactly as 'listing-agent run' does: .env from the working directory,
 the JSON config file with \${VAR} replaced, then LISTING_AGENT_* variables over it.
@@ -38,7 +38,7 @@ function describeSources(sources: ConfigSources): string {
 }
 
 /** `listing-agent config check`. */
-export async function runConfigCheck(argv: string[], io: CliIo): Promise<number> {
+async function runConfigCheck(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('config check', argv, { config: { type: 'string', short: 'c' } });
   if (values.help) {
     io.stdout(CONFIG_CHECK_HELP);

@@ -7,7 +7,7 @@ import { EXIT, type CliIo } from '../io.js';
 import { keepProcessAlive } from '../keep-alive.js';
 
 /** Default port of `listing-agent emulator`. */
-export const DEFAULT_EMULATOR_PORT = 4545;
+const DEFAULT_EMULATOR_PORT = 4545;
 
 export const EMULATOR_HELP = `Usage: listing-agent emulator [options]
 

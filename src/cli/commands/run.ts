@@ -20,7 +20,7 @@ export const STOP_DEADLINE_MS = 10_000;
  * most of what the daemon spends idle (bench/footprint.bench.ts). Once a second is plenty for a
  * sidecar scraped every 15 s or more.
  */
-export const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
+const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
 
 export const RUN_HELP = `Usage: listing-agent run [options]
 

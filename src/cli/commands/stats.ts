@@ -19,7 +19,7 @@ Subcommands:
 Run 'listing-agent stats post --help' for its options.
 `;
 
-export const STATS_POST_HELP = `Usage: listing-agent stats post [--config FILE] [--dry-run | --agent]
+const STATS_POST_HELP = `Usage: listing-agent stats post [--config FILE] [--dry-run | --agent]
 
 Read the counts once from the configured source (stats.source: discord-rest) and post them as
 the agent would: one metrics/batch entry (stats.mode batch) or one PATCH metrics (patch), and
@@ -72,7 +72,7 @@ function report(result: Extract<PostOnceResult, { ready: true }>, io: CliIo): nu
  * The core of `stats post` once the configuration is loaded: make the source, read once, post.
  * `sourceOptions` reach {@link createConfiguredSource} (a test's Discord dispatcher).
  */
-export async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions }): Promise<number> {
+async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions }): Promise<number> {
   const problem = oneShotProblem(config);
   if (problem) {
     io.stderr(`listing-agent stats post: ${problem}\n`);
@@ -115,7 +115,7 @@ async function postInAgent(config: ListingAgentConfig, io: CliIo): Promise<numbe
 }
 
 /** `listing-agent stats post`. */
-export async function runStatsPostCommand(argv: string[], io: CliIo): Promise<number> {
+async function runStatsPostCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('stats post', argv, {
     config: { type: 'string', short: 'c' },
     'dry-run': { type: 'boolean', short: 'n' },

@@ -22,7 +22,7 @@ import { hookEnvironment, STOP_DEADLINE_MS } from './run.js';
 import { runWebhooksTestCommand } from './webhooks-test.js';
 
 /** Where `webhooks rotate` reads the OAuth access token when no `--access-token-file` is given (not `LISTING_AGENT_*`: it is no config field). */
-export const ACCESS_TOKEN_VARIABLE = 'LISTING_OAUTH_ACCESS_TOKEN';
+const ACCESS_TOKEN_VARIABLE = 'LISTING_OAUTH_ACCESS_TOKEN';
 
 export const WEBHOOKS_HELP = `Usage: listing-agent webhooks <subcommand> [options]
 
