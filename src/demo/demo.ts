@@ -188,6 +188,7 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
   for (let i = 0; i < 3; i += 1) castVote();
   await agent.start();
   print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);
+  print(`[agent]    status page at ${agent.healthServerUrl}/ : open it in a browser to watch the posts and votes as they happen`);
   print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready).');
   await registerReceiver(run, agent, listing, project);
   print('[agent]    votes: signed webhooks bring each vote within a second; the cursor, polled every 5 s, lists it too, and the vote key makes the reward fire once.');

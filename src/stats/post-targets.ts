@@ -84,13 +84,14 @@ function succeeded(targets: TargetsState, name: PostTarget, result: PostResult):
   const { options } = targets;
   const { logger } = options;
   const target = targetState(targets, name);
+  const afterFailures = target.failures;
   if (target.failures > 0) logger.info({ target: name, failures: target.failures }, 'posting works again');
   if (target.condition?.startsWith('refused')) options.mark(true, options.readyDetail());
   Object.assign(target, { failures: 0, blockedUntil: 0, retry: false, condition: undefined });
   count(targets, name, 'ok');
   options.metrics?.markSuccess('stats', options.now());
   logger.debug({ target: name, entries: result.samples.length }, 'posted');
-  options.emit('posted', result);
+  options.emit('posted', { ...result, nextPostAt: options.nextRegularPost(), ...(afterFailures > 0 ? { afterFailures } : {}) });
 }
 
 function failed(targets: TargetsState, name: PostTarget, error: unknown): FailureNote {

@@ -92,6 +92,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },
       // Named in the fix when the service refuses the token.
       tokenSource: describeTokenSource(loaded.sources, io.env, config.service.token),
+      mode: 'daemon',
     });
   } catch (error) {
     io.stderr(`listing-agent run: ${(error as Error).message}\n`);
