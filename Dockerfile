@@ -29,6 +29,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The status page's script and style (served from here, beside uPlot from node_modules).
+COPY assets/status ./assets/status
 
 # State lives in a volume owned by `node` (created before VOLUME so a new named volume inherits
 # the ownership). /etc/listing-agent is where a config file is mounted.

@@ -89,7 +89,9 @@ export function runApiReports(root: string, update: boolean, reportFolder = reso
       compilerState,
       showVerboseMessages: false,
       messageCallback: (message: ExtractorMessage) => {
-        if (message.logLevel === ExtractorLogLevel.Warning || message.logLevel === ExtractorLogLevel.Error) problems.push(message.formatMessageWithLocation(root));
+        // console-* messages narrate the run (a report copied by --update), they are not problems.
+        const narration = message.messageId.startsWith('console-');
+        if (!narration && (message.logLevel === ExtractorLogLevel.Warning || message.logLevel === ExtractorLogLevel.Error)) problems.push(message.formatMessageWithLocation(root));
         message.handled = true;
       },
     });

@@ -36,3 +36,8 @@ export class ValidationError extends ListingAgentError {
     this.subject = subject;
   }
 }
+
+/** The message of whatever was thrown: an `Error`'s message, anything else as text. For logs and one-line reports. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -7,7 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { cruise, type ICruiseResult } from 'dependency-cruiser';
-import { ROOT } from './pages.js';
+import { ROOT } from './root.js';
 
 interface Layer {
   name: string;

@@ -3,14 +3,13 @@
  * (scripts/generate-docs.ts); test/docs/generated.test.ts fails while a committed page differs.
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { renderLayerGraph } from './architecture.js';
 import { fillBlocks } from './blocks.js';
 import { renderCliHelp } from './cli.js';
 import { renderConfigKeys, renderSecretPaths } from './configuration.js';
+import { ROOT } from './root.js';
 
-/** The repository's root directory. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { ROOT } from './root.js';
 
 /** Each page (relative to the root) and the generators of its blocks, by block name. */
 export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, () => string | Promise<string>>>>> = {

@@ -17,6 +17,7 @@ import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import { createBringUp, type BringUp } from './bring-up.js';
+import { createAgentStatus, type AgentStatus } from './status-wiring.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
@@ -66,6 +67,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly ownsClient: boolean;
   private readonly cluster: AgentCluster | undefined;
   private health: HealthServer | undefined;
+  /** The status page (`health.statusPage`), served by the health server. */
+  private readonly status: AgentStatus | undefined;
   private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
   private readonly aborter = new AbortController();
@@ -107,6 +110,10 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
+    if (this.config.health.enabled && this.config.health.statusPage) {
+      const { config, store, logger, now, readiness, registry, cluster } = this;
+      this.status = createAgentStatus({ events: this, config, store, logger, now, readiness, registry, cluster, mode: options.mode ?? 'embedded', phase: () => this.phaseValue, started: () => this.started });
+    }
     if (options.discord !== undefined && options.autoStart !== false) {
       followBot(this, options.discord, this.logger, (error) => this.reportError(error));
     } else if (options.autoStart === true) {
@@ -177,8 +184,10 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
           readiness: this.readiness,
           registry: this.registry,
           logger: this.logger.child({ component: 'health' }),
+          ...(this.status ? { pages: this.status.pages } : {}),
         });
         this.healthUrl = await this.health.start();
+        this.status?.start();
         this.logger.info({ url: this.healthUrl }, 'health server listening');
       }
       const record = { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() };
@@ -192,6 +201,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       }
     } catch (error) {
       this.phaseValue = 'stopped';
+      this.status?.stop();
       await this.health?.stop().catch(() => undefined);
       await this.store.close().catch(() => undefined);
       await this.cluster?.connection.close().catch(() => undefined);
@@ -302,6 +312,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     // Always: closing is what releases the state directory's lock.
     await this.store.close().catch((error: unknown) => this.reportError(error));
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
+    this.status?.stop();
     if (this.ownsClient) await this.client.close().catch(() => undefined);
     await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));
     this.phaseValue = 'stopped';

@@ -5,7 +5,9 @@ import type { Capability, CapabilityContext, ServiceProject } from '../runtime/c
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from '../runtime/readiness.js';
 import { createServiceLog } from './service-log.js';
-import { startInOrder } from './start-capabilities.js';
+import { startInOrder, type StartHooks } from './start-capabilities.js';
+import { settleWithin } from '../runtime/settle.js';
+import { errorMessage } from '../errors.js';
 
 /** What {@link createBringUp} works with: the agent's parts. */
 export interface BringUpOptions {
@@ -44,6 +46,147 @@ export interface BringUp {
   stop(deadline: number): Promise<void>;
 }
 
+/** What the tries work with and where they stand. */
+interface BringUpState {
+  readonly options: BringUpOptions;
+  /** Capabilities that start before the service answers (`startsBeforeService`). */
+  readonly early: readonly Capability[];
+  /** The others: they start once `GET /projects/@me` answered. */
+  readonly late: readonly Capability[];
+  readonly serviceLog: ReturnType<typeof createServiceLog>;
+  readonly hooks: StartHooks;
+  earlyUp: boolean;
+  project: ServiceProject | undefined;
+  /** Whether the early capabilities heard that the service answered. */
+  told: boolean;
+  stopped: boolean;
+  timer: NodeJS.Timeout | undefined;
+  /** The try to run when Redis comes back, while one waits for it. */
+  onRedisUp: (() => void) | undefined;
+  current: Promise<void> | undefined;
+}
+
+function redisDown({ options }: BringUpState): boolean {
+  return options.cluster !== undefined && !options.cluster.connection.isUp;
+}
+
+function redisWait({ options }: BringUpState): string {
+  return `waits for Redis (${options.cluster?.connection.describe() ?? 'Redis'} is down)`;
+}
+
+function markWaiting(state: BringUpState, capabilities: readonly Capability[], detail: string): void {
+  for (const capability of capabilities) state.options.readiness.set(capability.name, false, detail);
+}
+
+/** A start that failed: whether it was Redis (retry when it is back). Logged once per kind of failure. */
+function startFailed(state: BringUpState, group: readonly Capability[], error: unknown, retryInMs: number): boolean {
+  const { cluster, reportError } = state.options;
+  reportError(error);
+  if (cluster && (error instanceof RedisUnavailableError || !cluster.connection.isUp)) return true;
+  state.serviceLog.startFailed(group.map((c) => c.name).join(' and '), errorMessage(error), retryInMs);
+  return false;
+}
+
+/** Starts the early group unless it runs; returns whether it waits for Redis. */
+async function startEarly(state: BringUpState, retryInMs: number): Promise<boolean> {
+  if (state.earlyUp) return false;
+  if (redisDown(state)) {
+    markWaiting(state, state.early, redisWait(state));
+    return true;
+  }
+  try {
+    await startInOrder(state.early, state.options.context(undefined), state.hooks);
+    state.earlyUp = true;
+    return false;
+  } catch (error) {
+    return startFailed(state, state.early, error, retryInMs);
+  }
+}
+
+async function lookUpProject(state: BringUpState, tries: number, retryInMs: number): Promise<void> {
+  const { client, readiness, signal, reportError } = state.options;
+  if (state.project !== undefined) return;
+  try {
+    const found = await client.projects.get(undefined, { signal });
+    state.project = { id: found.id, name: found.name, platform: found.platform, type: found.type };
+    readiness.set('service', true, `project ${found.name} (${found.id})`);
+    state.serviceLog.reached(state.project);
+  } catch (error) {
+    if (signal.aborted) return;
+    const reason = errorMessage(error);
+    readiness.set('service', false, reason);
+    state.serviceLog.failed(error, tries, retryInMs);
+    reportError(error);
+    if (state.earlyUp) for (const capability of state.early) capability.serviceWaiting?.(reason);
+    markWaiting(state, state.late, `waits for the service (${reason})`);
+  }
+}
+
+/** Starts the late group once the service answered; returns whether it waits for Redis, or 'running'. */
+async function startLate(state: BringUpState, project: ServiceProject, retryInMs: number): Promise<boolean | 'running'> {
+  if (redisDown(state)) {
+    markWaiting(state, state.late, redisWait(state));
+    return true;
+  }
+  try {
+    await startInOrder(state.late, state.options.context(project), state.hooks);
+    state.options.onRunning(project);
+    return 'running';
+  } catch (error) {
+    return startFailed(state, state.late, error, retryInMs);
+  }
+}
+
+/** One try: what is still missing, in order. */
+async function attempt(state: BringUpState, tries: number): Promise<void> {
+  const { delaysMs, signal, reportError } = state.options;
+  state.onRedisUp = undefined;
+  const retryInMs = delaysMs[Math.min(tries - 1, delaysMs.length - 1)] ?? 60_000;
+  let waitsForRedis = await startEarly(state, retryInMs);
+  await lookUpProject(state, tries, retryInMs);
+  if (state.stopped || signal.aborted) return;
+  const { project } = state;
+  if (project !== undefined && state.earlyUp && !state.told) {
+    state.told = true;
+    for (const capability of state.early) await capability.serviceReached?.(project).catch((error: unknown) => reportError(error));
+  }
+  if (project !== undefined && state.earlyUp) {
+    const late = await startLate(state, project, retryInMs);
+    if (late === 'running') return;
+    waitsForRedis = late || waitsForRedis;
+  }
+  if (state.stopped) return;
+  schedule(state, tries, retryInMs, waitsForRedis);
+}
+
+function schedule(state: BringUpState, tries: number, delayMs: number, waitsForRedis: boolean): void {
+  const { cluster } = state.options;
+  const next = () => {
+    clearTimeout(state.timer);
+    state.onRedisUp = undefined;
+    void run(state, tries + 1);
+  };
+  if (waitsForRedis && cluster) {
+    state.serviceLog.waitingForRedis(cluster.connection.describe(), delayMs);
+    state.onRedisUp = next;
+    // Back already (between the failure and now): no 'up' will come, so try again soon.
+    if (cluster.connection.isUp) delayMs = Math.min(delayMs, 100);
+  }
+  state.timer = setTimeout(next, delayMs);
+  state.timer.unref();
+}
+
+function run(state: BringUpState, tries: number): Promise<void> {
+  if (state.stopped) return Promise.resolve();
+  const running: Promise<void> = attempt(state, tries)
+    .catch((error: unknown) => state.options.reportError(error))
+    .finally(() => {
+      if (state.current === running) state.current = undefined;
+    });
+  state.current = running;
+  return running;
+}
+
 /**
  * Brings the capabilities up, in two groups. Those that start before the service (the vote
  * pipeline, which re-runs the votes a crash left pending, and the webhook receiver) need only the
@@ -56,145 +199,40 @@ export interface BringUp {
  * waits for.
  */
 export function createBringUp(options: BringUpOptions): BringUp {
-  const { client, cluster, logger, readiness, signal } = options;
+  const { readiness } = options;
   const early = options.capabilities.filter((c) => c.startsBeforeService === true);
-  const late = options.capabilities.filter((c) => c.startsBeforeService !== true);
-  const serviceLog = createServiceLog(logger, options.tokenSource);
-  let earlyUp = early.length === 0;
-  let project: ServiceProject | undefined;
-  /** Whether the early capabilities heard that the service answered. */
-  let told = false;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  /** The try to run when Redis comes back, while one waits for it. */
-  let onRedisUp: (() => void) | undefined;
-  let current: Promise<void> | undefined;
-
-  const hooks = {
-    mark: (name: string, ready: boolean, detail: string) => void readiness.set(name, ready, detail),
-    forget: (name: string) => readiness.remove(name),
-    onStarted: options.onStarted,
-    onUndone: options.onUndone,
-    reportError: options.reportError,
-    now: options.now,
+  const state: BringUpState = {
+    options,
+    early,
+    late: options.capabilities.filter((c) => c.startsBeforeService !== true),
+    serviceLog: createServiceLog(options.logger, options.tokenSource),
+    hooks: {
+      mark: (name: string, ready: boolean, detail: string) => void readiness.set(name, ready, detail),
+      forget: (name: string) => readiness.remove(name),
+      onStarted: options.onStarted,
+      onUndone: options.onUndone,
+      reportError: options.reportError,
+      now: options.now,
+    },
+    earlyUp: early.length === 0,
+    project: undefined,
+    told: false,
+    stopped: false,
+    timer: undefined,
+    onRedisUp: undefined,
+    current: undefined,
   };
-  const redisDown = () => cluster !== undefined && !cluster.connection.isUp;
-  const redisWait = () => `waits for Redis (${cluster?.connection.describe() ?? 'Redis'} is down)`;
-  const markWaiting = (capabilities: readonly Capability[], detail: string) => {
-    for (const capability of capabilities) readiness.set(capability.name, false, detail);
-  };
-  const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-  /** A start that failed: whether it was Redis (retry when it is back). Logged once per kind of failure. */
-  function startFailed(group: string, error: unknown, retryInMs: number): boolean {
-    options.reportError(error);
-    if (cluster && (error instanceof RedisUnavailableError || !cluster.connection.isUp)) return true;
-    serviceLog.startFailed(group, errorText(error), retryInMs);
-    return false;
-  }
-
-  async function startEarly(retryInMs: number): Promise<boolean> {
-    if (earlyUp) return false;
-    if (redisDown()) {
-      markWaiting(early, redisWait());
-      return true;
-    }
-    try {
-      await startInOrder(early, options.context(undefined), hooks);
-      earlyUp = true;
-      return false;
-    } catch (error) {
-      return startFailed(early.map((c) => c.name).join(' and '), error, retryInMs);
-    }
-  }
-
-  async function lookUpProject(tries: number, retryInMs: number): Promise<void> {
-    if (project !== undefined) return;
-    try {
-      const found = await client.projects.get(undefined, { signal });
-      project = { id: found.id, name: found.name, platform: found.platform, type: found.type };
-      readiness.set('service', true, `project ${found.name} (${found.id})`);
-      serviceLog.reached(project);
-    } catch (error) {
-      if (signal.aborted) return;
-      const reason = errorText(error);
-      readiness.set('service', false, reason);
-      serviceLog.failed(error, tries, retryInMs);
-      options.reportError(error);
-      if (earlyUp) for (const capability of early) capability.serviceWaiting?.(reason);
-      markWaiting(late, `waits for the service (${reason})`);
-    }
-  }
-
-  /** One try: what is still missing, in order. */
-  async function attempt(tries: number): Promise<void> {
-    onRedisUp = undefined;
-    const retryInMs = options.delaysMs[Math.min(tries - 1, options.delaysMs.length - 1)] ?? 60_000;
-    let waitsForRedis = await startEarly(retryInMs);
-    await lookUpProject(tries, retryInMs);
-    if (stopped || signal.aborted) return;
-    if (project !== undefined && earlyUp && !told) {
-      told = true;
-      for (const capability of early) await capability.serviceReached?.(project).catch((error: unknown) => options.reportError(error));
-    }
-    if (project !== undefined && earlyUp) {
-      if (redisDown()) {
-        markWaiting(late, redisWait());
-        waitsForRedis = true;
-      } else {
-        try {
-          await startInOrder(late, options.context(project), hooks);
-          options.onRunning(project);
-          return;
-        } catch (error) {
-          waitsForRedis = startFailed(late.map((c) => c.name).join(' and '), error, retryInMs) || waitsForRedis;
-        }
-      }
-    }
-    if (stopped) return;
-    schedule(tries, retryInMs, waitsForRedis);
-  }
-
-  function schedule(tries: number, delayMs: number, waitsForRedis: boolean): void {
-    const next = () => {
-      clearTimeout(timer);
-      onRedisUp = undefined;
-      run(tries + 1);
-    };
-    if (waitsForRedis && cluster) {
-      serviceLog.waitingForRedis(cluster.connection.describe(), delayMs);
-      onRedisUp = next;
-      // Back already (between the failure and now): no 'up' will come, so try again soon.
-      if (cluster.connection.isUp) delayMs = Math.min(delayMs, 100);
-    }
-    timer = setTimeout(next, delayMs);
-    timer.unref();
-  }
-
-  function run(tries: number): Promise<void> {
-    if (stopped) return Promise.resolve();
-    const running: Promise<void> = attempt(tries)
-      .catch((error: unknown) => options.reportError(error))
-      .finally(() => {
-        if (current === running) current = undefined;
-      });
-    current = running;
-    return running;
-  }
-
   return {
-    start: () => run(1),
+    start: () => run(state, 1),
     redisUp() {
-      if (current === undefined) onRedisUp?.();
+      if (state.current === undefined) state.onRedisUp?.();
     },
     async stop(deadline) {
-      stopped = true;
-      clearTimeout(timer);
-      onRedisUp = undefined;
-      if (current === undefined) return;
-      let wait: NodeJS.Timeout | undefined;
-      await Promise.race([current, new Promise((resolve) => (wait = setTimeout(resolve, Math.max(0, deadline - options.now()))).unref())]);
-      clearTimeout(wait);
+      state.stopped = true;
+      clearTimeout(state.timer);
+      state.onRedisUp = undefined;
+      if (state.current === undefined) return;
+      await settleWithin(state.current, deadline - options.now());
     },
   };
 }

@@ -4,7 +4,7 @@ import type { AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from '../runtime/readiness.js';
 
 /** How long the agent's start waits for Redis before going on without it (it keeps reconnecting). */
-export const REDIS_START_WAIT_MS = 2_000;
+const REDIS_START_WAIT_MS = 2_000;
 
 /** What {@link connectCluster} reports to. */
 export interface ClusterWiring {

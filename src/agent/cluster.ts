@@ -1,7 +1,8 @@
 import type { AgentLogger } from '../log/agent-logger.js';
 import { COMMANDS_STATE_KEY } from '../commands/sync.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
+import type { RedisConnection } from '../redis/connection.js';
+import { agentClientName, redisConnectionFor } from '../redis/from-config.js';
 import { BUFFER_KEY } from '../stats/buffer-store.js';
 import { createRedisStore } from '../store/redis.js';
 import type { StateStore } from '../store/types.js';
@@ -13,7 +14,7 @@ import { createRedisLeadership, type RedisLeadership } from '../leader/redis-lea
  * cursors (`votes:cursor:<project>`), the command hash (`commands:lastSync`) and the stats buffer
  * (`stats:buffer`).
  */
-export function isLeaderOnlyKey(key: string): boolean {
+function isLeaderOnlyKey(key: string): boolean {
   return key.startsWith(CURSOR_KEY_PREFIX) || key === COMMANDS_STATE_KEY || key === BUFFER_KEY;
 }
 
@@ -30,13 +31,7 @@ export interface AgentCluster {
  * agent starts the connection.
  */
 export function createAgentCluster(redis: NonNullable<ListingAgentConfig['state']['redis']>, agentId: string, logger: AgentLogger): AgentCluster & { store: StateStore } {
-  const connection = createRedisConnection({
-    url: redis.url,
-    prefix: redis.prefix,
-    tls: redis.tls,
-    clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
-    logger: logger.child({ component: 'redis' }),
-  });
+  const connection = redisConnectionFor(redis, { clientName: agentClientName(agentId), logger: logger.child({ component: 'redis' }) });
   const leadership = createRedisLeadership({ connection, agentId, leaseMs: redis.lease, logger: logger.child({ component: 'leader' }) });
   const store = createRedisStore({ connection, fence: { token: () => leadership.fencingToken, applies: isLeaderOnlyKey } });
   return { connection, leadership, agentId, store };

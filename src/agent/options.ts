@@ -82,6 +82,11 @@ export interface ListingAgentOptions {
    * `<hostname>/<pid>`: the library never reads `process`).
    */
   agentId?: string;
+  /**
+   * How the agent runs, as the status page says: `embedded` (in a bot's process, or any code that
+   * made it) or `daemon` (`listing-agent run` passes it). Default `embedded`.
+   */
+  mode?: 'embedded' | 'daemon';
 }
 
 /** Where a stopped or failing agent stands. */

@@ -1,6 +1,7 @@
 import { ApiError } from '../api/errors.js';
 import type { ServiceProject } from '../runtime/capability.js';
 import type { AgentLogger } from '../log/agent-logger.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * What the agent logs while it brings its capabilities up (see `bring-up.ts`). A failure that
@@ -24,15 +25,13 @@ export interface ServiceLog {
 const REFUSALS = [400, 401, 403, 404];
 
 /** What to do about a refused token: which setting, where it came from, how to check it. Never the token. */
-export function tokenRefusalFix(status: number, tokenSource: string): string {
+function tokenRefusalFix(status: number, tokenSource: string): string {
   const check = 'then check it with `listing-agent doctor`';
   if (status === 404) {
     return `the project of service.token (from ${tokenSource}) no longer exists on the service: put the project token of the project you list in ${tokenSource}, ${check}`;
   }
   return `service.token (from ${tokenSource}) is not a project token the service accepts (mistyped, regenerated since, or another kind of token): copy the project token from the project's Integrations and API settings into ${tokenSource}, ${check}`;
 }
-
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Creates the log of the bring-up. `tokenSource` says where `service.token` comes from, in words. */
 export function createServiceLog(logger: AgentLogger, tokenSource: string): ServiceLog {
@@ -50,7 +49,7 @@ export function createServiceLog(logger: AgentLogger, tokenSource: string): Serv
   return {
     failed(error, attempt, retryInMs) {
       failedTries += 1;
-      const detail = errorText(error);
+      const detail = errorMessage(error);
       if (error instanceof ApiError && REFUSALS.includes(error.status)) {
         const { status } = error;
         if (isNew('service', `refused ${status}`)) {

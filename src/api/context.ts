@@ -17,7 +17,7 @@ export interface CallOptions {
 }
 
 /** One v1 or v0 call, as an API module describes it. */
-export interface ApiCall<T> {
+interface ApiCall<T> {
   /** `projects.get`, for messages. */
   operation: string;
   method: TransportRequest['method'];
@@ -107,86 +107,102 @@ export interface ApiContextOptions {
   validateResponses: boolean;
 }
 
+/** What the shared calls work with: the options, the v0 token and its 60/min bucket. */
+interface CallState {
+  readonly options: ApiContextOptions;
+  readonly v0Token: string | undefined;
+  readonly v0Bucket: SlidingWindow;
+}
+
+/** Every secret the client holds (the credential's tokens, the v0 token), for redaction. */
+function secretsOf({ options, v0Token }: CallState): string[] {
+  const { credential } = options;
+  const list: string[] = [];
+  if (credential.kind === 'oauth') {
+    if (typeof credential.accessToken === 'string') list.push(credential.accessToken);
+    else list.push(...(credential.accessToken.secrets?.() ?? []));
+  } else {
+    list.push(credential.token);
+  }
+  if (v0Token) list.push(v0Token);
+  return list;
+}
+
+async function bearer({ options: { credential } }: CallState, signal: AbortSignal | undefined): Promise<string> {
+  if (credential.kind !== 'oauth') return credential.token;
+  return typeof credential.accessToken === 'string' ? credential.accessToken : credential.accessToken.getAccessToken(signal);
+}
+
+/** The answer's body, checked against the call's schema unless validation is off. */
+function parse<T>(state: CallState, call: ApiCall<T>, body: unknown): T {
+  if (!call.response) return undefined as T;
+  if (!state.options.validateResponses) return body as T;
+  const result = call.response.safeParse(body);
+  if (!result.success) throw new ValidationError('response', `the answer to ${call.operation}`, zodIssues(result.error));
+  return result.data;
+}
+
+async function sendV1<T>(state: CallState, call: ApiCall<T>): Promise<T> {
+  const token = await bearer(state, call.options?.signal);
+  const res = await state.options.transport.send({
+    family: 'v1',
+    method: call.method,
+    url: buildUrl(state.options.v1BaseUrl, call.path, call.query),
+    headers: { authorization: `Bearer ${token}` },
+    json: call.json,
+    idempotent: call.idempotent,
+    secrets: [...secretsOf(state), token],
+    signal: call.options?.signal,
+    timeoutMs: call.options?.timeoutMs,
+  });
+  return parse(state, call, res.body);
+}
+
+async function sendV0<T>(state: CallState, call: ApiCall<T>): Promise<T> {
+  const { v0Token, options } = state;
+  if (!v0Token) {
+    throw new CredentialError(`${call.operation} is a v0 call: it needs a project token (pass projectToken or v0Token)`);
+  }
+  if (call.botRoute !== false) {
+    const wait = state.v0Bucket.reserve(options.clock.now());
+    if (wait > 0) await options.clock.sleep(wait, call.options?.signal);
+  }
+  const res = await options.transport.send({
+    family: 'v0',
+    method: call.method,
+    url: buildUrl(options.v0BaseUrl, call.path, call.query),
+    headers: { authorization: v0Token },
+    json: call.json,
+    idempotent: call.idempotent,
+    secrets: secretsOf(state),
+    signal: call.options?.signal,
+    timeoutMs: call.options?.timeoutMs,
+  });
+  return parse(state, call, res.body);
+}
+
 /** Builds the context the API modules share. */
 export function createApiContext(options: ApiContextOptions): ApiContext {
-  const { credential, transport, clock } = options;
-  const v0Token = options.v0Token ?? (credential.kind === 'project' ? credential.token : undefined);
-  const v0Bucket: SlidingWindow = createSlidingWindow(CONTRACT_LIMITS.v0BotRequestsPerMinute, 60_000);
-
-  const secrets = (): string[] => {
-    const list: string[] = [];
-    if (credential.kind === 'oauth') {
-      if (typeof credential.accessToken === 'string') list.push(credential.accessToken);
-      else list.push(...(credential.accessToken.secrets?.() ?? []));
-    } else {
-      list.push(credential.token);
-    }
-    if (v0Token) list.push(v0Token);
-    return list;
+  const { credential } = options;
+  const state: CallState = {
+    options,
+    v0Token: options.v0Token ?? (credential.kind === 'project' ? credential.token : undefined),
+    v0Bucket: createSlidingWindow(CONTRACT_LIMITS.v0BotRequestsPerMinute, 60_000),
   };
-
-  async function bearer(signal: AbortSignal | undefined): Promise<string> {
-    if (credential.kind !== 'oauth') return credential.token;
-    return typeof credential.accessToken === 'string' ? credential.accessToken : credential.accessToken.getAccessToken(signal);
-  }
-
-  function parse<T>(call: ApiCall<T>, body: unknown): T {
-    if (!call.response) return undefined as T;
-    if (!options.validateResponses) return body as T;
-    const result = call.response.safeParse(body);
-    if (!result.success) throw new ValidationError('response', `the answer to ${call.operation}`, zodIssues(result.error));
-    return result.data;
-  }
-
-  const context: ApiContext = {
+  return {
     credential,
     v1BaseUrl: options.v1BaseUrl,
     v0BaseUrl: options.v0BaseUrl,
-    clock,
-    transport,
+    clock: options.clock,
+    transport: options.transport,
     validateResponses: options.validateResponses,
     announcementCooldown: createCooldownTracker(),
-    async v1(call) {
-      const token = await bearer(call.options?.signal);
-      const res = await transport.send({
-        family: 'v1',
-        method: call.method,
-        url: buildUrl(options.v1BaseUrl, call.path, call.query),
-        headers: { authorization: `Bearer ${token}` },
-        json: call.json,
-        idempotent: call.idempotent,
-        secrets: [...secrets(), token],
-        signal: call.options?.signal,
-        timeoutMs: call.options?.timeoutMs,
-      });
-      return parse(call, res.body);
-    },
-    async v0(call) {
-      if (!v0Token) {
-        throw new CredentialError(`${call.operation} is a v0 call: it needs a project token (pass projectToken or v0Token)`);
-      }
-      if (call.botRoute !== false) {
-        const wait = v0Bucket.reserve(clock.now());
-        if (wait > 0) await clock.sleep(wait, call.options?.signal);
-      }
-      const res = await transport.send({
-        family: 'v0',
-        method: call.method,
-        url: buildUrl(options.v0BaseUrl, call.path, call.query),
-        headers: { authorization: v0Token },
-        json: call.json,
-        idempotent: call.idempotent,
-        secrets: secrets(),
-        signal: call.options?.signal,
-        timeoutMs: call.options?.timeoutMs,
-      });
-      return parse(call, res.body);
-    },
+    v1: (call) => sendV1(state, call),
+    v0: (call) => sendV0(state, call),
     v0BotId(operation) {
-      if (!v0Token) throw new CredentialError(`${operation} needs the bot ID: pass botId, or a project token to read it from`);
-      return botIdFromToken(v0Token);
+      if (!state.v0Token) throw new CredentialError(`${operation} needs the bot ID: pass botId, or a project token to read it from`);
+      return botIdFromToken(state.v0Token);
     },
-    secrets,
+    secrets: () => secretsOf(state),
   };
-  return context;
 }

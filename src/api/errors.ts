@@ -223,5 +223,3 @@ export class CredentialError extends ListingAgentError {
   }
 }
 
-/** Helpers used where errors are built: everything shown passes through redaction. */
-export const redaction = { redact, redactUrl };

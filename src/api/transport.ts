@@ -176,105 +176,135 @@ function errorFields(family: ApiFamily, body: unknown, secrets: readonly string[
   return { ...(error !== undefined ? { error } : {}), ...(errorDescription !== undefined ? { errorDescription } : {}) };
 }
 
+/** What a transport sends with: its dispatcher and the options with their defaults. */
+interface TransportState {
+  readonly dispatcher: Dispatcher;
+  readonly ownsDispatcher: boolean;
+  readonly policy: RetryPolicy;
+  readonly clock: TransportClock;
+  readonly random: () => number;
+  readonly userAgent: string;
+  readonly defaultTimeoutMs: number;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  closing: Promise<void> | undefined;
+}
+
+/** One try's result: an answer (any status), a timeout, or a network error (sent or not, final or not). */
+type AttemptResult =
+  | TransportResponse
+  | { timedOut: true; error: unknown }
+  | { networkError: unknown; sent: boolean; final: boolean };
+
+/** The headers and body of `req` as sent (a caller's header replaces ours, whatever its case). */
+function encodeRequest(state: TransportState, req: TransportRequest): { headers: Record<string, string>; body: string | undefined } {
+  const headers: Record<string, string> = { 'user-agent': state.userAgent, accept: 'application/json' };
+  // Lower-cased, so a caller's `User-Agent` replaces ours instead of being sent beside it.
+  for (const [name, value] of Object.entries(req.headers ?? {})) headers[name.toLowerCase()] = value;
+  let body: string | undefined;
+  if (req.json !== undefined) {
+    body = JSON.stringify(req.json);
+    headers['content-type'] = 'application/json';
+  } else if (req.form !== undefined) {
+    body = new URLSearchParams(req.form).toString();
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+  }
+  return { headers, body };
+}
+
+/** Sends `req` once, within `timeoutMs`; throws only the caller's abort reason. */
+async function attempt(state: TransportState, req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
+  const { headers, body } = encodeRequest(state, req);
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
+  try {
+    const res = await request(req.url, {
+      dispatcher: state.dispatcher,
+      method: req.method,
+      headers,
+      body,
+      signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, headers: res.headers, body: parseBody(text, header(res.headers, 'content-type')) };
+  } catch (error) {
+    if (req.signal?.aborted) throw req.signal.reason;
+    const code = errorCode(error);
+    if (timeout.signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      return { timedOut: true, error };
+    }
+    return { networkError: error, sent: !NOT_SENT_CODES.has(code ?? ''), final: FINAL_CODES.has(code ?? '') };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The error a call ends with when no retry follows `result` (not a 2xx). */
+function finalError(req: TransportRequest, result: AttemptResult, outcome: AttemptOutcome, context: { url: string; attempts: number; timeoutMs: number }): Error {
+  const { url, attempts, timeoutMs } = context;
+  if ('timedOut' in result) return new TimeoutError(req.method, url, timeoutMs, attempts, result.error, req.secrets);
+  if ('networkError' in result) return new NetworkError(req.method, url, attempts, result.networkError, req.secrets);
+  return createApiError({
+    status: result.status,
+    method: req.method,
+    url,
+    family: req.family,
+    attempts,
+    ...(outcome.kind === 'response' && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+    ...errorFields(req.family, result.body, req.secrets),
+    secrets: req.secrets,
+  });
+}
+
+/** Sends `req`, retrying as the policy says; resolves with the first 2xx answer. */
+async function send(state: TransportState, req: TransportRequest): Promise<TransportResponse> {
+  const timeoutMs = req.timeoutMs ?? state.defaultTimeoutMs;
+  const shownUrl = redactUrl(req.url, req.secrets);
+  for (let attemptNo = 1; ; attemptNo += 1) {
+    req.signal?.throwIfAborted();
+    const result = await attempt(state, req, timeoutMs);
+    let outcome: AttemptOutcome;
+    if ('timedOut' in result) {
+      outcome = { kind: 'timeout' };
+    } else if ('networkError' in result) {
+      if (result.final) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError, req.secrets);
+      outcome = { kind: 'network', sent: result.sent };
+    } else if (result.status >= 200 && result.status < 300) {
+      return result;
+    } else {
+      const retryAfterMs =
+        parseRetryAfter(header(result.headers, 'retry-after'), state.clock.now()) ??
+        (req.family === 'v0' ? retryAfterFromV0Body(result.body) : undefined);
+      outcome = { kind: 'response', status: result.status, retryAfterMs };
+    }
+    const decision = decideRetry(outcome, { attempt: attemptNo, idempotent: req.idempotent, policy: state.policy, random: state.random });
+    if (!decision.retry) throw finalError(req, result, outcome, { url: shownUrl, attempts: attemptNo, timeoutMs });
+    state.onRetry?.({ method: req.method, url: shownUrl, attempt: attemptNo, delayMs: decision.delayMs, reason: decision.reason });
+    await sleepUnlessAborted(state.clock, decision.delayMs, req.signal);
+  }
+}
+
 /** Creates a transport. */
 export function createTransport(options: TransportOptions = {}): Transport {
-  const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 });
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const clock = options.clock ?? systemClock;
-  const random = options.random ?? Math.random;
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  const defaultTimeoutMs = options.timeoutMs ?? 15_000;
-  let closing: Promise<void> | undefined;
-
-  type AttemptResult =
-    | TransportResponse
-    | { timedOut: true; error: unknown }
-    | { networkError: unknown; sent: boolean; final: boolean };
-
-  async function attempt(req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
-    const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json' };
-    // Lower-cased, so a caller's `User-Agent` replaces ours instead of being sent beside it.
-    for (const [name, value] of Object.entries(req.headers ?? {})) headers[name.toLowerCase()] = value;
-    let body: string | undefined;
-    if (req.json !== undefined) {
-      body = JSON.stringify(req.json);
-      headers['content-type'] = 'application/json';
-    } else if (req.form !== undefined) {
-      body = new URLSearchParams(req.form).toString();
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-    }
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
-    try {
-      const res = await request(req.url, {
-        dispatcher,
-        method: req.method,
-        headers,
-        body,
-        signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const text = await res.body.text();
-      return { status: res.statusCode, headers: res.headers, body: parseBody(text, header(res.headers, 'content-type')) };
-    } catch (error) {
-      if (req.signal?.aborted) throw req.signal.reason;
-      const code = errorCode(error);
-      if (timeout.signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-        return { timedOut: true, error };
-      }
-      return { networkError: error, sent: !NOT_SENT_CODES.has(code ?? ''), final: FINAL_CODES.has(code ?? '') };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
+  const state: TransportState = {
+    dispatcher: options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 }),
+    ownsDispatcher: options.dispatcher === undefined,
+    policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    defaultTimeoutMs: options.timeoutMs ?? 15_000,
+    onRetry: options.onRetry,
+    closing: undefined,
+  };
   return {
-    async send(req) {
-      const timeoutMs = req.timeoutMs ?? defaultTimeoutMs;
-      const shownUrl = redactUrl(req.url, req.secrets);
-      for (let attemptNo = 1; ; attemptNo += 1) {
-        req.signal?.throwIfAborted();
-        const result = await attempt(req, timeoutMs);
-        let outcome: AttemptOutcome;
-        if ('timedOut' in result) {
-          outcome = { kind: 'timeout' };
-        } else if ('networkError' in result) {
-          if (result.final) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError, req.secrets);
-          outcome = { kind: 'network', sent: result.sent };
-        } else if (result.status >= 200 && result.status < 300) {
-          return result;
-        } else {
-          const retryAfterMs =
-            parseRetryAfter(header(result.headers, 'retry-after'), clock.now()) ??
-            (req.family === 'v0' ? retryAfterFromV0Body(result.body) : undefined);
-          outcome = { kind: 'response', status: result.status, retryAfterMs };
-        }
-        const decision = decideRetry(outcome, { attempt: attemptNo, idempotent: req.idempotent, policy, random });
-        if (!decision.retry) {
-          if ('timedOut' in result) throw new TimeoutError(req.method, shownUrl, timeoutMs, attemptNo, result.error, req.secrets);
-          if ('networkError' in result) throw new NetworkError(req.method, shownUrl, attemptNo, result.networkError, req.secrets);
-          throw createApiError({
-            status: result.status,
-            method: req.method,
-            url: shownUrl,
-            family: req.family,
-            attempts: attemptNo,
-            ...(outcome.kind === 'response' && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
-            ...errorFields(req.family, result.body, req.secrets),
-            secrets: req.secrets,
-          });
-        }
-        options.onRetry?.({ method: req.method, url: shownUrl, attempt: attemptNo, delayMs: decision.delayMs, reason: decision.reason });
-        await sleepUnlessAborted(clock, decision.delayMs, req.signal);
-      }
-    },
+    send: (req) => send(state, req),
     async close() {
       // Once only: undici rejects a second close() of the same Agent (ClientDestroyedError), and a
       // client may well be closed twice (an explicit close() and `await using`).
-      if (ownsDispatcher) await (closing ??= dispatcher.close());
+      if (state.ownsDispatcher) await (state.closing ??= state.dispatcher.close());
     },
   };
 }

@@ -51,7 +51,11 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-/** The top-level help. */
+/**
+ * The top-level help. Exported for `npm run docs` (scripts/docs/cli.ts reads it from dist/, which
+ * knip cannot follow: hence the tag).
+ * @public
+ */
 export function mainHelp(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}   ${c.summary}`);

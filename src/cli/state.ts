@@ -1,12 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { ListingAgentError } from '../errors.js';
-import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
-import { describeRedisUrl } from '../redis/keys.js';
-import { parseStateDocument } from '../store/document.js';
+import { RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { agentClientName, redisConnectionFor } from '../redis/from-config.js';
 import { createFileStore } from '../store/file.js';
+import { createStateFileReader } from '../store/state-file-reader.js';
 import { createRedisStore } from '../store/redis.js';
 import type { StateStore } from '../store/types.js';
 import { stateDirectory } from '../config/state-directory.js';
@@ -22,7 +19,7 @@ import type { CliIo } from './io.js';
  */
 
 /** How long a command waits for Redis before it gives up with one line naming the host. */
-export const CLI_REDIS_WAIT_MS = 5_000;
+const CLI_REDIS_WAIT_MS = 5_000;
 
 /** Options of {@link cliState}. */
 export interface CliStateOptions {
@@ -36,7 +33,7 @@ export interface CliStateOptions {
 }
 
 /** What {@link CliState.deadLetters} found. */
-export interface CliDeadLetters {
+interface CliDeadLetters {
   /** Where they were read: the journal's path, or the Redis server and prefix. */
   where: string;
   /** False when there is no vote journal yet (the file state only; Redis always says true). */
@@ -87,39 +84,89 @@ export function cliAgentId(io: Pick<CliIo, 'owner'>, role?: string): string {
   return `${io.owner.host}/${io.owner.pid}${role === undefined ? '' : `/${role}`}`;
 }
 
-/** The last synced values of the state directory, read without its lock (`state.json` is replaced by a rename). */
-function fileReader(directory: string): Pick<StateStore, 'get'> {
-  return {
-    async get<T>(key: string): Promise<T | undefined> {
-      let text: string;
-      try {
-        text = await readFile(join(directory, 'state.json'), 'utf8');
-      } catch {
-        return undefined;
-      }
-      const parsed = parseStateDocument(text);
-      const raw = parsed.ok ? parsed.entries.get(key) : undefined;
-      return raw === undefined ? undefined : (JSON.parse(raw) as T);
-    },
-  };
+/** What a CLI command's state holds: the config, where the state is, and what it opened. */
+interface CliStateRun {
+  readonly config: ListingAgentConfig;
+  readonly io: Pick<CliIo, 'cwd' | 'owner' | 'isProcessAlive'>;
+  readonly directory: string;
+  readonly agentId: string;
+  /** The Redis connection of `state.redis`, not started until a method needs it. */
+  readonly connection: RedisConnection | undefined;
+  readonly description: string;
+  connecting: Promise<RedisConnection> | undefined;
+  opened: Promise<StateStore> | undefined;
+  closing: Promise<void> | undefined;
 }
 
-/** The Redis connection `state.redis` describes, not started; a bad URL or CA file is one line. */
-function redisConnectionFor(redis: NonNullable<ListingAgentConfig['state']['redis']>, agentId: string, logger: AgentLogger): RedisConnection {
-  try {
-    return createRedisConnection({
-      url: redis.url,
-      prefix: redis.prefix,
-      tls: redis.tls,
-      clientName: `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-'),
-      logger,
-    });
-  } catch (error) {
-    if (error instanceof ListingAgentError) throw error;
-    // The client's own message may quote the URL: never let its password out.
-    const detail = (error instanceof Error ? error.message : String(error)).split(redis.url).join(describeRedisUrl(redis.url));
-    throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
+/** The started connection, once Redis answered (within {@link CLI_REDIS_WAIT_MS}). */
+function connected(run: CliStateRun): Promise<RedisConnection> {
+  const { connection } = run;
+  if (connection === undefined) throw new Error('no state.redis: the file state needs no connection');
+  if (run.closing !== undefined) return Promise.reject(new Error('the CLI state is closed'));
+  run.connecting ??= (async () => {
+    connection.start();
+    try {
+      await connection.whenUp({ timeoutMs: CLI_REDIS_WAIT_MS });
+    } catch (error) {
+      const why = connection.downReason ?? 'no answer';
+      throw new RedisUnavailableError(
+        `cannot reach ${connection.describe()} (state.redis.url) within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,
+        { cause: error },
+      );
+    }
+    return connection;
+  })();
+  return run.connecting;
+}
+
+/** See {@link CliState.store}. */
+function openStore(run: CliStateRun): Promise<StateStore> {
+  const { connection, directory, io } = run;
+  run.opened ??= (async () => {
+    const store =
+      connection === undefined
+        ? createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive })
+        : createRedisStore({ connection: await connected(run) });
+    await store.open();
+    return store;
+  })();
+  return run.opened;
+}
+
+/** See {@link CliState.ledger}. */
+async function ledgerOf(run: CliStateRun, options: { adoptOrphans?: boolean }): Promise<VoteLedger> {
+  if (run.connection === undefined) {
+    // The lock keeps a running agent and this command from appending to one journal at once.
+    await openStore(run);
+    return votesLedgerFor(run.config, 'file', { cwd: run.io.cwd });
   }
+  return votesLedgerFor(run.config, 'redis', { redis: { connection: await connected(run), agentId: run.agentId, ...options } });
+}
+
+/** See {@link CliState.deadLetters}. */
+async function deadLettersOf(run: CliStateRun): Promise<CliDeadLetters> {
+  if (run.connection === undefined) {
+    const reading = await readDeadLetters(run.directory);
+    return { where: reading.path, exists: reading.exists, letters: reading.letters, corruptLines: reading.corruptLines };
+  }
+  // Read straight from Redis: opening the ledger would beat a heartbeat and claim orphaned votes.
+  const ledger = votesLedgerFor(run.config, 'redis', { redis: { connection: await connected(run), agentId: run.agentId } });
+  return { where: run.description, exists: true, letters: await ledger.deadLetters(), corruptLines: 0 };
+}
+
+/** See {@link CliState.close}. */
+function closeState(run: CliStateRun): Promise<void> {
+  run.closing ??= (async () => {
+    try {
+      if (run.opened !== undefined) {
+        const store = await run.opened.catch(() => undefined);
+        await store?.close();
+      }
+    } finally {
+      await run.connection?.close().catch(() => undefined);
+    }
+  })();
+  return run.closing;
 }
 
 /**
@@ -132,95 +179,32 @@ export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'ow
   const directory = stateDirectory(config, io.cwd);
   const redisConfig = config.state.redis;
   const agentId = options.agentId ?? cliAgentId(io);
-  const connection = redisConfig === undefined ? undefined : redisConnectionFor(redisConfig, agentId, options.logger ?? silentLogger);
-  const description = connection === undefined ? `the state directory ${directory}` : `${connection.describe()} (prefix ${connection.prefix})`;
-  let connecting: Promise<RedisConnection> | undefined;
-  let opened: Promise<StateStore> | undefined;
-  let closing: Promise<void> | undefined;
-
-  /** The started connection, once Redis answered. */
-  function connected(): Promise<RedisConnection> {
-    if (connection === undefined) throw new Error('no state.redis: the file state needs no connection');
-    if (closing !== undefined) return Promise.reject(new Error('the CLI state is closed'));
-    connecting ??= (async () => {
-      connection.start();
-      try {
-        await connection.whenUp({ timeoutMs: CLI_REDIS_WAIT_MS });
-      } catch (error) {
-        const why = connection.downReason ?? 'no answer';
-        throw new RedisUnavailableError(
-          `cannot reach ${connection.describe()} (state.redis.url) within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,
-          { cause: error },
-        );
-      }
-      return connection;
-    })();
-    return connecting;
-  }
-
+  const connection = redisConfig === undefined ? undefined : redisConnectionFor(redisConfig, { clientName: agentClientName(agentId), logger: options.logger ?? silentLogger });
+  const run: CliStateRun = {
+    config,
+    io,
+    directory,
+    agentId,
+    connection,
+    description: connection === undefined ? `the state directory ${directory}` : `${connection.describe()} (prefix ${connection.prefix})`,
+    connecting: undefined,
+    opened: undefined,
+    closing: undefined,
+  };
   const state: CliState = {
     kind: connection === undefined ? 'file' : 'redis',
-    description,
-
-    hooks(hookOptions = {}) {
-      return configuredVoteHooks(config, { ...hookOptions, ...(connection === undefined ? {} : { redis: connection }) });
-    },
-
-    store() {
-      opened ??= (async () => {
-        const store =
-          connection === undefined
-            ? createFileStore({ directory, owner: io.owner, isProcessAlive: io.isProcessAlive })
-            : createRedisStore({ connection: await connected() });
-        await store.open();
-        return store;
-      })();
-      return opened;
-    },
-
+    description: run.description,
+    hooks: (hookOptions = {}) => configuredVoteHooks(config, { ...hookOptions, ...(connection === undefined ? {} : { redis: connection }) }),
+    store: () => openStore(run),
     async reader() {
-      if (connection === undefined) return fileReader(directory);
+      if (connection === undefined) return createStateFileReader(directory);
       // The Redis store reads without open(); nothing is written.
-      return createRedisStore({ connection: await connected() });
+      return createRedisStore({ connection: await connected(run) });
     },
-
-    async ledger(options = {}) {
-      if (connection === undefined) {
-        // The lock keeps a running agent and this command from appending to one journal at once.
-        await state.store();
-        return votesLedgerFor(config, 'file', { cwd: io.cwd });
-      }
-      return votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId, ...options } });
-    },
-
-    async deadLetters() {
-      if (connection === undefined) {
-        const reading = await readDeadLetters(directory);
-        return { where: reading.path, exists: reading.exists, letters: reading.letters, corruptLines: reading.corruptLines };
-      }
-      // Read straight from Redis: opening the ledger would beat a heartbeat and claim orphaned votes.
-      const ledger = votesLedgerFor(config, 'redis', { redis: { connection: await connected(), agentId } });
-      return { where: description, exists: true, letters: await ledger.deadLetters(), corruptLines: 0 };
-    },
-
-    async redis() {
-      return connection === undefined ? undefined : connected();
-    },
-
-    close() {
-      closing ??= (async () => {
-        try {
-          if (opened !== undefined) {
-            const store = await opened.catch(() => undefined);
-            await store?.close();
-          }
-        } finally {
-          await connection?.close().catch(() => undefined);
-        }
-      })();
-      return closing;
-    },
-
+    ledger: (ledgerOptions = {}) => ledgerOf(run, ledgerOptions),
+    deadLetters: () => deadLettersOf(run),
+    redis: async () => (connection === undefined ? undefined : connected(run)),
+    close: () => closeState(run),
     [Symbol.asyncDispose]: () => state.close(),
   };
   return state;

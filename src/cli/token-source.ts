@@ -2,7 +2,7 @@ import { environmentVariableName } from '../config/fields.js';
 import type { ConfigSources } from '../config/loader.js';
 
 /** The variable that sets `service.token`. */
-export const TOKEN_VARIABLE = environmentVariableName(['service', 'token']);
+const TOKEN_VARIABLE = environmentVariableName(['service', 'token']);
 
 /**
  * Where `service.token` was read, in words, for the agent's message when the service refuses the

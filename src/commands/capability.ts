@@ -4,9 +4,10 @@ import { knownProjectKind } from '../runtime/capability.js';
 import { createSchedule, type Schedule } from '../runtime/scheduler.js';
 import { syncCommands } from './sync.js';
 import type { CommandsEvents, CommandSource, CommandSyncResult } from './types.js';
+import { settleWithin } from '../runtime/settle.js';
 
 /** The readiness component and log name. */
-export const COMMANDS_COMPONENT = 'commands';
+const COMMANDS_COMPONENT = 'commands';
 
 /** The `commands` capability, with a sync on demand. */
 export interface CommandsCapability extends Capability<CommandsEvents> {
@@ -85,10 +86,7 @@ export function createCommandsCapability(source: CommandSource): CommandsCapabil
     async stop(deadline) {
       schedule?.stop();
       schedule = undefined;
-      const wait = Math.max(0, deadline - (context?.now() ?? Date.now()));
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, wait)))]);
-      clearTimeout(timer);
+      await settleWithin(running, deadline - (context?.now() ?? Date.now()));
       context = undefined;
     },
     syncNow: (options = {}) => queue('demand', options.force === true),

@@ -9,7 +9,7 @@ import type { ListingCommand } from './types.js';
  * equal and a restart with unchanged commands sends nothing. Pure: no clock, no I/O.
  */
 
-export type { ListingCommand, ListingCommandChoice, ListingCommandOption, ListingLocalizations } from './types.js';
+export type { ListingCommand,    } from './types.js';
 
 /** What {@link normaliseCommands} gives: the sorted, validated set and its hash, or every problem. */
 export type NormalisedCommands = { ok: true; commands: ListingCommand[]; hash: string } | { ok: false; issues: FieldIssue[] };
@@ -20,7 +20,7 @@ export type NormalisedCommands = { ok: true; commands: ListingCommand[]; hash: s
  * Discord deprecated (`default_permission`, `dm_permission`, replaced by `contexts`), the Activity
  * `handler`, the per-request `name_localized`/`description_localized`, and anything unknown.
  */
-export const KEPT_COMMAND_FIELDS = [
+const KEPT_COMMAND_FIELDS = [
   'contexts',
   'default_member_permissions',
   'description',
@@ -34,7 +34,7 @@ export const KEPT_COMMAND_FIELDS = [
 ] as const;
 
 /** The option fields the listing takes, at every level; `choices` keep `name`, `name_localizations`, `value`. */
-export const KEPT_OPTION_FIELDS = [
+const KEPT_OPTION_FIELDS = [
   'autocomplete',
   'channel_types',
   'choices',

@@ -20,7 +20,7 @@ export interface EnvironmentOverlay {
 const PREFIX = 'LISTING_AGENT_';
 
 /** A variable's text as the field's value, or a problem that quotes nothing of the text. */
-export function parseEnvironmentValue(field: ConfigField, text: string): { value: unknown } | { problem: string } {
+function parseEnvironmentValue(field: ConfigField, text: string): { value: unknown } | { problem: string } {
   switch (field.kind) {
     case 'boolean': {
       const word = text.trim().toLowerCase();

@@ -8,7 +8,7 @@ import { configSchema, SECRET_PATHS } from './schema.js';
  */
 
 /** How a field is written in an environment variable. */
-export type FieldKind = 'string' | 'enum' | 'boolean' | 'number' | 'list' | 'json';
+type FieldKind = 'string' | 'enum' | 'boolean' | 'number' | 'list' | 'json';
 
 /** One leaf of the configuration (an object inside an array is a `json` leaf, not walked). */
 export interface ConfigField {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { configSchema } from './schema.js';
 
 /** The `$id` of `config.schema.json`: a name, not a place to fetch (the file ships beside the config). */
-export const CONFIG_SCHEMA_ID = 'urn:listing-agent:config';
+const CONFIG_SCHEMA_ID = 'urn:listing-agent:config';
 
 /**
  * The JSON Schema of the config file, generated from the zod schema (what people write: `io:

@@ -66,7 +66,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The environment with `.env` under it: a real value wins unless it is empty (empty is unset). */
-export function mergeDotenv(
+function mergeDotenv(
   env: Readonly<Record<string, string | undefined>>,
   dotenv: Readonly<Record<string, string>>,
 ): Record<string, string | undefined> {
@@ -79,7 +79,7 @@ export function mergeDotenv(
 }
 
 /** The values of a `.env` file, or a {@link ConfigError} naming each line that is not `KEY=value`. */
-export function dotenvValues(dotenv: { name: string; text: string }): Record<string, string> {
+function dotenvValues(dotenv: { name: string; text: string }): Record<string, string> {
   const parsed = parseDotenv(dotenv.text);
   if ('values' in parsed) return parsed.values;
   const [first] = parsed.badLines;

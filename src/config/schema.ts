@@ -250,11 +250,17 @@ const stateSchema = z
 
 const healthSchema = z
   .strictObject({
-    enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics.'),
+    enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics (and the status page).'),
     listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9464').describe('Where the health server listens.'),
+    statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
+    history: duration('1h', '7d').prefault('24h').describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
+    adminToken: secret('health.adminToken')
+      .min(16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
+      .optional()
+      .describe("Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as Authorization: Bearer <token>. Default: none, the page is read-only."),
   })
   .prefault({})
-  .meta({ description: 'The health and metrics server (/healthz, /readyz, /metrics)' });
+  .meta({ description: 'The health and metrics server (/healthz, /readyz, /metrics) and the status page' });
 
 const logSchema = z
   .strictObject({

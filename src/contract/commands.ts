@@ -19,11 +19,11 @@ import { DECISION_DEFAULTS } from './limits.js';
 /** Application command types of the chat platform; an absent `type` means chat input. */
 export const COMMAND_TYPES = { chatInput: 1, user: 2, message: 3, primaryEntryPoint: 4 } as const;
 /** Option types of the chat platform run from SUB_COMMAND (1) to ATTACHMENT (11). */
-export const COMMAND_OPTION_TYPE_RANGE = { min: 1, max: 11 } as const;
+const COMMAND_OPTION_TYPE_RANGE = { min: 1, max: 11 } as const;
 /** Names and descriptions are at least one character long. */
-export const COMMAND_TEXT_MIN_LENGTH = 1;
+const COMMAND_TEXT_MIN_LENGTH = 1;
 /** Option arrays nest at most this deep (command > sub-command group > sub-command > option). */
-export const COMMAND_OPTIONS_MAX_DEPTH = 3;
+const COMMAND_OPTIONS_MAX_DEPTH = 3;
 /** Locales that count as English in `name_localizations` / `description_localizations`. */
 export const ENGLISH_COMMAND_LOCALES = ['en-US', 'en-GB'] as const;
 
@@ -31,7 +31,7 @@ export const ENGLISH_COMMAND_LOCALES = ['en-US', 'en-GB'] as const;
  * Chat-input command and option names: 1 to 32 letters, digits, `-`, `_` or `'` (Unicode aware);
  * they must also be lowercase ({@link commandNameProblem}).
  */
-export const CHAT_INPUT_NAME_PATTERN = new RegExp(
+const CHAT_INPUT_NAME_PATTERN = new RegExp(
   `^[-_'\\p{L}\\p{N}]{${COMMAND_TEXT_MIN_LENGTH},${DECISION_DEFAULTS.commandNameMaxLength}}$`,
   'u',
 );
@@ -81,7 +81,7 @@ export function commandNameProblem(name: unknown, chatInput: boolean): string | 
  * Why `description` is not a valid description, or null when it is: 1 to 100 characters, or 0 to
  * 100 with `allowEmpty` (default false; user and message commands carry an empty one).
  */
-export function commandDescriptionProblem(description: unknown, allowEmpty = false): string | null {
+function commandDescriptionProblem(description: unknown, allowEmpty = false): string | null {
   const min = allowEmpty ? 0 : COMMAND_TEXT_MIN_LENGTH;
   const max = DECISION_DEFAULTS.commandDescriptionMaxLength;
   const wanted = `a string of ${min} to ${max} characters`;

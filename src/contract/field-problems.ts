@@ -42,7 +42,7 @@ export function underPath(base: string, problems: FieldProblem[]): FieldProblem[
 }
 
 /** How many problems {@link describeProblems} spells out by default before summarising the rest. */
-export const DESCRIBED_PROBLEMS_MAX = 10;
+const DESCRIBED_PROBLEMS_MAX = 10;
 
 /**
  * One line for a 422 `detail`: `path: message; path: message`. The body as a whole is called

@@ -109,5 +109,3 @@ export const SNOWFLAKE_PATTERN = /^\d{17,20}$/;
 /** Delivery headers of signed webhooks (decisions.md). */
 export const SIGNATURE_HEADER = 'x-topgg-signature';
 export const TRACE_HEADER = 'x-topgg-trace';
-/** Webhook secrets look like `whs_` followed by random characters. */
-export const WEBHOOK_SECRET_PREFIX = 'whs_';

@@ -36,15 +36,15 @@ export interface MetricsBatchEntry {
 }
 
 /** The keys of a batch body and of one entry; any other key is a 422. */
-export const METRICS_BATCH_FIELDS = ['data'] as const;
+const METRICS_BATCH_FIELDS = ['data'] as const;
 /** The keys of one batch entry. */
-export const METRICS_BATCH_ENTRY_FIELDS = ['metrics', 'timestamp'] as const;
+const METRICS_BATCH_ENTRY_FIELDS = ['metrics', 'timestamp'] as const;
 
 /**
  * ISO 8601 date-time as RFC 3339 profiles it: date, `T`, time with seconds (fraction optional),
  * and `Z` or a `±hh:mm` offset. A time without an offset would be ambiguous, so it is refused.
  */
-export const batchTimestampSchema = z.iso.datetime({ offset: true });
+const batchTimestampSchema = z.iso.datetime({ offset: true });
 
 /**
  * Checks a batch body's envelope: an object with only `data`, an array of 1 to 100 entries, each

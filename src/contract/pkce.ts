@@ -10,7 +10,7 @@ import { CONTRACT_LIMITS } from './limits.js';
 export const PKCE_METHOD = 'S256';
 
 /** An S256 challenge: base64url of a SHA-256 digest without padding, so exactly 43 characters. */
-export const S256_CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const S256_CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /** RFC 7636 section 4.1: a verifier uses only unreserved URI characters. */
 const VERIFIER_CHARACTERS = /^[A-Za-z0-9._~-]*$/;

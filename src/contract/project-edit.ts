@@ -23,7 +23,7 @@ import {
  */
 
 /** Text per supported locale, as `headline` and `page_content` take it. */
-export type LocalizedText = Partial<Record<SupportedLocale, string>>;
+type LocalizedText = Partial<Record<SupportedLocale, string>>;
 
 /** A valid body of `PATCH /projects/:id`: at least one of the two maps. */
 export interface ProjectEdit {
@@ -32,7 +32,7 @@ export interface ProjectEdit {
 }
 
 /** The fields `PATCH /projects/:id` accepts; any other key is a 422. */
-export const PROJECT_EDIT_FIELDS = ['headline', 'page_content'] as const;
+const PROJECT_EDIT_FIELDS = ['headline', 'page_content'] as const;
 
 /** Why `value` is not a valid headline (3 to 140 characters), or null when it is. */
 export function headlineProblem(value: unknown): string | null {
@@ -45,7 +45,7 @@ export function pageContentProblem(value: unknown): string | null {
 }
 
 /** True when `key` is one of {@link SUPPORTED_LOCALES}. */
-export function isSupportedLocale(key: string): key is SupportedLocale {
+function isSupportedLocale(key: string): key is SupportedLocale {
   return (SUPPORTED_LOCALES as readonly string[]).includes(key);
 }
 
@@ -53,7 +53,7 @@ export function isSupportedLocale(key: string): key is SupportedLocale {
  * Problems of one locale map (`headline` or `page_content`): it must be an object with at least
  * one entry, every key a supported locale, every value valid by `valueProblem`.
  */
-export function localizedTextProblems(
+function localizedTextProblems(
   field: string,
   value: unknown,
   valueProblem: (text: unknown) => string | null,
@@ -108,10 +108,10 @@ export interface AnnouncementInput {
 }
 
 /** The fields `POST /projects/:id/announcements` accepts; any other key is a 422. */
-export const ANNOUNCEMENT_FIELDS = ['title', 'content', 'category'] as const;
+const ANNOUNCEMENT_FIELDS = ['title', 'content', 'category'] as const;
 
 /** The category used when a request gives none. */
-export const DEFAULT_ANNOUNCEMENT_CATEGORY: AnnouncementCategory = ANNOUNCEMENT_CATEGORIES[0];
+const DEFAULT_ANNOUNCEMENT_CATEGORY: AnnouncementCategory = ANNOUNCEMENT_CATEGORIES[0];
 
 /**
  * Validates an announcement body: `title` 3 to 100 characters, `content` 10 to 2,000, `category`

@@ -17,7 +17,7 @@ export interface WebhookUrlOptions {
 }
 
 /** Hosts an `http:` URL may name when {@link WebhookUrlOptions.allowHttpLoopback} is set (as `URL.hostname` spells them). */
-export const LOOPBACK_HTTP_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
+const LOOPBACK_HTTP_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
 
 /** A field of the webhook body that broke the rule, and why (the message starts with the field name). */
 export interface WebhookInputProblem {

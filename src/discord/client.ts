@@ -11,7 +11,7 @@ import { botToken, DISCORD_CONNECTION_DEFAULTS, discordGet, discordMessage, type
  */
 
 /** What {@link DiscordRestClient.get} got: the JSON body of a 2xx answer, or why there is none. */
-export type DiscordStep =
+type DiscordStep =
   | { ok: true; body: unknown }
   /** `status` is set when Discord answered (a 401, a 404, a 5xx...), with the answer's body. */
   | { ok: false; reason: string; status?: number; body?: unknown };

@@ -31,7 +31,7 @@ export interface RateLimitInfo {
  * enough not to feed Discord's invalid-request limit (401, 403 and 429 count towards a temporary
  * IP ban), short next to the cache lifetime.
  */
-export const UNKNOWN_429_WAIT_MS = 60_000;
+const UNKNOWN_429_WAIT_MS = 60_000;
 
 function header(headers: RestHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -71,7 +71,7 @@ export function readRateLimit(status: number, headers: RestHeaders, body: unknow
 }
 
 /** When a route may be asked again, and why it may not before. */
-export interface RouteBlock {
+interface RouteBlock {
   /** Epoch ms before which the route must not be requested; 0 when it may be now. */
   until: number;
   /** Why (`answered 429 with scope user`), as recorded with the wait. */

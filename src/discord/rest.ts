@@ -35,7 +35,7 @@ export const DISCORD_CONNECTION_DEFAULTS = {
  */
 
 /** An answer larger than this is not Discord's (a wrong base URL): it is not read to the end. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /** An error as one line for a reason: the innermost useful message, with its errno code. */
 export function errorText(error: unknown): string {

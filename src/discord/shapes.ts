@@ -6,7 +6,7 @@
  */
 
 /** A `Map` or a discord.js `Collection`, as far as the shapes below look. */
-export interface MapLike {
+interface MapLike {
   readonly size: number;
   values(): Iterable<unknown>;
   get(key: unknown): unknown;

@@ -1,16 +1,14 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createListingClient, type ListingClient } from '../api/client.js';
 import type { ConfigSources } from '../config/loader.js';
 import { secretValues } from '../config/mask.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ListingAgentError } from '../errors.js';
-import { createRedisConnection, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
-import { describeRedisUrl } from '../redis/keys.js';
-import { parseStateDocument } from '../store/document.js';
+import { RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { redisConnectionFor } from '../redis/from-config.js';
 import type { LockOwner } from '../store/lock.js';
 import { createRedisStore } from '../store/redis.js';
-import type { StateStore } from '../store/types.js';
+import { createStateFileReader } from '../store/state-file-reader.js';
 import { probeService, type ServiceAnswer } from './service-probe.js';
 import { DOCTOR_DEFAULTS, type DoctorDeps } from './types.js';
 
@@ -38,23 +36,6 @@ export interface OwnedDoctorDeps extends DoctorDeps {
 /** The state directory as the agent resolves it. */
 export function doctorStateDirectory(deps: Pick<DoctorDeps, 'config' | 'cwd'>): string {
   return resolve(deps.cwd, deps.config.state.directory);
-}
-
-/** Reads `state.json` without its lock (it is replaced by a rename): what a running agent wrote last. */
-function fileStateReader(directory: string): Pick<StateStore, 'get'> {
-  return {
-    async get<T>(key: string): Promise<T | undefined> {
-      let text: string;
-      try {
-        text = await readFile(join(directory, 'state.json'), 'utf8');
-      } catch {
-        return undefined;
-      }
-      const parsed = parseStateDocument(text);
-      const raw = parsed.ok ? parsed.entries.get(key) : undefined;
-      return raw === undefined ? undefined : (JSON.parse(raw) as T);
-    },
-  };
 }
 
 /**
@@ -89,21 +70,7 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made: (c: RedisConnection) => void): Promise<RedisConnection> {
   const redis = config.state.redis;
   if (redis === undefined) throw new ListingAgentError('invalid_option', 'no state.redis in the configuration');
-  let connection: RedisConnection;
-  try {
-    connection = createRedisConnection({
-      url: redis.url,
-      prefix: redis.prefix,
-      tls: redis.tls,
-      clientName: 'listing-agent-doctor',
-      connectTimeoutMs: timeoutMs,
-      commandTimeoutMs: timeoutMs,
-    });
-  } catch (error) {
-    if (error instanceof ListingAgentError) throw error;
-    const detail = (error instanceof Error ? error.message : String(error)).split(redis.url).join(describeRedisUrl(redis.url));
-    throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
-  }
+  const connection = redisConnectionFor(redis, { clientName: 'listing-agent-doctor', connectTimeoutMs: timeoutMs, commandTimeoutMs: timeoutMs });
   made(connection);
   connection.start();
   try {
@@ -153,7 +120,7 @@ export function createDoctorDeps(options: CreateDoctorDepsOptions): OwnedDoctorD
     },
     redis,
     async stateReader() {
-      if (config.state.redis === undefined) return fileStateReader(doctorStateDirectory(options));
+      if (config.state.redis === undefined) return createStateFileReader(doctorStateDirectory(options));
       // The Redis store reads without open(), and writes nothing.
       return createRedisStore({ connection: await redis() });
     },

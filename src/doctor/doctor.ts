@@ -19,7 +19,7 @@ export type { ConfigLoad } from './checks/config.js';
  * Every check after `config`, in the order they are shown. Every one is always in the report
  * (a check that does not apply says `skip` and why), so a script finds each name every time.
  */
-export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
+const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   tokenCheck,
   clockCheck,
   statsCheck,

@@ -1,4 +1,5 @@
 import type { CheckOutcome, CheckResult, DoctorReport } from './types.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The doctor's runner, the pure parts and the one that runs checks: every check at once, each
@@ -20,7 +21,7 @@ export interface RunChecksOptions {
   clock?: () => number;
 }
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+const errorText = (error: unknown) => errorMessage(error).replace(/\s+/g, ' ').trim();
 
 /** Runs `check` until it settles or `timeoutMs` passes (then its signal aborts and it fails). */
 async function runOne(check: RunnableCheck, options: RunChecksOptions): Promise<CheckResult> {

@@ -17,7 +17,7 @@ import type { ServiceAnswer } from './service-probe.js';
  * How a check came out. `ok` and `skip` (the check does not apply to this configuration, or
  * cannot run from here; the summary says why) leave the exit code at 0; `warn` makes it 1, `fail` 2.
  */
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 /** What a check found, before the runner names and times it. */
 export interface CheckOutcome {

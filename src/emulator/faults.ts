@@ -37,7 +37,7 @@ const chaosKindSchema = z
   });
 
 /** The kinds of {@link chaosSchema} when none are given: a 429 with Retry-After, a 502, a reset, a 2 s delay. */
-export const DEFAULT_CHAOS_KINDS = [
+const DEFAULT_CHAOS_KINDS = [
   { status: 429, retry_after: 1, weight: 1 },
   { status: 502, weight: 1 },
   { reset: true, weight: 1 },

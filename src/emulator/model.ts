@@ -115,7 +115,7 @@ export function addProject(emu: EmulatorContext, input: NewProject): { project: 
 }
 
 /** True from Friday 00:00 to Sunday 23:59 UTC (weekend votes count double for bots). */
-export function isWeekend(ms: number): boolean {
+function isWeekend(ms: number): boolean {
   const day = new Date(ms).getUTCDay();
   return day === 5 || day === 6 || day === 0;
 }
@@ -185,7 +185,7 @@ export function eventUser(user: UserRecord) {
 }
 
 /** `data` of a `vote.create` event. */
-export function voteEventData(vote: VoteRecord, project: ProjectRecord, user: UserRecord) {
+function voteEventData(vote: VoteRecord, project: ProjectRecord, user: UserRecord) {
   return {
     id: vote.id,
     weight: vote.weight,

@@ -23,7 +23,7 @@ const SINGLE_PARAMETERS = [
 ] as const;
 
 /** A 302 to `redirectUri` with `params` appended to its query; the registered URI stays byte-exact. */
-export function redirectReply(redirectUri: string, params: Record<string, string>): Reply {
+function redirectReply(redirectUri: string, params: Record<string, string>): Reply {
   const query = new URLSearchParams(params).toString();
   const separator = !redirectUri.includes('?') ? '?' : /[?&]$/.test(redirectUri) ? '' : '&';
   return { status: 302, headers: { location: `${redirectUri}${separator}${query}`, 'cache-control': 'no-store' } };
@@ -54,7 +54,7 @@ function findPreselected(emu: EmulatorContext, query: URLSearchParams): ProjectR
 }
 
 /** Checks an authorization request: the request, or the error redirect (or a thrown 400 page). */
-export function checkAuthorizeRequest(ctx: RequestContext): { ok: true; request: AuthorizeRequest } | { ok: false; reply: Reply } {
+function checkAuthorizeRequest(ctx: RequestContext): { ok: true; request: AuthorizeRequest } | { ok: false; reply: Reply } {
   const query = ctx.url.searchParams;
   const clientId = pageParameter(query, 'client_id');
   const application = ctx.emu.state.applications.get(clientId);
@@ -107,7 +107,7 @@ export function checkAuthorizeRequest(ctx: RequestContext): { ok: true; request:
 }
 
 /** The projects a user owns or administers, in listing order. */
-export function manageableProjects(emu: EmulatorContext, userId: string): ProjectRecord[] {
+function manageableProjects(emu: EmulatorContext, userId: string): ProjectRecord[] {
   return [...emu.state.projects.values()].filter((project) => canManageProject(project, userId));
 }
 

@@ -2,7 +2,7 @@ import type { Reply, RequestContext } from './http.js';
 import { fail } from './http.js';
 
 /** A route handler. */
-export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
 
 /** One route: a method and a pattern such as `/projects/:project_id/votes/:user_id`. */
 export interface Route {

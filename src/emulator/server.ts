@@ -22,7 +22,7 @@ interface Placement {
 }
 
 /** Where a request path belongs (the real service's layout). */
-export function placeRequest(pathname: string): Placement | undefined {
+function placeRequest(pathname: string): Placement | undefined {
   const within = (base: string) => pathname === base || pathname.startsWith(`${base}/`);
   if (within('/api/v1/oauth2')) return { family: 'oauth', path: pathname.slice('/api/v1'.length) };
   if (within('/api/v1')) return { family: 'v1', path: pathname.slice('/api/v1'.length) || '/' };
@@ -87,86 +87,95 @@ export interface EmulatorServerOptions {
   index: () => Reply;
 }
 
+/** Records a request in the admin API's request log (bounded by `requestLogSize`). */
+function logRequest(emu: EmulatorContext, ctx: Pick<RequestContext, 'method' | 'url' | 'credential'>, status: number, fault: boolean): void {
+  const { requests } = emu.state;
+  requests.push({
+    at: iso(emu.clock.now()),
+    method: ctx.method,
+    path: ctx.url.pathname,
+    query: ctx.url.search,
+    status,
+    credential: ctx.credential,
+    fault,
+  });
+  if (requests.length > emu.settings.requestLogSize) requests.splice(0, requests.length - emu.settings.requestLogSize);
+}
+
+/**
+ * Plays an injected fault for this request, if one matches: a delay, then a reset or an error
+ * status. Returns true when the fault answered (or cut) the request.
+ */
+async function playFault(emu: EmulatorContext, ctx: RequestContext, res: ServerResponse): Promise<boolean> {
+  const { req, method, url, family } = ctx;
+  const fault = emu.faults.take(method, url.pathname);
+  if (!fault) return false;
+  if (fault.delay_ms) await new Promise((resolve) => setTimeout(resolve, fault.delay_ms).unref());
+  if (fault.reset) {
+    logRequest(emu, ctx, 0, true);
+    req.socket.destroy();
+    return true;
+  }
+  if (fault.status === undefined) return false;
+  const headers: Record<string, string> = {};
+  if (fault.retry_after !== undefined) headers['retry-after'] = String(fault.retry_after);
+  const reply = errorReply(family, new HttpError(fault.status, `injected fault: ${fault.status}`, { headers }));
+  logRequest(emu, ctx, reply.status, true);
+  // Drain what the client sends so the connection stays usable.
+  req.resume();
+  writeReply(req, res, reply, emu.clock.now());
+  return true;
+}
+
+/** Routes a request in its family; every error becomes that family's error shape. */
+async function route(ctx: RequestContext, routers: FamilyRouters, options: EmulatorServerOptions): Promise<Reply> {
+  const { method, url, family } = ctx;
+  try {
+    if (!placeRequest(url.pathname)) fail(404, `no route for ${method} ${url.pathname}`);
+    ctx.rawBody = await readBody(ctx.req, ctx.emu.settings.maxBodyBytes);
+    const { handler, params } = routers[family].resolve(method, ctx.path);
+    ctx.params = params;
+    return await handler(ctx);
+  } catch (error) {
+    if (error instanceof HttpError) {
+      const reply = errorReply(family, error);
+      if (error.status === 413) reply.headers = { ...reply.headers, connection: 'close' };
+      return reply;
+    }
+    options.onError?.(error);
+    return errorReply(family, new HttpError(500, 'the emulator failed on this request'));
+  }
+}
+
+async function handle(emu: EmulatorContext, routers: FamilyRouters, options: EmulatorServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const url = new URL(req.url ?? '/', 'http://emulator.invalid');
+  if (url.pathname === '/' && (method === 'GET' || method === 'HEAD')) {
+    writeReply(req, res, options.index(), emu.clock.now());
+    return;
+  }
+  const placement = placeRequest(url.pathname) ?? { family: 'v1' as const, path: url.pathname };
+  const ctx: RequestContext = {
+    req,
+    method,
+    url,
+    path: placement.path,
+    params: {},
+    rawBody: Buffer.alloc(0),
+    family: placement.family,
+    emu,
+    credential: null,
+  };
+  if (placement.family !== 'admin' && (await playFault(emu, ctx, res))) return;
+  const reply = await route(ctx, routers, options);
+  if (placement.family !== 'admin') logRequest(emu, ctx, reply.status, false);
+  writeReply(req, res, reply, emu.clock.now());
+}
+
 /** The node:http server of the emulator: placement, faults, body cap, routing, error shapes, request log. */
 export function createEmulatorServer(emu: EmulatorContext, routers: FamilyRouters, options: EmulatorServerOptions): Server {
-  const log = (ctx: { method: string; url: URL; credential: RequestContext['credential'] }, status: number, fault: boolean) => {
-    const { requests } = emu.state;
-    requests.push({
-      at: iso(emu.clock.now()),
-      method: ctx.method,
-      path: ctx.url.pathname,
-      query: ctx.url.search,
-      status,
-      credential: ctx.credential,
-      fault,
-    });
-    if (requests.length > emu.settings.requestLogSize) requests.splice(0, requests.length - emu.settings.requestLogSize);
-  };
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const method = (req.method ?? 'GET').toUpperCase();
-    const url = new URL(req.url ?? '/', 'http://emulator.invalid');
-    if (url.pathname === '/' && (method === 'GET' || method === 'HEAD')) {
-      writeReply(req, res, options.index(), emu.clock.now());
-      return;
-    }
-    const placement = placeRequest(url.pathname) ?? { family: 'v1' as const, path: url.pathname };
-    const ctx: RequestContext = {
-      req,
-      method,
-      url,
-      path: placement.path,
-      params: {},
-      rawBody: Buffer.alloc(0),
-      family: placement.family,
-      emu,
-      credential: null,
-    };
-
-    if (placement.family !== 'admin') {
-      const fault = emu.faults.take(method, url.pathname);
-      if (fault) {
-        if (fault.delay_ms) await new Promise((resolve) => setTimeout(resolve, fault.delay_ms).unref());
-        if (fault.reset) {
-          log(ctx, 0, true);
-          req.socket.destroy();
-          return;
-        }
-        if (fault.status !== undefined) {
-          const headers: Record<string, string> = {};
-          if (fault.retry_after !== undefined) headers['retry-after'] = String(fault.retry_after);
-          const reply = errorReply(placement.family, new HttpError(fault.status, `injected fault: ${fault.status}`, { headers }));
-          log(ctx, reply.status, true);
-          // Drain what the client sends so the connection stays usable.
-          req.resume();
-          writeReply(req, res, reply, emu.clock.now());
-          return;
-        }
-      }
-    }
-
-    let reply: Reply;
-    try {
-      if (!placeRequest(url.pathname)) fail(404, `no route for ${method} ${url.pathname}`);
-      ctx.rawBody = await readBody(req, emu.settings.maxBodyBytes);
-      const { handler, params } = routers[placement.family].resolve(method, placement.path);
-      ctx.params = params;
-      reply = await handler(ctx);
-    } catch (error) {
-      if (error instanceof HttpError) {
-        reply = errorReply(placement.family, error);
-        if (error.status === 413) reply.headers = { ...reply.headers, connection: 'close' };
-      } else {
-        options.onError?.(error);
-        reply = errorReply(placement.family, new HttpError(500, 'the emulator failed on this request'));
-      }
-    }
-    if (placement.family !== 'admin') log(ctx, reply.status, false);
-    writeReply(req, res, reply, emu.clock.now());
-  }
-
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    handle(emu, routers, options, req, res).catch((error: unknown) => {
       options.onError?.(error);
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });

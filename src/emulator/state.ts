@@ -51,7 +51,7 @@ export interface AnnouncementRecord {
 }
 
 /** v0 bot fields the emulator cannot derive; overridable by seed. */
-export interface BotExtras {
+interface BotExtras {
   discriminator: string;
   avatar: string | null;
   defAvatar: string | null;
@@ -141,7 +141,7 @@ export interface AccessTokenRecord {
 }
 
 /** An authorization code waiting to be exchanged. */
-export interface AuthorizationCodeRecord {
+interface AuthorizationCodeRecord {
   code: string;
   client_id: string;
   redirect_uri: string;
@@ -280,9 +280,4 @@ export function findUserByPlatformId(state: EmulatorState, platformId: string): 
 /** True when `userId` owns or administers the project (who may grant it and keep app tokens alive). */
 export function canManageProject(project: ProjectRecord, userId: string): boolean {
   return project.owner_user_id === userId || project.admin_user_ids.includes(userId);
-}
-
-/** Votes of one project, in ascending (created_at, seq) order. */
-export function projectVotes(state: EmulatorState, projectId: string): VoteRecord[] {
-  return state.votes.filter((vote) => vote.project_id === projectId);
 }

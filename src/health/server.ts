@@ -15,10 +15,21 @@ export interface HealthServerOptions {
   registry: Registry;
   logger: AgentLogger;
   /**
+   * More pages on the same port (the status page): asked first for every request; `handle`
+   * returns false for a path it does not answer. Default: none.
+   */
+  pages?: HealthPages;
+  /**
    * The setting a `ListenError` tells people to change.
    * Default `{ path: 'health.listen', env: 'LISTING_AGENT_HEALTH_LISTEN' }`.
    */
   setting?: ListenSetting;
+}
+
+/** Pages the health server serves beside its own paths (the status page). */
+export interface HealthPages {
+  /** Answers `req` and returns true, or returns false at once for a path it does not answer. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
 }
 
 /** The health server: `/healthz`, `/readyz`, `/metrics`. */
@@ -60,7 +71,7 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
   async function route(req: IncomingMessage): Promise<Reply> {
     const path = (req.url ?? '/').split(/[?#]/, 1)[0];
     if (!PATHS.some((known) => known === path)) {
-      return json(404, { error: `no such path: the health server answers ${PATHS.join(', ')}` });
+      return json(404, { error: `no such path: the health server answers ${PATHS.join(', ')}${options.pages ? ', and the status page at /' : ''}` });
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return json(405, { error: `${req.method ?? 'this method'} is not allowed: use ${ALLOW}` }, { allow: ALLOW });
@@ -74,6 +85,7 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (options.pages?.handle(req, res)) return;
     let reply: Reply;
     try {
       reply = await route(req);

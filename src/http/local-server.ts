@@ -88,99 +88,114 @@ function listenOn(server: Server, { host, port }: ListenAddress): Promise<number
   });
 }
 
+/** What a local server holds: its options, the node server, and the requests in flight. */
+interface LocalServerState {
+  readonly options: LocalServerOptions;
+  readonly server: Server;
+  /** Requests in flight, and who waits for them to be done (a graceful stop). */
+  active: number;
+  drained: (() => void) | undefined;
+  starting: Promise<string> | undefined;
+  stopping: Promise<void> | undefined;
+}
+
+/** The timeouts in use: {@link LOCAL_SERVER_LIMITS} with the caller's, `headersTimeout` at most `requestTimeout`. */
+export function localServerLimits(limits: LocalServerOptions['limits']): Record<keyof typeof LOCAL_SERVER_LIMITS, number> {
+  const requestTimeout = limits?.requestTimeout ?? LOCAL_SERVER_LIMITS.requestTimeout;
+  return {
+    ...LOCAL_SERVER_LIMITS,
+    ...limits,
+    headersTimeout: Math.min(limits?.headersTimeout ?? LOCAL_SERVER_LIMITS.headersTimeout, requestTimeout),
+  };
+}
+
+/** Answers bad bytes, oversized headers and stalled clients without a crash (431, 408, else 400). */
+function answerClientError(options: LocalServerOptions, error: NodeJS.ErrnoException, socket: Duplex): void {
+  options.logger.debug({ err: error.message, code: error.code }, `bad request on the ${options.what} port`);
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+}
+
+async function start(state: LocalServerState): Promise<string> {
+  const { what, listen, setting, logger } = state.options;
+  try {
+    const port = await listenOn(state.server, listen);
+    // Errors after listening (accept failures such as EMFILE) are logged, never thrown.
+    state.server.on('error', (error) => logger.error({ err: error.message }, `${what} error`));
+    return `http://${formatAddress({ host: listen.host, port })}`;
+  } catch (error) {
+    throw new ListenError(what, listen, error, setting);
+  }
+}
+
+/** Resolves when no request is in flight, or at `deadline`, whichever comes first. */
+function settle(state: LocalServerState, deadline: number, now: () => number): Promise<void> {
+  if (state.active === 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(finish, Math.max(0, deadline - now()));
+    timer.unref();
+    function finish() {
+      clearTimeout(timer);
+      state.drained = undefined;
+      resolve();
+    }
+    state.drained = finish;
+  });
+}
+
+async function stop(state: LocalServerState, stopOptions: LocalServerStopOptions): Promise<void> {
+  const { server } = state;
+  // Let a listen in progress finish first, or the socket it opens would outlive stop().
+  await state.starting?.catch(() => undefined);
+  const closed = new Promise<void>((resolve) => {
+    // The callback gets ERR_SERVER_NOT_RUNNING when the server never listened: nothing to close.
+    server.close(() => resolve());
+  });
+  if (stopOptions.deadline !== undefined) {
+    // No new connection from here; idle keep-alive ones go now, busy ones once answered.
+    server.closeIdleConnections();
+    await settle(state, stopOptions.deadline, stopOptions.now ?? Date.now);
+  }
+  server.closeAllConnections();
+  await closed;
+}
+
 /** Creates a local server (not listening until `start()`). */
 export function createLocalServer(options: LocalServerOptions): LocalServer {
-  const { what, listen, setting, logger } = options;
-  const requestTimeout = options.limits?.requestTimeout ?? LOCAL_SERVER_LIMITS.requestTimeout;
-  const limits = {
-    ...LOCAL_SERVER_LIMITS,
-    ...options.limits,
-    headersTimeout: Math.min(options.limits?.headersTimeout ?? LOCAL_SERVER_LIMITS.headersTimeout, requestTimeout),
-  };
-  /** Requests in flight, and who waits for them to be done (a graceful stop). */
-  let active = 0;
-  let drained: (() => void) | undefined;
+  const { what, logger } = options;
   // 'close' fires once per response (node guards it), whether it finished or the connection died:
   // one listener shared by every response rather than a closure and a once-wrapper per request.
   const onResponseClose = () => {
-    active -= 1;
-    if (active === 0) drained?.();
+    state.active -= 1;
+    if (state.active === 0) state.drained?.();
   };
-  const server = createServer(limits, (req, res) => {
-    active += 1;
+  const server = createServer(localServerLimits(options.limits), (req, res) => {
+    state.active += 1;
     res.on('close', onResponseClose);
     options.handler(req, res);
   });
+  const state: LocalServerState = { options, server, active: 0, drained: undefined, starting: undefined, stopping: undefined };
   if (options.maxConnections !== undefined) {
     server.maxConnections = options.maxConnections;
     server.on('drop', () => logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`));
   }
   // Garbage, oversized headers or a stalled client must not take the process down.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    logger.debug({ err: error.message, code: error.code }, `bad request on the ${what} port`);
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-  });
-
-  let starting: Promise<string> | undefined;
-  let stopping: Promise<void> | undefined;
-
-  async function start(): Promise<string> {
-    try {
-      const port = await listenOn(server, listen);
-      // Errors after listening (accept failures such as EMFILE) are logged, never thrown.
-      server.on('error', (error) => logger.error({ err: error.message }, `${what} error`));
-      return `http://${formatAddress({ host: listen.host, port })}`;
-    } catch (error) {
-      throw new ListenError(what, listen, error, setting);
-    }
-  }
-
-  /** Resolves when no request is in flight, or at `deadline`, whichever comes first. */
-  function settle(deadline: number, now: () => number): Promise<void> {
-    if (active === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(finish, Math.max(0, deadline - now()));
-      timer.unref();
-      function finish() {
-        clearTimeout(timer);
-        drained = undefined;
-        resolve();
-      }
-      drained = finish;
-    });
-  }
-
-  async function stop(stopOptions: LocalServerStopOptions): Promise<void> {
-    // Let a listen in progress finish first, or the socket it opens would outlive stop().
-    await starting?.catch(() => undefined);
-    const closed = new Promise<void>((resolve) => {
-      // The callback gets ERR_SERVER_NOT_RUNNING when the server never listened: nothing to close.
-      server.close(() => resolve());
-    });
-    if (stopOptions.deadline !== undefined) {
-      // No new connection from here; idle keep-alive ones go now, busy ones once answered.
-      server.closeIdleConnections();
-      await settle(stopOptions.deadline, stopOptions.now ?? Date.now);
-    }
-    server.closeAllConnections();
-    await closed;
-  }
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(options, error, socket));
 
   return {
     start() {
-      if (stopping) return Promise.reject(new ListingAgentError('stopped', `the ${what} was stopped: create a new one`));
-      starting ??= start();
-      return starting;
+      if (state.stopping) return Promise.reject(new ListingAgentError('stopped', `the ${what} was stopped: create a new one`));
+      state.starting ??= start(state);
+      return state.starting;
     },
     stop(stopOptions = {}) {
-      stopping ??= stop(stopOptions);
-      return stopping;
+      state.stopping ??= stop(state, stopOptions);
+      return state.stopping;
     },
-    inFlight: () => active,
+    inFlight: () => state.active,
   };
 }

@@ -60,7 +60,7 @@ export interface StandbyState {
 }
 
 /** This agent leads under `token` until `validUntil` (by its own clock), unless renewed. */
-export interface LeaderState {
+interface LeaderState {
   role: 'leader';
   token: number;
   /** The key's value, `<agent id>|<token>`. */

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
-import type { RedisConnection } from '../redis/connection.js';
+import type { RedisConnection, RedisScript } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import {
   afterAcquire,
@@ -17,6 +17,7 @@ import {
   type RenewOutcome,
 } from './lease.js';
 import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * Takes the lease when it is free: a new fencing token (INCR) and the key set with the lease as
@@ -90,6 +91,179 @@ function integer(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);
 }
 
+/** A running lease: its settings, its scripts, and where it stands. */
+interface LeaseRun {
+  readonly connection: RedisConnection;
+  readonly agentId: string;
+  readonly timing: LeaseTiming;
+  readonly logger: AgentLogger;
+  readonly now: () => number;
+  readonly leaderKey: string;
+  readonly fenceKey: string;
+  readonly scripts: { acquire: RedisScript; renew: RedisScript; release: RedisScript };
+  readonly emitter: EventEmitter<LeadershipEvents>;
+  /** Try at once when Redis comes back, instead of waiting for the next period. */
+  readonly onUp: () => void;
+  lease: LeaseState;
+  running: boolean;
+  inFlight: Promise<void> | undefined;
+  timer: NodeJS.Timeout | undefined;
+  stopping: Promise<void> | undefined;
+  /** Why the lease could not be taken or renewed last (logged at debug when it changes). */
+  lastFailure: string | undefined;
+}
+
+function leaderIdOf(run: LeaseRun, current: LeaseState): string | undefined {
+  return current.role === 'leader' ? run.agentId : current.leaderId;
+}
+
+/** Whether this agent leads now: it holds the lease and its own deadline has not passed. */
+function leading(run: LeaseRun): boolean {
+  return run.lease.role === 'leader' && run.now() < run.lease.validUntil;
+}
+
+/** Moves to `next`, emitting `change` and `leader` for what changed. */
+function transition(run: LeaseRun, next: LeaseState): void {
+  const { logger, agentId, emitter } = run;
+  const before = run.lease;
+  run.lease = next;
+  const wasLeader = before.role === 'leader';
+  const isLeader = next.role === 'leader';
+  if (wasLeader !== isLeader || (wasLeader && isLeader && before.token !== next.token)) {
+    if (isLeader) logger.info({ agentId, token: next.token }, 'took the leader lease: this agent posts stats, syncs commands and polls votes');
+    else logger.warn({ agentId, leader: next.leaderId ?? null, reason: run.lastFailure ?? null }, 'no longer the leader: standing by');
+    emitter.emit('change', isLeader);
+  }
+  const previousLeader = leaderIdOf(run, before);
+  const leaderNow = leaderIdOf(run, next);
+  if (previousLeader !== leaderNow) {
+    if (!isLeader && !wasLeader) logger.info({ agentId, leader: leaderNow ?? null }, leaderNow === undefined ? 'no leader seen' : 'standing by');
+    emitter.emit('leader', leaderNow);
+  }
+}
+
+/** Applies a request's outcome: with events while running, silently once stop() began (it tidies up). */
+function settle(run: LeaseRun, next: LeaseState): void {
+  if (run.running) transition(run, next);
+  else run.lease = next;
+}
+
+function schedule(run: LeaseRun, at: number): void {
+  clearTimeout(run.timer);
+  if (!run.running) return;
+  run.timer = setTimeout(() => void tick(run), Math.max(0, at - run.now()));
+  run.timer.unref();
+}
+
+/** Remembers why the lease could not be taken or renewed (logged at debug when it changes). */
+function failed(run: LeaseRun, doing: string, error: unknown): void {
+  const detail = errorMessage(error);
+  if (run.lastFailure !== detail) run.logger.debug({ err: detail }, `leader lease: could not ${doing}`);
+  run.lastFailure = detail;
+}
+
+async function acquire(run: LeaseRun): Promise<AcquireOutcome> {
+  const previous = run.lease.role === 'standby' ? (run.lease.previousValue ?? '') : '';
+  const reply = (await run.scripts.acquire.run([run.leaderKey, run.fenceKey], [run.agentId, run.timing.leaseMs, previous])) as unknown[];
+  if (integer(reply[0]) === 1) return { kind: 'acquired', value: String(reply[1]), token: integer(reply[2]) };
+  const value = String(reply[1]);
+  return { kind: 'held', holder: parseLeaseValue(value)?.agentId ?? value, ttlMs: integer(reply[2]) };
+}
+
+async function renew(run: LeaseRun, value: string): Promise<RenewOutcome> {
+  const reply = (await run.scripts.renew.run([run.leaderKey], [value, run.timing.leaseMs])) as unknown[];
+  if (integer(reply[0]) === 1) return { kind: 'renewed' };
+  const current = String(reply[1] ?? '');
+  return { kind: 'lost', holder: current === '' ? '' : (parseLeaseValue(current)?.agentId ?? current), ttlMs: integer(reply[2]) };
+}
+
+/** One step: decide, act (one request at a time), apply, and arm the next wake-up. */
+async function tick(run: LeaseRun): Promise<void> {
+  if (!run.running) return;
+  const decision = decide(run.lease, run.now());
+  if (decision.action === 'stepDown') {
+    transition(run, stepDown(run.lease, run.now()));
+    return tick(run);
+  }
+  if (run.inFlight !== undefined) {
+    // The request's end arms the next step; a leader's step-down deadline stays armed meanwhile.
+    if (run.lease.role === 'leader') schedule(run, run.lease.validUntil);
+    return;
+  }
+  if (decision.action === 'wait') {
+    schedule(run, decision.wakeAt);
+    return;
+  }
+  run.inFlight = act(run, decision.action).finally(() => (run.inFlight = undefined));
+  await run.inFlight;
+  if (run.running) schedule(run, decide(run.lease, run.now()).wakeAt);
+}
+
+/** Runs one acquire or renewal and applies its outcome (also while stopping: stop() waits for it). */
+async function act(run: LeaseRun, action: 'acquire' | 'renew'): Promise<void> {
+  const sentAt = run.now();
+  if (action === 'acquire') {
+    // No check of the connection first: while Redis is down a command fails at once.
+    let outcome: AcquireOutcome = { kind: 'failed' };
+    try {
+      outcome = await acquire(run);
+      run.lastFailure = undefined;
+    } catch (error) {
+      failed(run, 'take the lease', error);
+    }
+    settle(run, afterAcquire(run.lease, outcome, sentAt, run.now(), run.timing));
+    return;
+  }
+  if (run.lease.role !== 'leader') return;
+  const { token, value } = run.lease;
+  schedule(run, run.lease.validUntil);
+  let outcome: RenewOutcome = { kind: 'failed' };
+  try {
+    outcome = await renew(run, value);
+    run.lastFailure = undefined;
+    if (outcome.kind === 'lost') run.lastFailure = outcome.holder === '' ? 'the lease expired in Redis' : `the lease was taken by ${outcome.holder}`;
+  } catch (error) {
+    failed(run, 'renew the lease', error);
+  }
+  settle(run, afterRenew(run.lease, outcome, token, sentAt, run.now(), run.timing));
+}
+
+function start(run: LeaseRun): void {
+  if (run.running || run.stopping) return;
+  run.running = true;
+  run.connection.on('up', run.onUp);
+  run.lease = initialLeaseState(run.now());
+  void tick(run);
+}
+
+async function stopAndRelease(run: LeaseRun): Promise<void> {
+  const wasRunning = run.running;
+  run.running = false;
+  clearTimeout(run.timer);
+  run.connection.off('up', run.onUp);
+  if (!wasRunning) return;
+  // An acquire in flight may take the lease: wait for its answer, so that it is released too.
+  await run.inFlight?.catch(() => undefined);
+  const held = run.lease;
+  if (held.role === 'leader') {
+    run.lastFailure = 'stopping';
+    transition(run, { role: 'standby', leaderId: undefined, nextTryAt: Number.POSITIVE_INFINITY, previousValue: undefined });
+  }
+  const value = held.role === 'leader' ? held.value : held.previousValue;
+  if (value === undefined) return;
+  try {
+    if (integer(await run.scripts.release.run([run.leaderKey], [value])) === 1) run.logger.info({ agentId: run.agentId }, 'released the leader lease');
+  } catch (error) {
+    // It expires by itself within one lease period.
+    run.logger.warn({ err: errorMessage(error) }, 'could not release the leader lease; it expires by itself');
+  }
+}
+
+function stop(run: LeaseRun): Promise<void> {
+  run.stopping ??= stopAndRelease(run);
+  return run.stopping;
+}
+
 /**
  * The leader lease in Redis (key `leader`, fencing counter `leader:fence`, both under the
  * prefix), run on timers around the pure core in `lease.ts`.
@@ -107,182 +281,37 @@ function integer(value: unknown): number {
  */
 export function createRedisLeadership(options: RedisLeadershipOptions): RedisLeadership {
   const { connection, agentId } = options;
-  const timing = leaseTiming(options.leaseMs);
-  const logger = options.logger ?? silentLogger;
   const now = options.now ?? (() => performance.now());
-  const leaderKey = connection.key(REDIS_KEYS.leader);
-  const fenceKey = connection.key(REDIS_KEYS.fence);
-  const acquireScript = connection.script(ACQUIRE);
-  const renewScript = connection.script(RENEW);
-  const releaseScript = connection.script(RELEASE);
-
-  const emitter = new EventEmitter<LeadershipEvents>();
-  let state: LeaseState = initialLeaseState(now());
-  let running = false;
-  let inFlight: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let stopping: Promise<void> | undefined;
-  let lastFailure: string | undefined;
-
-  function leaderIdOf(current: LeaseState): string | undefined {
-    return current.role === 'leader' ? agentId : current.leaderId;
-  }
-
-  /** Moves to `next`, emitting `change` and `leader` for what changed. */
-  function transition(next: LeaseState): void {
-    const before = state;
-    state = next;
-    const wasLeader = before.role === 'leader';
-    const isLeader = next.role === 'leader';
-    if (wasLeader !== isLeader || (wasLeader && isLeader && before.token !== next.token)) {
-      if (isLeader) logger.info({ agentId, token: next.token }, 'took the leader lease: this agent posts stats, syncs commands and polls votes');
-      else logger.warn({ agentId, leader: next.leaderId ?? null, reason: lastFailure ?? null }, 'no longer the leader: standing by');
-      emitter.emit('change', isLeader);
-    }
-    const previousLeader = leaderIdOf(before);
-    const leaderNow = leaderIdOf(next);
-    if (previousLeader !== leaderNow) {
-      if (!isLeader && !wasLeader) logger.info({ agentId, leader: leaderNow ?? null }, leaderNow === undefined ? 'no leader seen' : 'standing by');
-      emitter.emit('leader', leaderNow);
-    }
-  }
-
-  /** Applies a request's outcome: with events while running, silently once stop() began (it tidies up). */
-  function settle(next: LeaseState): void {
-    if (running) transition(next);
-    else state = next;
-  }
-
-  function schedule(at: number): void {
-    clearTimeout(timer);
-    if (!running) return;
-    timer = setTimeout(() => void tick(), Math.max(0, at - now()));
-    timer.unref();
-  }
-
-  /** Remembers why the lease could not be taken or renewed (logged at debug when it changes). */
-  function failed(doing: string, error: unknown): void {
-    const detail = error instanceof Error ? error.message : String(error);
-    if (lastFailure !== detail) logger.debug({ err: detail }, `leader lease: could not ${doing}`);
-    lastFailure = detail;
-  }
-
-  async function acquire(): Promise<AcquireOutcome> {
-    const previous = state.role === 'standby' ? (state.previousValue ?? '') : '';
-    const reply = (await acquireScript.run([leaderKey, fenceKey], [agentId, timing.leaseMs, previous])) as unknown[];
-    if (integer(reply[0]) === 1) return { kind: 'acquired', value: String(reply[1]), token: integer(reply[2]) };
-    const value = String(reply[1]);
-    return { kind: 'held', holder: parseLeaseValue(value)?.agentId ?? value, ttlMs: integer(reply[2]) };
-  }
-
-  async function renew(value: string): Promise<RenewOutcome> {
-    const reply = (await renewScript.run([leaderKey], [value, timing.leaseMs])) as unknown[];
-    if (integer(reply[0]) === 1) return { kind: 'renewed' };
-    const current = String(reply[1] ?? '');
-    return { kind: 'lost', holder: current === '' ? '' : (parseLeaseValue(current)?.agentId ?? current), ttlMs: integer(reply[2]) };
-  }
-
-  /** One step: decide, act (one request at a time), apply, and arm the next wake-up. */
-  async function tick(): Promise<void> {
-    if (!running) return;
-    const decision = decide(state, now());
-    if (decision.action === 'stepDown') {
-      transition(stepDown(state, now()));
-      return tick();
-    }
-    if (inFlight !== undefined) {
-      // The request's end arms the next step; a leader's step-down deadline stays armed meanwhile.
-      if (state.role === 'leader') schedule(state.validUntil);
-      return;
-    }
-    if (decision.action === 'wait') {
-      schedule(decision.wakeAt);
-      return;
-    }
-    inFlight = act(decision.action).finally(() => (inFlight = undefined));
-    await inFlight;
-    if (running) schedule(decide(state, now()).wakeAt);
-  }
-
-  /** Runs one acquire or renewal and applies its outcome (also while stopping: stop() waits for it). */
-  async function act(action: 'acquire' | 'renew'): Promise<void> {
-    const sentAt = now();
-    if (action === 'acquire') {
-      // No check of the connection first: while Redis is down a command fails at once.
-      let outcome: AcquireOutcome = { kind: 'failed' };
-      try {
-        outcome = await acquire();
-        lastFailure = undefined;
-      } catch (error) {
-        failed('take the lease', error);
-      }
-      settle(afterAcquire(state, outcome, sentAt, now(), timing));
-      return;
-    }
-    if (state.role !== 'leader') return;
-    const { token, value } = state;
-    schedule(state.validUntil);
-    let outcome: RenewOutcome = { kind: 'failed' };
-    try {
-      outcome = await renew(value);
-      lastFailure = undefined;
-      if (outcome.kind === 'lost') lastFailure = outcome.holder === '' ? 'the lease expired in Redis' : `the lease was taken by ${outcome.holder}`;
-    } catch (error) {
-      failed('renew the lease', error);
-    }
-    settle(afterRenew(state, outcome, token, sentAt, now(), timing));
-  }
-
-  /** Try at once when Redis comes back, instead of waiting for the next period. */
-  const onUp = () => {
-    if (running && state.role === 'standby') schedule(now());
+  const run: LeaseRun = {
+    connection,
+    agentId,
+    timing: leaseTiming(options.leaseMs),
+    logger: options.logger ?? silentLogger,
+    now,
+    leaderKey: connection.key(REDIS_KEYS.leader),
+    fenceKey: connection.key(REDIS_KEYS.fence),
+    scripts: { acquire: connection.script(ACQUIRE), renew: connection.script(RENEW), release: connection.script(RELEASE) },
+    emitter: new EventEmitter<LeadershipEvents>(),
+    onUp: () => {
+      if (run.running && run.lease.role === 'standby') schedule(run, now());
+    },
+    lease: initialLeaseState(now()),
+    running: false,
+    inFlight: undefined,
+    timer: undefined,
+    stopping: undefined,
+    lastFailure: undefined,
   };
-
-  function start(): void {
-    if (running || stopping) return;
-    running = true;
-    connection.on('up', onUp);
-    state = initialLeaseState(now());
-    void tick();
-  }
-
-  function stop(): Promise<void> {
-    stopping ??= (async () => {
-      const wasRunning = running;
-      running = false;
-      clearTimeout(timer);
-      connection.off('up', onUp);
-      if (!wasRunning) return;
-      // An acquire in flight may take the lease: wait for its answer, so that it is released too.
-      await inFlight?.catch(() => undefined);
-      const held = state;
-      if (held.role === 'leader') {
-        lastFailure = 'stopping';
-        transition({ role: 'standby', leaderId: undefined, nextTryAt: Number.POSITIVE_INFINITY, previousValue: undefined });
-      }
-      const value = held.role === 'leader' ? held.value : held.previousValue;
-      if (value === undefined) return;
-      try {
-        if (integer(await releaseScript.run([leaderKey], [value])) === 1) logger.info({ agentId }, 'released the leader lease');
-      } catch (error) {
-        // It expires by itself within one lease period.
-        logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not release the leader lease; it expires by itself');
-      }
-    })();
-    return stopping;
-  }
-
+  const halt = () => stop(run);
   // Getters defined on the emitter itself (Object.assign would copy their values once).
-  const leading = () => state.role === 'leader' && now() < state.validUntil;
-  const leadership = Object.defineProperties(emitter, {
+  return Object.defineProperties(run.emitter, {
     agentId: { value: agentId, enumerable: true },
-    timing: { value: timing, enumerable: true },
-    isLeader: { get: leading, enumerable: true },
-    fencingToken: { get: () => (state.role === 'leader' && leading() ? state.token : undefined), enumerable: true },
-    leaderId: { get: () => leaderIdOf(state), enumerable: true },
-    start: { value: start },
-    stop: { value: stop },
-    [Symbol.asyncDispose]: { value: stop },
+    timing: { value: run.timing, enumerable: true },
+    isLeader: { get: () => leading(run), enumerable: true },
+    fencingToken: { get: () => (run.lease.role === 'leader' && leading(run) ? run.lease.token : undefined), enumerable: true },
+    leaderId: { get: () => leaderIdOf(run, run.lease), enumerable: true },
+    start: { value: () => start(run) },
+    stop: { value: halt },
+    [Symbol.asyncDispose]: { value: halt },
   }) as unknown as RedisLeadership;
-  return leadership;
 }

@@ -8,7 +8,21 @@
 export type { Capability, CapabilityContext, EventMap, ServiceProject } from '../runtime/capability.js';
 export type { Readiness, ComponentState } from '../runtime/readiness.js';
 export { createHealthServer } from '../health/server.js';
-export type { HealthServer, HealthServerOptions } from '../health/server.js';
+export type { HealthServer, HealthServerOptions, HealthPages } from '../health/server.js';
+export type {
+  StatusDocument,
+  StatusAgent,
+  StatusComponent,
+  StatusStats,
+  StatusSample,
+  StatusPost,
+  StatusCommands,
+  StatusVotes,
+  StatusVote,
+  StatusHookOutcome,
+  StatusDeadLetter,
+  StatusWebhooks,
+} from '../status/document.js';
 export type { ListenAddress, ListenProblem } from '../http/listen-error.js';
 export { createAgentMetrics, collectProcessMetrics } from '../runtime/metrics.js';
 export type { AgentMetrics } from '../runtime/metrics.js';

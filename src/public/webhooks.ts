@@ -1,7 +1,7 @@
 /**
  * `listing-agent/webhooks`: signed webhook deliveries without the agent. `verifyDelivery` is a pure
  * function (bytes, headers, secret, clock); the handlers adapt it to Express, Fastify and
- * `node:http`; `createWebhookReceiver` is the agent's own receiver, with its durable vote path.
+ * `node:http` (`nodeWebhookHandler`); `createWebhookReceiver` is the agent's own receiver, with its durable vote path.
  *
  * ```ts
  * import { expressWebhookHandler } from 'listing-agent/webhooks';
@@ -29,7 +29,7 @@ export type {
   WebhookHeaders,
 } from '../webhooks/verify.js';
 export type { WebhookEvent, WebhookEventType, VoteCreateData, LegacyVote } from '../webhooks/events.js';
-export { expressWebhookHandler, fastifyWebhookHandler, handleWebhookDelivery } from '../webhooks/adapters.js';
+export { expressWebhookHandler, fastifyWebhookHandler, nodeWebhookHandler, handleWebhookDelivery } from '../webhooks/adapters.js';
 export type { WebhookHandlerOptions } from '../webhooks/adapters.js';
 export { createWebhookReceiver } from '../webhooks/receiver.js';
 export { createWebhookSecrets, recordRotatedSecret } from '../webhooks/secrets.js';

@@ -45,7 +45,7 @@ export const REDIS_CONNECTION_DEFAULTS = {
 } as const;
 
 /** The client type the connection exposes (no modules; the client's default protocol, RESP3 in @redis/client 6). */
-export type RedisClient = RedisClientType;
+type RedisClient = RedisClientType;
 
 /** Events of a {@link RedisConnection}: `up` when connected (again), `down` with the reason when lost. */
 export interface RedisConnectionEvents {
@@ -104,12 +104,9 @@ export function redisFailure(doing: string, error: unknown): RedisUnavailableErr
   return new RedisUnavailableError(`Redis: could not ${doing}: ${detail}`, { cause: error });
 }
 
-/** Connects to Redis as `options` say. Call `start()` to begin. */
-export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
-  const prefix = options.prefix ?? REDIS_CONNECTION_DEFAULTS.prefix;
-  const logger = options.logger ?? silentLogger;
+/** The client `options` describe: no offline queue, a timeout per command, reconnecting forever with a capped backoff. */
+function createClientFor(options: RedisConnectionOptions): RedisClient {
   const delays = options.reconnectDelaysMs ?? REDIS_CONNECTION_DEFAULTS.reconnectDelaysMs;
-  const description = `redis ${describeRedisUrl(options.url)}`;
   const tlsEnabled = options.tls?.enabled ?? options.url.startsWith('rediss://');
   let ca: string | undefined;
   if (tlsEnabled && options.tls?.caFile !== undefined) {
@@ -119,7 +116,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       throw new RedisUnavailableError(`state.redis.tls.caFile: cannot read ${options.tls.caFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
-  const client = redisModule().createClient({
+  return redisModule().createClient({
     url: options.url,
     name: options.clientName ?? REDIS_CONNECTION_DEFAULTS.clientName,
     disableOfflineQueue: true,
@@ -132,102 +129,135 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         : {}),
     },
   }) as unknown as RedisClient;
+}
 
-  const emitter = new EventEmitter<RedisConnectionEvents>();
-  let up = false;
-  let downReason: string | undefined = 'not connected yet';
-  let started = false;
-  let closing: Promise<void> | undefined;
+/** Where a connection stands. */
+interface ConnectionState {
+  readonly client: RedisClient;
+  readonly emitter: EventEmitter<RedisConnectionEvents>;
+  readonly logger: AgentLogger;
+  /** `redis redis://host:port/db`, without a password. */
+  readonly description: string;
+  up: boolean;
+  downReason: string | undefined;
+  started: boolean;
+  closing: Promise<void> | undefined;
+}
 
-  function markDown(reason: string): void {
-    if (closing !== undefined) return;
-    const wasUp = up;
-    up = false;
-    downReason = reason;
-    if (wasUp) {
-      logger.warn({ redis: description, reason }, 'Redis connection lost; reconnecting');
-      emitter.emit('down', reason);
-    }
+function markUp(state: ConnectionState): void {
+  if (state.up) return;
+  state.up = true;
+  state.downReason = undefined;
+  state.logger.info({ redis: state.description }, 'Redis connected');
+  state.emitter.emit('up');
+}
+
+function markDown(state: ConnectionState, reason: string): void {
+  if (state.closing !== undefined) return;
+  const wasUp = state.up;
+  state.up = false;
+  state.downReason = reason;
+  if (wasUp) {
+    state.logger.warn({ redis: state.description, reason }, 'Redis connection lost; reconnecting');
+    state.emitter.emit('down', reason);
   }
+}
 
-  client.on('ready', () => {
-    if (up) return;
-    up = true;
-    downReason = undefined;
-    logger.info({ redis: description }, 'Redis connected');
-    emitter.emit('up');
+/** See {@link RedisConnection.whenUp}. */
+function whenUp(state: ConnectionState, options: { timeoutMs?: number; signal?: AbortSignal }): Promise<void> {
+  if (state.up) return Promise.resolve();
+  const { emitter, description } = state;
+  return new Promise<void>((resolve, reject) => {
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      emitter.off('up', onUp);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onUp = () => finish();
+    const onAbort = () => finish(new RedisUnavailableError(`Redis: stopped waiting for ${description}`));
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => finish(new RedisUnavailableError(`Redis: ${description} not reachable after ${options.timeoutMs} ms (${state.downReason ?? 'no answer'})`)), options.timeoutMs);
+    timer?.unref();
+    emitter.on('up', onUp);
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** A Lua script run by SHA on `client`, sent whole when Redis forgot it. */
+function scriptOn(client: RedisClient, source: string): RedisScript {
+  const sha = scriptSha(source);
+  return {
+    async run(keys, args) {
+      const argv = [String(keys.length), ...keys, ...args.map(String)];
+      try {
+        return await client.sendCommand(['EVALSHA', sha, ...argv]);
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        return client.sendCommand(['EVAL', source, ...argv]);
+      }
+    },
+  };
+}
+
+async function closeClient(state: ConnectionState): Promise<void> {
+  if (!state.started) return;
+  // A close asked for is not an outage: no "connection lost" warning, no `down` event.
+  state.up = false;
+  state.downReason = 'closed';
+  try {
+    if (state.client.isOpen) await state.client.close();
+  } catch {
+    state.client.destroy();
+  }
+  state.up = false;
+  state.downReason = 'closed';
+}
+
+/** Connects to Redis as `options` say. Call `start()` to begin. */
+export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
+  const prefix = options.prefix ?? REDIS_CONNECTION_DEFAULTS.prefix;
+  const state: ConnectionState = {
+    client: createClientFor(options),
+    emitter: new EventEmitter<RedisConnectionEvents>(),
+    logger: options.logger ?? silentLogger,
+    description: `redis ${describeRedisUrl(options.url)}`,
+    up: false,
+    downReason: 'not connected yet',
+    started: false,
+    closing: undefined,
+  };
+  const { client, emitter } = state;
+  client.on('ready', () => markUp(state));
   // The client emits `error` for every failed attempt; without a listener Node would throw.
-  client.on('error', (error: unknown) => markDown(redisErrorText(error)));
-  client.on('end', () => markDown('connection closed'));
-  client.on('reconnecting', () => markDown(downReason ?? 'reconnecting'));
+  client.on('error', (error: unknown) => markDown(state, redisErrorText(error)));
+  client.on('end', () => markDown(state, 'connection closed'));
+  client.on('reconnecting', () => markDown(state, state.downReason ?? 'reconnecting'));
 
   // defineProperties, not Object.assign: assign would copy the getters' values once.
   Object.defineProperties(emitter, {
-    isUp: { get: () => up, enumerable: true },
-    downReason: { get: () => downReason, enumerable: true },
+    isUp: { get: () => state.up, enumerable: true },
+    downReason: { get: () => state.downReason, enumerable: true },
   });
   const connection = Object.assign(emitter, {
     client,
     prefix,
     key: (...parts: string[]) => prefix + parts.join(':'),
     start() {
-      if (started) return;
-      started = true;
-      client.connect().catch((error: unknown) => markDown(redisErrorText(error)));
+      if (state.started) return;
+      state.started = true;
+      client.connect().catch((error: unknown) => markDown(state, redisErrorText(error)));
     },
-    whenUp(waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}) {
-      if (up) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const finish = (error?: Error) => {
-          clearTimeout(timer);
-          emitter.off('up', onUp);
-          waitOptions.signal?.removeEventListener('abort', onAbort);
-          if (error) reject(error);
-          else resolve();
-        };
-        const onUp = () => finish();
-        const onAbort = () => finish(new RedisUnavailableError(`Redis: stopped waiting for ${description}`));
-        const timer =
-          waitOptions.timeoutMs === undefined
-            ? undefined
-            : setTimeout(() => finish(new RedisUnavailableError(`Redis: ${description} not reachable after ${waitOptions.timeoutMs} ms (${downReason ?? 'no answer'})`)), waitOptions.timeoutMs);
-        timer?.unref();
-        emitter.on('up', onUp);
-        if (waitOptions.signal?.aborted) onAbort();
-        else waitOptions.signal?.addEventListener('abort', onAbort, { once: true });
-      });
-    },
-    script(source: string): RedisScript {
-      const sha = scriptSha(source);
-      return {
-        async run(keys, args) {
-          const argv = [String(keys.length), ...keys, ...args.map(String)];
-          try {
-            return await client.sendCommand(['EVALSHA', sha, ...argv]);
-          } catch (error) {
-            if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-            return client.sendCommand(['EVAL', source, ...argv]);
-          }
-        },
-      };
-    },
-    describe: () => description,
+    whenUp: (waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}) => whenUp(state, waitOptions),
+    script: (source: string): RedisScript => scriptOn(client, source),
+    describe: () => state.description,
     close() {
-      closing ??= (async () => {
-        if (!started) return;
-        // A close asked for is not an outage: no "connection lost" warning, no `down` event.
-        up = false;
-        downReason = 'closed';
-        try {
-          if (client.isOpen) await client.close();
-        } catch {
-          client.destroy();
-        }
-        up = false;
-        downReason = 'closed';
-      })();
-      return closing;
+      state.closing ??= closeClient(state);
+      return state.closing;
     },
   });
   return connection as RedisConnection;

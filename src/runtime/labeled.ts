@@ -19,7 +19,7 @@ export interface LabeledGauge<L extends Labels> {
 }
 
 /** Each label's known values; a label left empty (`hook: []`) takes any value. */
-export type KnownValues<L extends Labels> = { [K in keyof L]: readonly L[K][] };
+type KnownValues<L extends Labels> = { [K in keyof L]: readonly L[K][] };
 
 interface MetricConfig<L extends Labels> {
   name: string;

@@ -18,16 +18,16 @@ const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'm
 const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
 
 /** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
-export type PostsLabels = {
+type PostsLabels = {
   target: (typeof POST_TARGETS)[number];
   result: (typeof POST_RESULTS)[number];
 };
 /** Labels of `listing_agent_votes_received_total`: the road a vote came by. */
-export type VotesReceivedLabels = {
+type VotesReceivedLabels = {
   road: (typeof VOTE_ROADS)[number];
 };
 /** Labels of `listing_agent_hook_runs_total`. */
-export type HookRunsLabels = {
+type HookRunsLabels = {
   /** A short, stable hook name (its index or host): never its URL, which may carry a secret. */
   hook: string;
   result: (typeof HOOK_RESULTS)[number];
@@ -37,7 +37,7 @@ export type WebhookDeliveriesLabels = {
   outcome: (typeof DELIVERY_OUTCOMES)[number];
 };
 /** Labels of `listing_agent_command_syncs_total`. */
-export type CommandSyncsLabels = {
+type CommandSyncsLabels = {
   result: (typeof SYNC_RESULTS)[number];
 };
 
@@ -92,7 +92,7 @@ export interface VoteLedgerSizes {
 }
 
 /** What {@link AgentMetrics.watchCluster} reads at each scrape. */
-export interface ClusterStatus {
+interface ClusterStatus {
   /** Whether the Redis connection is up. */
   redisUp: boolean;
   /** This agent's ID (the `agent` label). */
@@ -101,16 +101,8 @@ export interface ClusterStatus {
   leading: boolean;
 }
 
-/**
- * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
- * several agents can live in one process.
- *
- * @param registry Where the metrics are registered. Creating them twice on one registry throws.
- * @param readiness When given, `listing_agent_ready` (1/0) and
- *   `listing_agent_component_ready{component}` are read from it at each scrape. Default: none
- *   (`listing_agent_ready` then follows {@link AgentMetrics.setReady}, and stays 0 until called).
- */
-export function createAgentMetrics(registry: Registry, readiness?: Readiness): AgentMetrics {
+/** `listing_agent_ready`, `listing_agent_component_ready` (read from `readiness` at each scrape) and `listing_agent_info`. */
+function registerStatusGauges(registry: Registry, readiness: Readiness | undefined): Gauge {
   const ready = new Gauge({
     name: 'listing_agent_ready',
     help: '1 when the agent reached the service and every enabled capability is running, else 0 (see /readyz for why).',
@@ -137,7 +129,66 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     labelNames: ['version'],
     registers: [registry],
   }).set({ version: CLIENT_VERSION }, 1);
+  return ready;
+}
 
+/** See {@link AgentMetrics.watchCluster}. */
+function registerClusterGauges(registry: Registry, read: () => ClusterStatus): void {
+  new Gauge({
+    name: 'listing_agent_redis_up',
+    help: '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.',
+    registers: [registry],
+    collect() {
+      this.set(read().redisUp ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'listing_agent_leader',
+    help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
+    labelNames: ['agent'],
+    registers: [registry],
+    collect() {
+      const status = read();
+      // Reset first: one series, under the current ID.
+      this.reset();
+      this.set({ agent: status.agentId }, status.leading ? 1 : 0);
+    },
+  });
+}
+
+/** See {@link AgentMetrics.watchVoteLedger}: registered once, reading whatever `read` answers at each scrape. */
+function registerLedgerGauges(registry: Registry, read: () => VoteLedgerSizes | undefined): void {
+  new Gauge({
+    name: 'listing_agent_votes_pending',
+    help: 'Votes whose reward hooks have not all succeeded or been given up yet (with state.redis: every agent\'s).',
+    registers: [registry],
+    collect() {
+      const sizes = read();
+      if (sizes) this.set(sizes.pending);
+    },
+  });
+  new Gauge({
+    name: 'listing_agent_votes_dead_letters',
+    help: 'Reward hook calls given up after their last retry, waiting for a replay (listing-agent votes failed lists them, votes retry replays them); alert when above 0.',
+    registers: [registry],
+    collect() {
+      const sizes = read();
+      if (sizes) this.set(sizes.deadLetters);
+    },
+  });
+}
+
+/**
+ * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
+ * several agents can live in one process.
+ *
+ * @param registry Where the metrics are registered. Creating them twice on one registry throws.
+ * @param readiness When given, `listing_agent_ready` (1/0) and
+ *   `listing_agent_component_ready{component}` are read from it at each scrape. Default: none
+ *   (`listing_agent_ready` then follows {@link AgentMetrics.setReady}, and stays 0 until called).
+ */
+export function createAgentMetrics(registry: Registry, readiness?: Readiness): AgentMetrics {
+  const ready = registerStatusGauges(registry, readiness);
   const lastSuccess = labeledGauge<{ capability: string }>(registry, {
     name: 'listing_agent_last_success_timestamp_seconds',
     help: 'Unix time of the last success of each capability (alert when it grows old).',
@@ -149,26 +200,6 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     help: 'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of stats.schedule in the coming week, plus stats.jitter.',
   });
   let readLedger: (() => VoteLedgerSizes | undefined) | undefined;
-  const watchLedger = (): void => {
-    new Gauge({
-      name: 'listing_agent_votes_pending',
-      help: 'Votes whose reward hooks have not all succeeded or been given up yet (with state.redis: every agent\'s).',
-      registers: [registry],
-      collect() {
-        const sizes = readLedger?.();
-        if (sizes) this.set(sizes.pending);
-      },
-    });
-    new Gauge({
-      name: 'listing_agent_votes_dead_letters',
-      help: 'Reward hook calls given up after their last retry, waiting for a replay (listing-agent votes failed lists them, votes retry replays them); alert when above 0.',
-      registers: [registry],
-      collect() {
-        const sizes = readLedger?.();
-        if (sizes) this.set(sizes.deadLetters);
-      },
-    });
-  };
 
   return {
     posts: labeledCounter<PostsLabels>(registry, {
@@ -202,31 +233,10 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     setReady: (value) => ready.set(value ? 1 : 0),
     setStatsInterval: (seconds) => statsInterval().set(seconds),
     watchVoteLedger(read) {
-      if (readLedger === undefined) watchLedger();
+      if (readLedger === undefined) registerLedgerGauges(registry, () => readLedger?.());
       readLedger = read;
     },
-    watchCluster(read) {
-      new Gauge({
-        name: 'listing_agent_redis_up',
-        help: '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.',
-        registers: [registry],
-        collect() {
-          this.set(read().redisUp ? 1 : 0);
-        },
-      });
-      new Gauge({
-        name: 'listing_agent_leader',
-        help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
-        labelNames: ['agent'],
-        registers: [registry],
-        collect() {
-          const status = read();
-          // Reset first: one series, under the current ID.
-          this.reset();
-          this.set({ agent: status.agentId }, status.leading ? 1 : 0);
-        },
-      });
-    },
+    watchCluster: (read) => registerClusterGauges(registry, read),
   };
 }
 

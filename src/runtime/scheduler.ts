@@ -79,7 +79,7 @@ export function nextIntervalRun(anchor: number, intervalMs: number, now: number)
 }
 
 /** How far ahead {@link longestCronGapMs} looks: a week holds every weekday pattern. */
-export const CRON_GAP_HORIZON_MS = 7 * 24 * 60 * 60_000;
+const CRON_GAP_HORIZON_MS = 7 * 24 * 60 * 60_000;
 /** How many matches {@link longestCronGapMs} walks at most (a per-minute pattern stops here). */
 export const CRON_GAP_MAX_MATCHES = 1_000;
 
@@ -144,6 +144,111 @@ function createRunner(options: ScheduleOptions) {
   };
 }
 
+/** What a real schedule holds between its timers. */
+interface TimedSchedule {
+  readonly options: ScheduleOptions;
+  readonly runner: ReturnType<typeof createRunner>;
+  readonly random: () => number;
+  readonly now: () => number;
+  /** The cron pattern, for `cron` schedules. */
+  readonly pattern: Cron | undefined;
+  /** The interval (at least 1 ms), for `intervalMs` schedules. */
+  readonly every: number | undefined;
+  timer: NodeJS.Timeout | undefined;
+  jitterTimer: { timeout: NodeJS.Timeout; resolve: (go: boolean) => void } | undefined;
+  started: boolean;
+  /** The epoch ms the next scheduled run is due at. */
+  dueAt: number | undefined;
+  /** Interval schedules: the grid the runs sit on (the first run minus one interval). */
+  anchor: number;
+}
+
+/** Waits a random part of `jitterMs` before a scheduled run; resolves false when `stop()` cancelled it. */
+function jitter(schedule: TimedSchedule): Promise<boolean> {
+  const waitMs = Math.floor(schedule.random() * (schedule.options.jitterMs ?? 0));
+  if (waitMs <= 0) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    const timeout = setTimeout(() => {
+      schedule.jitterTimer = undefined;
+      resolve(true);
+    }, waitMs);
+    timeout.unref();
+    schedule.jitterTimer = { timeout, resolve };
+  });
+}
+
+function nextCronRun(schedule: TimedSchedule, from: number): number | undefined {
+  return schedule.pattern!.nextRun(new Date(from))?.getTime();
+}
+
+/** Arms the one timer for `dueAt` (in pieces of at most {@link MAX_TIMER_MS}). */
+function arm(schedule: TimedSchedule): void {
+  clearTimeout(schedule.timer);
+  schedule.timer = undefined;
+  if (!schedule.started || schedule.dueAt === undefined) return;
+  schedule.timer = setTimeout(() => fire(schedule), Math.min(MAX_TIMER_MS, Math.max(0, schedule.dueAt - schedule.now())));
+  schedule.timer.unref();
+}
+
+function fire(schedule: TimedSchedule): void {
+  schedule.timer = undefined;
+  if (!schedule.started || schedule.dueAt === undefined) return;
+  const { every, pattern } = schedule;
+  const at = schedule.now();
+  if (at < schedule.dueAt) {
+    if (every !== undefined && schedule.dueAt - at > every) {
+      // The clock went back by more than an interval while the timer (which does not follow
+      // the wall clock) waited its interval out: run now and put the grid here, rather than
+      // wait out the jump.
+      schedule.anchor = at;
+    } else {
+      // Early: a piece of a long wait, or the clock went back a little. A cron match is
+      // computed again from the new time.
+      if (pattern !== undefined) schedule.dueAt = nextCronRun(schedule, at);
+      arm(schedule);
+      return;
+    }
+  }
+  if (schedule.options.delayMs !== undefined) {
+    schedule.dueAt = undefined;
+    schedule.started = false;
+  } else if (every !== undefined) {
+    schedule.dueAt = nextIntervalRun(schedule.anchor, every, at);
+  } else {
+    schedule.dueAt = nextCronRun(schedule, at);
+  }
+  // Armed before the run: the next run is due whatever this one takes (protect refuses an overlap).
+  arm(schedule);
+  void schedule.runner.run(() => jitter(schedule));
+}
+
+function startTimed(schedule: TimedSchedule): void {
+  if (schedule.started) return;
+  const { options, every } = schedule;
+  schedule.started = true;
+  const at = schedule.now();
+  if (options.delayMs !== undefined) schedule.dueAt = at + Math.max(0, options.delayMs);
+  else if (schedule.pattern !== undefined) schedule.dueAt = nextCronRun(schedule, at);
+  else {
+    const first = Math.max(0, options.firstDelayMs ?? every!);
+    schedule.anchor = at + first - every!;
+    schedule.dueAt = at + first;
+  }
+  arm(schedule);
+}
+
+function stopTimed(schedule: TimedSchedule): void {
+  schedule.started = false;
+  schedule.dueAt = undefined;
+  clearTimeout(schedule.timer);
+  schedule.timer = undefined;
+  if (schedule.jitterTimer) {
+    clearTimeout(schedule.jitterTimer.timeout);
+    schedule.jitterTimer.resolve(false);
+    schedule.jitterTimer = undefined;
+  }
+}
+
 /**
  * A real schedule on one unref'd `setTimeout` at a time, armed for the next run itself: an idle
  * agent wakes only when something is due. Croner is used for cron expressions only, to compute
@@ -160,111 +265,34 @@ function createRunner(options: ScheduleOptions) {
  */
 export function createSchedule(options: ScheduleOptions): Schedule {
   checkOptions(options);
-  const runner = createRunner(options);
-  const random = options.random ?? Math.random;
-  const now = options.now ?? Date.now;
-  const pattern = options.cron !== undefined ? new Cron(options.cron, { paused: true }) : undefined;
-  // A zero interval would spin; 1 ms is the least a timer can wait anyway.
-  const every = options.intervalMs === undefined ? undefined : Math.max(1, options.intervalMs);
-  let timer: NodeJS.Timeout | undefined;
-  let jitterTimer: { timeout: NodeJS.Timeout; resolve: (go: boolean) => void } | undefined;
-  let started = false;
-  /** The epoch ms the next scheduled run is due at. */
-  let dueAt: number | undefined;
-  /** Interval schedules: the grid the runs sit on (the first run minus one interval). */
-  let anchor = 0;
-
-  const jitter = (): Promise<boolean> => {
-    const waitMs = Math.floor(random() * (options.jitterMs ?? 0));
-    if (waitMs <= 0) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      const timeout = setTimeout(() => {
-        jitterTimer = undefined;
-        resolve(true);
-      }, waitMs);
-      timeout.unref();
-      jitterTimer = { timeout, resolve };
-    });
+  const schedule: TimedSchedule = {
+    options,
+    runner: createRunner(options),
+    random: options.random ?? Math.random,
+    now: options.now ?? Date.now,
+    pattern: options.cron !== undefined ? new Cron(options.cron, { paused: true }) : undefined,
+    // A zero interval would spin; 1 ms is the least a timer can wait anyway.
+    every: options.intervalMs === undefined ? undefined : Math.max(1, options.intervalMs),
+    timer: undefined,
+    jitterTimer: undefined,
+    started: false,
+    dueAt: undefined,
+    anchor: 0,
   };
-
-  const nextCronRun = (from: number): number | undefined => pattern!.nextRun(new Date(from))?.getTime();
-
-  /** Arms the one timer for `dueAt` (in pieces of at most {@link MAX_TIMER_MS}). */
-  function arm(): void {
-    clearTimeout(timer);
-    timer = undefined;
-    if (!started || dueAt === undefined) return;
-    timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, dueAt - now())));
-    timer.unref();
-  }
-
-  function fire(): void {
-    timer = undefined;
-    if (!started || dueAt === undefined) return;
-    const at = now();
-    if (at < dueAt) {
-      if (every !== undefined && dueAt - at > every) {
-        // The clock went back by more than an interval while the timer (which does not follow
-        // the wall clock) waited its interval out: run now and put the grid here, rather than
-        // wait out the jump.
-        anchor = at;
-      } else {
-        // Early: a piece of a long wait, or the clock went back a little. A cron match is
-        // computed again from the new time.
-        if (pattern !== undefined) dueAt = nextCronRun(at);
-        arm();
-        return;
-      }
-    }
-    if (options.delayMs !== undefined) {
-      dueAt = undefined;
-      started = false;
-    } else if (every !== undefined) {
-      dueAt = nextIntervalRun(anchor, every, at);
-    } else {
-      dueAt = nextCronRun(at);
-    }
-    // Armed before the run: the next run is due whatever this one takes (protect refuses an overlap).
-    arm();
-    void runner.run(jitter);
-  }
-
   return {
     name: options.name,
     get busy() {
-      return runner.busy;
+      return schedule.runner.busy;
     },
-    start() {
-      if (started) return;
-      started = true;
-      const at = now();
-      if (options.delayMs !== undefined) dueAt = at + Math.max(0, options.delayMs);
-      else if (pattern !== undefined) dueAt = nextCronRun(at);
-      else {
-        const first = Math.max(0, options.firstDelayMs ?? every!);
-        anchor = at + first - every!;
-        dueAt = at + first;
-      }
-      arm();
-    },
-    stop() {
-      started = false;
-      dueAt = undefined;
-      clearTimeout(timer);
-      timer = undefined;
-      if (jitterTimer) {
-        clearTimeout(jitterTimer.timeout);
-        jitterTimer.resolve(false);
-        jitterTimer = undefined;
-      }
-    },
-    trigger: () => runner.run(undefined, true),
-    nextRunAt: () => dueAt,
+    start: () => startTimed(schedule),
+    stop: () => stopTimed(schedule),
+    trigger: () => schedule.runner.run(undefined, true),
+    nextRunAt: () => schedule.dueAt,
   };
 }
 
 /** A schedule that runs only when a test says so. */
-export interface ManualSchedule extends Schedule {
+interface ManualSchedule extends Schedule {
   readonly options: ScheduleOptions;
   /** True between `start()` and `stop()`. */
   readonly started: boolean;
@@ -281,7 +309,7 @@ export interface ManualSchedule extends Schedule {
  * A manual schedule: `tick()` is the timer firing. `now` (when given) stamps `dueAt` for
  * `delayMs` schedules at `start()`.
  */
-export function createManualSchedule(options: ScheduleOptions, now?: () => number): ManualSchedule {
+function createManualSchedule(options: ScheduleOptions, now?: () => number): ManualSchedule {
   checkOptions(options);
   const runner = createRunner(options);
   let started = false;

@@ -10,16 +10,26 @@ import { createShardReporter, type ShardReporter } from './sources/redis-shards.
 export type StatsCapabilityOptions = Pick<StatsPosterOptions, 'schedules' | 'random' | 'readyPollMs' | 'backoffBaseMs' | 'kind'>;
 
 
+/** The `stats` capability, with a way to post at once. */
+export interface StatsCapability extends Capability<StatsEvents> {
+  /**
+   * Posts now, as a scheduled post would (joining one in flight); the outcome comes as `posted`
+   * or `postFailed`. Rejects when the capability is not started.
+   */
+  postNow(): Promise<void>;
+}
+
 /**
  * The `stats` capability: opens the count source, runs the poster with the agent's context and
  * `config.stats`, and on stop lets the poster finish (or checkpoint) before the source closes.
  * The agent adds it when `stats.enabled`; whether to run it is the agent's call, not this one's.
  */
-export function createStatsCapability(source: CountSource, options: StatsCapabilityOptions = {}): Capability<StatsEvents> {
+export function createStatsCapability(source: CountSource, options: StatsCapabilityOptions = {}): StatsCapability {
   let poster: StatsPoster | undefined;
   let sourceStarted = false;
   return {
     name: 'stats',
+    postNow: () => (poster ? poster.post() : Promise.reject(new Error('stats posting is not running'))),
     async start(context) {
       // The source first: the push endpoint must listen before the bot's first report.
       await source.start?.();
@@ -56,7 +66,7 @@ export function createStatsCapability(source: CountSource, options: StatsCapabil
 }
 
 /** The readiness component and log binding of {@link createShardReporterCapability}. */
-export const SHARDS_COMPONENT = 'shards';
+const SHARDS_COMPONENT = 'shards';
 
 /** Options of {@link createShardReporterCapability}. */
 export interface ShardReporterCapabilityOptions {

@@ -16,6 +16,10 @@ export interface PostResult {
   samples: PostedSample[];
   /** Per-shard counts sent to v0, when known. */
   shards?: number[];
+  /** When the next regular post is due, epoch ms. */
+  nextPostAt?: number;
+  /** Failed tries of this target right before this success (absent: none, the post went through at once). */
+  afterFailures?: number;
 }
 
 /** What `postFailed` carries: what was tried, why it failed, and what happens next. */

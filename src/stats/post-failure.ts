@@ -67,7 +67,7 @@ export interface FailurePolicy {
 export const DEFAULT_BACKOFF_BASE_MS = 30_000;
 
 /** Exponential backoff: base, 2 x base, 4 x base, ..., capped at the interval. */
-export function backoffMs(failures: number, intervalMs: number, baseMs: number = DEFAULT_BACKOFF_BASE_MS): number {
+function backoffMs(failures: number, intervalMs: number, baseMs: number = DEFAULT_BACKOFF_BASE_MS): number {
   const exponent = Math.min(Math.max(0, failures - 1), 30);
   return Math.min(intervalMs, baseMs * 2 ** exponent);
 }

@@ -16,7 +16,7 @@ import type { CountSource } from './source.js';
  */
 
 /** One request a one-shot post sends (or would send). */
-export interface PlannedPost {
+interface PlannedPost {
   target: PostTarget;
   method: 'POST' | 'PATCH';
   /** The URL, with `@me` or the bot ID from the token. */
@@ -26,7 +26,7 @@ export interface PlannedPost {
 }
 
 /** What one target's post came to. */
-export interface PostOutcome extends PlannedPost {
+interface PostOutcome extends PlannedPost {
   /** Undefined on success (or in a dry run). */
   error?: Error;
 }
@@ -50,7 +50,7 @@ export interface PostOnceOptions {
 }
 
 /** The requests for `sample` under `config` (v1 per mode, then v0 when enabled). */
-export function planPosts(config: ListingAgentConfig, sample: Sample, now: number): PlannedPost[] {
+function planPosts(config: ListingAgentConfig, sample: Sample, now: number): PlannedPost[] {
   const v1 = config.service.v1.replace(/\/+$/, '');
   const posts: PlannedPost[] = [];
   if (config.stats.mode === 'batch') {

@@ -52,7 +52,7 @@ export const MAX_FUTURE_MS: number = CONTRACT_LIMITS.batchTimestampMaxFutureSeco
  * Headroom kept below {@link MAX_FUTURE_MS} when a skew is known: the skew is an estimate and the
  * request takes time to arrive.
  */
-export const FUTURE_MARGIN_MS = 30_000;
+const FUTURE_MARGIN_MS = 30_000;
 
 /** An empty buffer. */
 export function emptyBuffer(): SampleBuffer {
@@ -60,7 +60,7 @@ export function emptyBuffer(): SampleBuffer {
 }
 
 /** True when two samples carry the same counts (their times may differ). */
-export function sameCounts(a: Sample, b: Sample): boolean {
+function sameCounts(a: Sample, b: Sample): boolean {
   if (a.serverCount !== b.serverCount || a.shardCount !== b.shardCount) return false;
   const left = a.shards ?? [];
   const right = b.shards ?? [];
@@ -165,7 +165,7 @@ export function timestampCeiling(now: number, serverSkewMs = 0): number {
  * than the one before it is later (a clock stepped back while sampling), so that the service's
  * timestamp order is the buffer's order. Times are only ever moved earlier, which is harmless.
  */
-export function sendTimestamps(samples: readonly Sample[], options: { now: number; serverSkewMs?: number }): number[] {
+function sendTimestamps(samples: readonly Sample[], options: { now: number; serverSkewMs?: number }): number[] {
   const times = samples.map((sample) => sample.timestamp);
   let bound = timestampCeiling(options.now, options.serverSkewMs);
   for (let index = times.length - 1; index >= 0; index -= 1) {

@@ -1,5 +1,5 @@
 /** Counters of a {@link Committer}. */
-export interface CommitterStats {
+interface CommitterStats {
   /** Writes that succeeded. */
   writes: number;
   /** Writes that failed (each rejected the callers it was for). */

@@ -5,7 +5,7 @@
  */
 
 /** The format version this code writes and reads. */
-export const STATE_VERSION = 1;
+const STATE_VERSION = 1;
 
 /** The outcome of reading a state document. */
 export type ParsedState =

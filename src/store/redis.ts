@@ -1,4 +1,4 @@
-import { redisFailure, type RedisConnection } from '../redis/connection.js';
+import { redisFailure, type RedisConnection, type RedisScript } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import { FencedError, StoreError } from './errors.js';
 import type { StateStore, StoreFence } from './types.js';
@@ -31,6 +31,69 @@ export function escapeGlob(prefix: string): string {
   return prefix.replace(/[*?[\]\\]/g, '\\$&');
 }
 
+/** What the Redis store works with: the connection, the fence, and its phase. */
+interface RedisStoreState {
+  readonly connection: RedisConnection;
+  readonly fence: StoreFence | undefined;
+  readonly fencedWrite: RedisScript;
+  readonly fenceKey: string;
+  /** `redis redis://host:port (prefix listing-agent:)`, for messages. */
+  readonly description: string;
+  phase: 'new' | 'open' | 'closed';
+}
+
+const stateKey = (state: RedisStoreState, key: string) => state.connection.key(REDIS_KEYS.state(key));
+
+function requireOpen(state: RedisStoreState, action: string): void {
+  if (state.phase === 'open') return;
+  const why = state.phase === 'new' ? 'call open() first' : 'the store is closed';
+  throw new StoreError(`cannot ${action} the state in ${state.description}: ${why}`, state.description);
+}
+
+/** Sets (`json` given) or deletes `key`, through the fence when it applies to `key`. */
+async function write(state: RedisStoreState, key: string, json: string | undefined): Promise<void> {
+  const { fence } = state;
+  const doing = json === undefined ? `delete state key "${key}"` : `write state key "${key}"`;
+  if (fence?.applies(key) === true) {
+    const token = fence.token();
+    if (token === undefined) throw new FencedError(key, undefined);
+    let reply: unknown;
+    try {
+      reply = await state.fencedWrite.run([stateKey(state, key), state.fenceKey], [String(token), json === undefined ? 'del' : 'set', json ?? '']);
+    } catch (error) {
+      throw redisFailure(doing, error);
+    }
+    const [ok, current] = reply as [number, string];
+    if (ok !== 1) throw new FencedError(key, token, current === '' ? 'no lease was ever handed out' : `the newest is ${current}`);
+    return;
+  }
+  try {
+    if (json === undefined) await state.connection.client.sendCommand(['DEL', stateKey(state, key)]);
+    else await state.connection.client.sendCommand(['SET', stateKey(state, key), json]);
+  } catch (error) {
+    throw redisFailure(doing, error);
+  }
+}
+
+/** The state keys starting with `prefix` (without the key prefix), by SCAN. */
+async function scanKeys(state: RedisStoreState, prefix: string): Promise<string[]> {
+  const base = stateKey(state, '');
+  const pattern = `${escapeGlob(stateKey(state, prefix))}*`;
+  // SCAN may return a key twice (a rehash during the walk): a set keeps each once.
+  const found = new Set<string>();
+  let cursor = '0';
+  try {
+    do {
+      const [next, batch] = (await state.connection.client.sendCommand(['SCAN', cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT])) as [string, string[]];
+      cursor = String(next);
+      for (const key of batch) found.add(String(key).slice(base.length));
+    } while (cursor !== '0');
+  } catch (error) {
+    throw redisFailure(`list state keys starting with "${prefix}"`, error);
+  }
+  return [...found];
+}
+
 /**
  * The state store in Redis (`state.redis`), shared by every agent of the bot. Each value is a JSON
  * string at `<prefix>state:<key>`.
@@ -46,54 +109,26 @@ export function escapeGlob(prefix: string): string {
  * - Like the other stores, writes before `open()` and after `close()` throw a `StoreError`.
  */
 export function createRedisStore(options: RedisStoreOptions): StateStore {
-  const { connection, fence } = options;
-  const { client } = connection;
-  const fencedWrite = connection.script(FENCED_WRITE);
-  const fenceKey = connection.key(REDIS_KEYS.fence);
-  const description = `${connection.describe()} (prefix ${connection.prefix})`;
-  const stateKey = (key: string) => connection.key(REDIS_KEYS.state(key));
-  let phase: 'new' | 'open' | 'closed' = 'new';
-
-  function requireOpen(action: string): void {
-    if (phase === 'open') return;
-    const why = phase === 'new' ? 'call open() first' : 'the store is closed';
-    throw new StoreError(`cannot ${action} the state in ${description}: ${why}`, description);
-  }
-
-  /** Sets (`json` given) or deletes `key`, through the fence when it applies to `key`. */
-  async function write(key: string, json: string | undefined): Promise<void> {
-    const doing = json === undefined ? `delete state key "${key}"` : `write state key "${key}"`;
-    if (fence?.applies(key) === true) {
-      const token = fence.token();
-      if (token === undefined) throw new FencedError(key, undefined);
-      let reply: unknown;
-      try {
-        reply = await fencedWrite.run([stateKey(key), fenceKey], [String(token), json === undefined ? 'del' : 'set', json ?? '']);
-      } catch (error) {
-        throw redisFailure(doing, error);
-      }
-      const [ok, current] = reply as [number, string];
-      if (ok !== 1) throw new FencedError(key, token, current === '' ? 'no lease was ever handed out' : `the newest is ${current}`);
-      return;
-    }
-    try {
-      if (json === undefined) await client.sendCommand(['DEL', stateKey(key)]);
-      else await client.sendCommand(['SET', stateKey(key), json]);
-    } catch (error) {
-      throw redisFailure(doing, error);
-    }
-  }
+  const { connection } = options;
+  const state: RedisStoreState = {
+    connection,
+    fence: options.fence,
+    fencedWrite: connection.script(FENCED_WRITE),
+    fenceKey: connection.key(REDIS_KEYS.fence),
+    description: `${connection.describe()} (prefix ${connection.prefix})`,
+    phase: 'new',
+  };
 
   return {
     async open() {
       // Nothing to load and nothing to wait for: a Redis that is down fails the first command instead.
-      phase = 'open';
+      state.phase = 'open';
     },
 
     async get<T>(key: string) {
       let raw: unknown;
       try {
-        raw = await client.sendCommand(['GET', stateKey(key)]);
+        raw = await connection.client.sendCommand(['GET', stateKey(state, key)]);
       } catch (error) {
         throw redisFailure(`read state key "${key}"`, error);
       }
@@ -101,34 +136,18 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     },
 
     async set(key, value) {
-      requireOpen('write');
+      requireOpen(state, 'write');
       const json = JSON.stringify(value);
       if (json === undefined) throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
-      await write(key, json);
+      await write(state, key, json);
     },
 
     async delete(key) {
-      requireOpen('write');
-      await write(key, undefined);
+      requireOpen(state, 'write');
+      await write(state, key, undefined);
     },
 
-    async keys(prefix) {
-      const base = stateKey('');
-      const pattern = `${escapeGlob(stateKey(prefix))}*`;
-      // SCAN may return a key twice (a rehash during the walk): a set keeps each once.
-      const found = new Set<string>();
-      let cursor = '0';
-      try {
-        do {
-          const [next, batch] = (await client.sendCommand(['SCAN', cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT])) as [string, string[]];
-          cursor = String(next);
-          for (const key of batch) found.add(String(key).slice(base.length));
-        } while (cursor !== '0');
-      } catch (error) {
-        throw redisFailure(`list state keys starting with "${prefix}"`, error);
-      }
-      return [...found];
-    },
+    keys: (prefix) => scanKeys(state, prefix),
 
     async flush() {
       // Every write is in Redis once it resolved.
@@ -136,9 +155,9 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
 
     async close() {
       // The connection is the agent's: it closes it after every user of it.
-      if (phase === 'open') phase = 'closed';
+      if (state.phase === 'open') state.phase = 'closed';
     },
 
-    describe: () => description,
+    describe: () => state.description,
   };
 }

@@ -14,7 +14,7 @@ import {
   type PipelineState,
 } from './pipeline-state.js';
 import type { VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
-import type { HookCallContext, LedgerEntry, Vote, VoteLedger } from './types.js';
+import type { HookCallContext, HookRun, LedgerEntry, Vote, VoteLedger } from './types.js';
 import type { VoteLog } from './vote-log.js';
 
 /**
@@ -131,6 +131,7 @@ async function call(s: PipelineRun, task: Task): Promise<void> {
   const context: HookCallContext = { idempotencyKey: task.job.vote.key, attempt: task.attempt, signal: s.aborter.signal };
   let failure: unknown;
   let ok = false;
+  const startedAt = s.now();
   try {
     await task.hook.run(task.job.vote, context);
     ok = true;
@@ -139,15 +140,22 @@ async function call(s: PipelineRun, task: Task): Promise<void> {
   } finally {
     if (isCurrent(s, task)) s.running -= 1;
   }
+  const durationMs = s.now() - startedAt;
   // Most calls end here, with no record to wait for: no promise of their own then.
-  const recording = ok ? succeeded(s, task) : failed(s, task, failure);
+  const recording = ok ? succeeded(s, task, durationMs) : failed(s, task, failure, durationMs);
   if (recording !== undefined) await recording;
 }
 
+/** Tells the agent how one call went (`voteHookRan`: the status page's outcome and latency per hook). */
+function ran(s: PipelineRun, task: Task, result: HookRun['result'], durationMs: number, error?: string): void {
+  s.emit?.('voteHookRan', { key: task.job.vote.key, hook: task.hook.name, attempt: task.attempt, result, durationMs, ...(error === undefined ? {} : { error }) });
+}
+
 /** After a success: the lane goes on, and the success is recorded (resolves once it is; undefined: nothing to wait for). */
-function succeeded(s: PipelineRun, task: Task): Promise<void> | undefined {
+function succeeded(s: PipelineRun, task: Task, durationMs: number): Promise<void> | undefined {
   const { hook, job } = task;
   s.metrics?.hookRuns.inc({ hook: hook.name, result: 'ok' });
+  ran(s, task, 'ok', durationMs);
   advance(s, task);
   pump(s);
   if (completesVote(s, task)) {
@@ -166,13 +174,14 @@ function succeeded(s: PipelineRun, task: Task): Promise<void> | undefined {
 }
 
 /** After a failure: a retry later, or a dead letter (resolves once it is recorded). */
-function failed(s: PipelineRun, task: Task, failure: unknown): Promise<void> | undefined {
+function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number): Promise<void> | undefined {
   const action = failureAction(s, task);
   if (action === 'abandon') return undefined; // stopped: the vote stays pending and this hook re-runs next start
   pump(s);
   const { hook, job } = task;
   if (action === 'retry') {
     s.metrics?.hookRuns.inc({ hook: hook.name, result: 'error' });
+    ran(s, task, 'error', durationMs, errorText(failure));
     const delayMs = backoffDelay(task.attempt, s.random, s.backoff);
     s.logger.warn({ hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) }, 'vote hook failed; retrying');
     const cancel = s.schedule(() => {
@@ -186,6 +195,7 @@ function failed(s: PipelineRun, task: Task, failure: unknown): Promise<void> | u
   }
   s.metrics?.hookRuns.inc({ hook: hook.name, result: 'dead_letter' });
   const letter = deadLetterOf(task, failure, s.now());
+  ran(s, task, 'dead_letter', durationMs, letter.error);
   s.logger.error({ hook: hook.name, key: job.vote.key, attempts: task.attempt, error: letter.error }, 'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)');
   advance(s, task);
   job.recordEachHook = true;

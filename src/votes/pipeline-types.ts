@@ -7,7 +7,7 @@ import type { DeadLetter, Vote, VoteHook, VoteLedger, VotesEvents } from './type
 export type { IngestDetails, IngestResult } from '../runtime/votes.js';
 
 /** The events the pipeline emits (the agent's `emit` fits). */
-export type VotePipelineEmit = <K extends 'voteReceived' | 'voteDeadLettered'>(event: K, ...args: VotesEvents[K]) => void;
+export type VotePipelineEmit = <K extends 'voteReceived' | 'voteDeadLettered' | 'voteHookRan'>(event: K, ...args: VotesEvents[K]) => void;
 
 /** Options of `createVotePipeline`. */
 export interface VotePipelineOptions {
@@ -20,7 +20,7 @@ export interface VotePipelineOptions {
   metrics?: Pick<AgentMetrics, 'votesReceived' | 'hookRuns'>;
   /** Current time in epoch ms. */
   now: () => number;
-  /** Emits `voteReceived` and `voteDeadLettered`. Default: none. */
+  /** Emits `voteReceived`, `voteHookRan` and `voteDeadLettered`. Default: none. */
   emit?: VotePipelineEmit;
   /** Uniform in [0, 1), for the retry jitter. Default `Math.random`. */
   random?: () => number;

@@ -96,6 +96,21 @@ export interface VoteLedger {
   onRecovered?(listener: (entries: LedgerEntry[]) => void): void;
 }
 
+/** What `voteHookRan` carries: one call of one hook for one vote, and how it went. */
+export interface HookRun {
+  /** The vote key. */
+  key: string;
+  hook: string;
+  /** 1 for the first call, 2 for the first retry, ... */
+  attempt: number;
+  /** `ok`; `error`: failed, a retry follows; `dead_letter`: failed, and that was the last retry. */
+  result: 'ok' | 'error' | 'dead_letter';
+  /** How long the call took, ms. */
+  durationMs: number;
+  /** The failure, secrets removed (not for `ok`). */
+  error?: string;
+}
+
 /** What the `vote` event carries: the vote, the hook context of the in-process hook. */
 export interface VoteEvent {
   vote: Vote;
@@ -113,4 +128,6 @@ export interface VotesEvents {
   voteReceived: [vote: Vote];
   /** A hook gave up on a vote after its retries; `listing-agent votes failed` lists it. */
   voteDeadLettered: [letter: DeadLetter];
+  /** A hook call finished (each attempt): the status page's per-hook outcomes and latencies. */
+  voteHookRan: [run: HookRun];
 }

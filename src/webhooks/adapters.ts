@@ -189,6 +189,17 @@ export function expressWebhookHandler(options: WebhookHandlerOptions): (req: Exp
   };
 }
 
+/**
+ * A `node:http` request listener for signed deliveries, for a bot that runs its own
+ * `http.createServer`: `createServer(nodeWebhookHandler({ secrets, onEvent }))`, or called from
+ * its own listener for the webhook path. It reads the raw body from the request (up to
+ * `maxBodyBytes`, default 64 KiB, else 413) and answers as {@link expressWebhookHandler} does.
+ */
+export function nodeWebhookHandler(options: WebhookHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  // Express's request is node's with an optional parsed body; without one the stream is read.
+  return expressWebhookHandler(options);
+}
+
 /** The request a Fastify handler gets, as far as this adapter needs it. */
 export interface FastifyLikeRequest {
   body: unknown;

@@ -53,9 +53,16 @@ export const SYSTEM_PROGRAMS = [
     debianPackage: 'prometheus',
     testFiles: ['test/integration/deploy/promtool.test.ts'],
   },
+  {
+    // A real browser for the status page: headless, driven by playwright-core (which downloads none).
+    name: 'chromium',
+    envOverride: 'CHROMIUM',
+    debianPackage: 'chromium',
+    testFiles: ['test/integration/status/browser.test.ts'],
+  },
 ] as const satisfies readonly SystemProgram[];
 
-/** `redis-server` | `systemd-analyze` | `promtool`: what a test file may ask `programPath()` for. */
+/** `redis-server` | `systemd-analyze` | `promtool` | `chromium`: what a test file may ask `programPath()` for. */
 export type ProgramName = (typeof SYSTEM_PROGRAMS)[number]['name'];
 
 /**

@@ -70,6 +70,93 @@ function requireNonEmpty(operation: string, fields: Record<string, string | unde
   if (issues.length > 0) throw new ValidationError('request', `the request of ${operation}`, issues);
 }
 
+/** What an OAuth client calls with: the application's credentials and the endpoints. */
+interface OAuthClientState {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** `Basic base64(id:secret)`. */
+  readonly basic: string;
+  readonly clientAuth: ClientAuthMethod;
+  readonly transport: Transport;
+  readonly clock: TransportClock;
+  readonly v1BaseUrl: string;
+  readonly redirectUri: string | undefined;
+}
+
+/** Adds the client credentials the chosen way; with Basic, `client_id` is not repeated in the form. */
+function withClient(state: OAuthClientState, form: Record<string, string>): { form: Record<string, string>; headers: Record<string, string> } {
+  if (state.clientAuth === 'basic') return { form, headers: { authorization: state.basic } };
+  return { form: { ...form, client_id: state.clientId, client_secret: state.clientSecret }, headers: {} };
+}
+
+/** The client's own secrets, kept out of every message, with `more`. */
+function clientSecrets(state: OAuthClientState, more: readonly string[]): string[] {
+  return [state.clientSecret, state.basic.slice('Basic '.length), ...more];
+}
+
+async function tokenCall(state: OAuthClientState, operation: string, form: Record<string, string>, secrets: string[], callOptions?: CallOptions): Promise<OAuthTokens> {
+  const sentAt = state.clock.now();
+  const request = withClient(state, form);
+  const allSecrets = clientSecrets(state, secrets);
+  const res = await state.transport.send({
+    family: 'oauth',
+    method: 'POST',
+    url: `${state.v1BaseUrl}/oauth2/token`,
+    headers: request.headers,
+    form: request.form,
+    // A code is single use and a refresh rotates: a second send after the first may have
+    // arrived would fail with invalid_grant, or worse, revoke what the first one produced.
+    idempotent: false,
+    secrets: allSecrets,
+    signal: callOptions?.signal,
+    timeoutMs: callOptions?.timeoutMs,
+  });
+  return tokensFromResponse(operation, res.body, sentAt, allSecrets);
+}
+
+async function exchangeCode(state: OAuthClientState, params: ExchangeCodeParams, callOptions?: CallOptions): Promise<OAuthTokens> {
+  const redirectUri = params.redirectUri ?? state.redirectUri;
+  requireNonEmpty('oauth.exchangeCode', { code: params.code, codeVerifier: params.codeVerifier, redirectUri });
+  if (codeVerifierProblem(params.codeVerifier) !== undefined) {
+    throw new ValidationError('request', 'the request of oauth.exchangeCode', [
+      { path: 'codeVerifier', message: '43 to 128 characters of A-Z a-z 0-9 - . _ ~ (the verifier of createPkce())' },
+    ]);
+  }
+  return tokenCall(
+    state,
+    'oauth.exchangeCode',
+    { grant_type: 'authorization_code', code: params.code, redirect_uri: redirectUri!, code_verifier: params.codeVerifier },
+    [params.code, params.codeVerifier],
+    callOptions,
+  );
+}
+
+async function refresh(state: OAuthClientState, refreshToken: string, callOptions?: CallOptions): Promise<OAuthTokens> {
+  requireNonEmpty('oauth.refresh', { refreshToken });
+  const tokens = await tokenCall(state, 'oauth.refresh', { grant_type: 'refresh_token', refresh_token: refreshToken }, [refreshToken], callOptions);
+  // The contract: the project is on the code exchange only.
+  delete tokens.project;
+  return tokens;
+}
+
+async function revoke(state: OAuthClientState, token: string, callOptions?: CallOptions): Promise<void> {
+  requireNonEmpty('oauth.revoke', { token });
+  const request = withClient(state, { token });
+  await state.transport.send({
+    family: 'oauth',
+    method: 'POST',
+    url: `${state.v1BaseUrl}/oauth2/revoke`,
+    headers: request.headers,
+    form: request.form,
+    // Revoking twice ends in the same state (RFC 7009 answers 200 for an unknown token), so a
+    // revoke may be sent again after a 5xx or a reset.
+    idempotent: true,
+    secrets: clientSecrets(state, [token]),
+    signal: callOptions?.signal,
+    timeoutMs: callOptions?.timeoutMs,
+  });
+}
+
 /**
  * Creates the OAuth client of one application: PKCE, the authorization URL, the callback, and the
  * token and revoke endpoints (`{v1BaseUrl}/oauth2/token`, `/oauth2/revoke`) through the transport
@@ -80,88 +167,30 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const { clientId, clientSecret } = options;
   requireNonEmpty('createOAuthClient', { clientId, clientSecret });
   const ownsTransport = options.transport === undefined;
-  const transport = options.transport ?? createTransport(options);
-  const clock = options.clock ?? systemClock;
-  const v1BaseUrl = (options.v1BaseUrl ?? DEFAULT_BASE_URLS.v1).replace(/\/+$/, '');
+  const state: OAuthClientState = {
+    clientId,
+    clientSecret,
+    basic: formatBasicAuth(clientId, clientSecret),
+    clientAuth: options.clientAuth ?? 'basic',
+    transport: options.transport ?? createTransport(options),
+    clock: options.clock ?? systemClock,
+    v1BaseUrl: (options.v1BaseUrl ?? DEFAULT_BASE_URLS.v1).replace(/\/+$/, ''),
+    redirectUri: options.redirectUri,
+  };
   const authBaseUrl = options.authBaseUrl ?? DEFAULT_BASE_URLS.auth;
-  const clientAuth: ClientAuthMethod = options.clientAuth ?? 'basic';
-  const basic = formatBasicAuth(clientId, clientSecret);
-
-  /** Adds the client credentials the chosen way; with Basic, `client_id` is not repeated in the form. */
-  function withClient(form: Record<string, string>): { form: Record<string, string>; headers: Record<string, string> } {
-    if (clientAuth === 'basic') return { form, headers: { authorization: basic } };
-    return { form: { ...form, client_id: clientId, client_secret: clientSecret }, headers: {} };
-  }
-
-  async function tokenCall(operation: string, form: Record<string, string>, secrets: string[], callOptions?: CallOptions) {
-    const sentAt = clock.now();
-    const request = withClient(form);
-    const allSecrets = [clientSecret, basic.slice('Basic '.length), ...secrets];
-    const res = await transport.send({
-      family: 'oauth',
-      method: 'POST',
-      url: `${v1BaseUrl}/oauth2/token`,
-      headers: request.headers,
-      form: request.form,
-      // A code is single use and a refresh rotates: a second send after the first may have
-      // arrived would fail with invalid_grant, or worse, revoke what the first one produced.
-      idempotent: false,
-      secrets: allSecrets,
-      signal: callOptions?.signal,
-      timeoutMs: callOptions?.timeoutMs,
-    });
-    return tokensFromResponse(operation, res.body, sentAt, allSecrets);
-  }
-
   const close = async () => {
-    if (ownsTransport) await transport.close();
+    if (ownsTransport) await state.transport.close();
   };
 
   return {
     clientId,
-    clock,
+    clock: state.clock,
     createPkce,
     authorizeUrl: (params) => buildAuthorizeUrl(authBaseUrl, clientId, params, options.redirectUri),
     parseCallback,
-    async exchangeCode(params, callOptions) {
-      const redirectUri = params.redirectUri ?? options.redirectUri;
-      requireNonEmpty('oauth.exchangeCode', { code: params.code, codeVerifier: params.codeVerifier, redirectUri });
-      if (codeVerifierProblem(params.codeVerifier) !== undefined) {
-        throw new ValidationError('request', 'the request of oauth.exchangeCode', [
-          { path: 'codeVerifier', message: '43 to 128 characters of A-Z a-z 0-9 - . _ ~ (the verifier of createPkce())' },
-        ]);
-      }
-      return tokenCall(
-        'oauth.exchangeCode',
-        { grant_type: 'authorization_code', code: params.code, redirect_uri: redirectUri!, code_verifier: params.codeVerifier },
-        [params.code, params.codeVerifier],
-        callOptions,
-      );
-    },
-    async refresh(refreshToken, callOptions) {
-      requireNonEmpty('oauth.refresh', { refreshToken });
-      const tokens = await tokenCall('oauth.refresh', { grant_type: 'refresh_token', refresh_token: refreshToken }, [refreshToken], callOptions);
-      // The contract: the project is on the code exchange only.
-      delete tokens.project;
-      return tokens;
-    },
-    async revoke(token, callOptions) {
-      requireNonEmpty('oauth.revoke', { token });
-      const request = withClient({ token });
-      await transport.send({
-        family: 'oauth',
-        method: 'POST',
-        url: `${v1BaseUrl}/oauth2/revoke`,
-        headers: request.headers,
-        form: request.form,
-        // Revoking twice ends in the same state (RFC 7009 answers 200 for an unknown token), so a
-        // revoke may be sent again after a 5xx or a reset.
-        idempotent: true,
-        secrets: [clientSecret, basic.slice('Basic '.length), token],
-        signal: callOptions?.signal,
-        timeoutMs: callOptions?.timeoutMs,
-      });
-    },
+    exchangeCode: (params, callOptions) => exchangeCode(state, params, callOptions),
+    refresh: (refreshToken, callOptions) => refresh(state, refreshToken, callOptions),
+    revoke: (token, callOptions) => revoke(state, token, callOptions),
     close,
     [Symbol.asyncDispose]: close,
   };

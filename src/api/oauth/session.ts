@@ -73,6 +73,75 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
   });
 }
 
+/** What a session holds: its options, the current tokens, and the refresh in flight. */
+interface SessionState {
+  readonly options: OAuthSessionOptions;
+  readonly skewMs: number;
+  readonly clock: { now(): number };
+  current: OAuthTokens;
+  /** Tokens not yet handed to `onTokens` and the token store (a save failed). */
+  unsaved: OAuthTokens | undefined;
+  revoked: boolean;
+  inflight: Promise<OAuthTokens> | undefined;
+}
+
+/** Whether the access token is good for more than `refreshSkewMs`. */
+function fresh(state: SessionState): boolean {
+  return state.current.expiresAt - state.clock.now() > state.skewMs;
+}
+
+async function persist(state: SessionState, tokens: OAuthTokens): Promise<void> {
+  const { onTokens, tokenStore } = state.options;
+  try {
+    await onTokens?.(copyTokens(tokens));
+    await tokenStore?.save(copyTokens(tokens));
+  } catch (error) {
+    state.unsaved = tokens;
+    throw new TokenPersistenceError(error);
+  }
+  if (state.unsaved === tokens) state.unsaved = undefined;
+}
+
+async function runRefresh(state: SessionState): Promise<OAuthTokens> {
+  // Saving failed last time: the live refresh token is still only in memory. Save it first.
+  if (state.unsaved) await persist(state, state.unsaved);
+  const refreshed = await state.options.oauth.refresh(state.current.refreshToken);
+  const next: OAuthTokens = { ...refreshed, ...(state.current.project ? { project: state.current.project } : {}) };
+  // Switch at once: the old refresh token is already dead, whatever happens to the save.
+  state.current = next;
+  state.unsaved = next;
+  await persist(state, next);
+  return next;
+}
+
+/** One refresh at a time; every caller that arrives meanwhile waits for the same one. */
+function sharedRefresh(state: SessionState): Promise<OAuthTokens> {
+  state.inflight ??= runRefresh(state).finally(() => {
+    state.inflight = undefined;
+  });
+  return state.inflight;
+}
+
+/** Joins a running refresh, saves unsaved tokens, or refreshes when the token is near expiry. */
+function sharedRefreshIfNeeded(state: SessionState): Promise<OAuthTokens> {
+  if (state.inflight) return state.inflight;
+  if (fresh(state)) {
+    if (!state.unsaved) return Promise.resolve(state.current);
+    const pending = state.unsaved;
+    state.inflight = persist(state, pending)
+      .then(() => state.current)
+      .finally(() => {
+        state.inflight = undefined;
+      });
+    return state.inflight;
+  }
+  return sharedRefresh(state);
+}
+
+function ensureLive(state: SessionState): void {
+  if (state.revoked) throw new CredentialError('this OAuth session was revoked: the user must authorize the application again');
+}
+
 /**
  * An OAuth session over one authorization.
  *
@@ -88,91 +157,42 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
  * authorization is gone: the user must authorize again.
  */
 export function createOAuthSession(options: OAuthSessionOptions): OAuthSession {
-  const { oauth, tokenStore, onTokens } = options;
-  const skewMs = options.refreshSkewMs ?? 60_000;
-  const clock = options.clock ?? oauth.clock;
-  let current = copyTokens(options.tokens);
-  let unsaved: OAuthTokens | undefined;
-  let revoked = false;
-  let inflight: Promise<OAuthTokens> | undefined;
-
-  async function persist(tokens: OAuthTokens): Promise<void> {
-    try {
-      await onTokens?.(copyTokens(tokens));
-      await tokenStore?.save(copyTokens(tokens));
-    } catch (error) {
-      unsaved = tokens;
-      throw new TokenPersistenceError(error);
-    }
-    if (unsaved === tokens) unsaved = undefined;
-  }
-
-  async function runRefresh(): Promise<OAuthTokens> {
-    // Saving failed last time: the live refresh token is still only in memory. Save it first.
-    if (unsaved) await persist(unsaved);
-    const fresh = await oauth.refresh(current.refreshToken);
-    const next: OAuthTokens = { ...fresh, ...(current.project ? { project: current.project } : {}) };
-    // Switch at once: the old refresh token is already dead, whatever happens to the save.
-    current = next;
-    unsaved = next;
-    await persist(next);
-    return next;
-  }
-
-  /** One refresh at a time; every caller that arrives meanwhile waits for the same one. */
-  function sharedRefresh(): Promise<OAuthTokens> {
-    inflight ??= runRefresh().finally(() => {
-      inflight = undefined;
-    });
-    return inflight;
-  }
-
-  /** Joins a running refresh, saves unsaved tokens, or refreshes when the token is near expiry. */
-  function sharedRefreshIfNeeded(): Promise<OAuthTokens> {
-    if (inflight) return inflight;
-    if (current.expiresAt - clock.now() > skewMs) {
-      if (!unsaved) return Promise.resolve(current);
-      const pending = unsaved;
-      inflight = persist(pending)
-        .then(() => current)
-        .finally(() => {
-          inflight = undefined;
-        });
-      return inflight;
-    }
-    return sharedRefresh();
-  }
-
-  function ensureLive(): void {
-    if (revoked) throw new CredentialError('this OAuth session was revoked: the user must authorize the application again');
-  }
+  const state: SessionState = {
+    options,
+    skewMs: options.refreshSkewMs ?? 60_000,
+    clock: options.clock ?? options.oauth.clock,
+    current: copyTokens(options.tokens),
+    unsaved: undefined,
+    revoked: false,
+    inflight: undefined,
+  };
 
   return {
     async getAccessToken(signal) {
-      ensureLive();
+      ensureLive(state);
       signal?.throwIfAborted();
-      if (!inflight && !unsaved && current.expiresAt - clock.now() > skewMs) return current.accessToken;
-      const tokens = await raceSignal(sharedRefreshIfNeeded(), signal);
+      if (!state.inflight && !state.unsaved && fresh(state)) return state.current.accessToken;
+      const tokens = await raceSignal(sharedRefreshIfNeeded(state), signal);
       return tokens.accessToken;
     },
     get projectId() {
-      return current.project?.id;
+      return state.current.project?.id;
     },
     get tokens() {
-      return copyTokens(current);
+      return copyTokens(state.current);
     },
     secrets() {
-      return [current.accessToken, current.refreshToken];
+      return [state.current.accessToken, state.current.refreshToken];
     },
     async refresh(signal) {
-      ensureLive();
-      return copyTokens(await raceSignal(sharedRefresh(), signal));
+      ensureLive(state);
+      return copyTokens(await raceSignal(sharedRefresh(state), signal));
     },
     async revoke(signal) {
       // A refresh in flight would rotate the token we are about to revoke: revoke its result.
-      if (inflight) await inflight.catch(() => undefined);
-      await oauth.revoke(current.refreshToken, signal ? { signal } : {});
-      revoked = true;
+      if (state.inflight) await state.inflight.catch(() => undefined);
+      await options.oauth.revoke(state.current.refreshToken, signal ? { signal } : {});
+      state.revoked = true;
     },
   };
 }

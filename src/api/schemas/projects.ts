@@ -7,12 +7,12 @@ import { openEnum, timestampSchema } from './common.js';
  */
 
 /** Platforms the contract names for a v1 project; others may appear later. */
-export const PROJECT_PLATFORMS = ['discord', 'roblox'] as const;
+const PROJECT_PLATFORMS = ['discord', 'roblox'] as const;
 /** Project types the contract names for a v1 project; others may appear later. */
-export const PROJECT_TYPES = ['bot', 'server', 'game'] as const;
+const PROJECT_TYPES = ['bot', 'server', 'game'] as const;
 
 /** One project of `GET /projects`. */
-export const projectListItemSchema = z.object({
+const projectListItemSchema = z.object({
   /** The service project ID. */
   id: z.string(),
   /** The project's ID on its platform. */

@@ -8,16 +8,16 @@ import { openEnum } from './common.js';
  */
 
 /** Platforms a user connection names in the contract. */
-export const USER_CONNECTION_PLATFORMS = ['discord', 'roblox'] as const;
+const USER_CONNECTION_PLATFORMS = ['discord', 'roblox'] as const;
 /** Platforms the user endpoints name in the contract. */
-export const USER_PROJECT_PLATFORMS = ['discord', 'roblox', 'minecraft'] as const;
+const USER_PROJECT_PLATFORMS = ['discord', 'roblox', 'minecraft'] as const;
 /** Project types the user endpoints name (`game_server` on creation for `minecraft`). */
-export const USER_PROJECT_TYPES = ['bot', 'server', 'game', 'game_server'] as const;
+const USER_PROJECT_TYPES = ['bot', 'server', 'game', 'game_server'] as const;
 /** The review states the contract names; "further values: not shown". */
-export const REVIEW_STATUSES = ['draft', 'in_review', 'approved'] as const;
+const REVIEW_STATUSES = ['draft', 'in_review', 'approved'] as const;
 
 /** One of a user's platform accounts. */
-export const userConnectionSchema = z.object({
+const userConnectionSchema = z.object({
   /** `discord` or `roblox`. */
   platform: openEnum(USER_CONNECTION_PLATFORMS),
   /** The user's ID on that platform. */

@@ -95,9 +95,6 @@ export type BotStats = z.infer<typeof botStatsSchema>;
 /** The answer of `GET /bots/:bot_id/check`: 1 when the user voted in the past 12 hours. */
 export const voteCheckSchema = z.object({ voted: z.union([z.literal(0), z.literal(1)]) });
 
-/** The answer of `GET /bots/:bot_id/check`. */
-export type VoteCheck = z.infer<typeof voteCheckSchema>;
-
 /** The answer of `GET /users/:user_id`; optional fields are absent (not null) when unset. */
 export const v0UserProfileSchema = z.object({
   /** The platform Snowflake. */

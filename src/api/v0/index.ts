@@ -120,59 +120,92 @@ export function botsQueryProblems(query: BotsQuery<BotField>): FieldIssue[] {
   return issues;
 }
 
+function snowflake(operation: string, field: string, value: string): string {
+  checkRequest(operation, typeof value === 'string' && SNOWFLAKE_PATTERN.test(value) ? [] : [{ path: field, message: 'must be a Snowflake (17 to 20 digits)' }]);
+  return value;
+}
+
+/** The bot a call is about: `botId` when given (checked), else the token's bot. */
+function bot(ctx: ApiContext, operation: string, botId: string | undefined): string {
+  return botId === undefined ? ctx.v0BotId(operation) : snowflake(operation, 'botId', botId);
+}
+
+async function botsPage<F extends BotField = BotField>(ctx: ApiContext, query: BotsQuery<F> = {}, options?: CallOptions): Promise<BotsPage<Pick<Bot, F>>> {
+  const operation = 'v0.bots';
+  checkRequest(operation, botsQueryProblems(query));
+  const fields = query.fields !== undefined && query.fields.length > 0 ? [...new Set(query.fields)] : undefined;
+  // With `fields` the service sends only those: the answer is checked against that pick.
+  const result = fields ? botSchema.pick(Object.fromEntries(fields.map((name) => [name, true])) as Partial<Record<BotField, true>>) : botSchema;
+  return ctx.v0({
+    operation,
+    method: 'GET',
+    path: '/bots',
+    query: { limit: query.limit, offset: query.offset, sort: query.sort, fields: fields?.join(',') },
+    idempotent: true,
+    response: botsPageSchema(result) as unknown as z.ZodType<BotsPage<Pick<Bot, F>>>,
+    options,
+  });
+}
+
+async function* bots<F extends BotField = BotField>(ctx: ApiContext, query: BotsQuery<F> = {}, options?: CallOptions): AsyncGenerator<Pick<Bot, F>, void, undefined> {
+  checkRequest('v0.bots', botsQueryProblems(query));
+  let offset = query.offset ?? 0;
+  for (;;) {
+    const page = await botsPage(ctx, { ...query, offset }, options);
+    yield* page.results;
+    // Counting what came rather than `limit` keeps the walk right if the service clamps the page.
+    offset += page.results.length;
+    if (page.results.length === 0 || offset >= page.total) return;
+  }
+}
+
+async function postStats(ctx: ApiContext, stats: V0StatsPost, botId?: string, options?: CallOptions): Promise<void> {
+  const operation = 'v0.postStats';
+  checkRequest(operation, v0StatsProblems(stats));
+  const path = `/bots/${bot(ctx, operation, botId)}/stats`;
+  await ctx.v0({ operation, method: 'POST', path, json: v0StatsBody(stats), idempotent: true, options });
+}
+
+async function hasVoted(ctx: ApiContext, userId: string, botId?: string, options?: CallOptions): Promise<boolean> {
+  const operation = 'v0.hasVoted';
+  const user = snowflake(operation, 'userId', userId);
+  const path = `/bots/${bot(ctx, operation, botId)}/check`;
+  const answer = await ctx.v0({ operation, method: 'GET', path, query: { userId: user }, idempotent: true, response: voteCheckSchema, options });
+  return answer.voted === 1;
+}
+
+async function user(ctx: ApiContext, userId: string, options?: CallOptions): Promise<V0UserProfile | null> {
+  const operation = 'v0.user';
+  const path = `/users/${snowflake(operation, 'userId', userId)}`;
+  try {
+    return await ctx.v0({ operation, method: 'GET', path, idempotent: true, botRoute: false, response: v0UserProfileSchema, options });
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
 /**
  * The legacy v0 operations. Every call goes through the client's 60/min bucket with the raw
  * project token (or `v0Token`). The bot ID defaults to the one in that token.
  */
 export function createV0Api(ctx: ApiContext) {
-  function snowflake(operation: string, field: string, value: string): string {
-    checkRequest(operation, typeof value === 'string' && SNOWFLAKE_PATTERN.test(value) ? [] : [{ path: field, message: 'must be a Snowflake (17 to 20 digits)' }]);
-    return value;
-  }
-  const bot = (operation: string, botId: string | undefined) =>
-    botId === undefined ? ctx.v0BotId(operation) : snowflake(operation, 'botId', botId);
-
-  async function botsPage<F extends BotField = BotField>(query: BotsQuery<F> = {}, options?: CallOptions): Promise<BotsPage<Pick<Bot, F>>> {
-    const operation = 'v0.bots';
-    checkRequest(operation, botsQueryProblems(query));
-    const fields = query.fields !== undefined && query.fields.length > 0 ? [...new Set(query.fields)] : undefined;
-    // With `fields` the service sends only those: the answer is checked against that pick.
-    const result = fields ? botSchema.pick(Object.fromEntries(fields.map((name) => [name, true])) as Partial<Record<BotField, true>>) : botSchema;
-    return ctx.v0({
-      operation,
-      method: 'GET',
-      path: '/bots',
-      query: { limit: query.limit, offset: query.offset, sort: query.sort, fields: fields?.join(',') },
-      idempotent: true,
-      response: botsPageSchema(result) as unknown as z.ZodType<BotsPage<Pick<Bot, F>>>,
-      options,
-    });
-  }
-
   return {
     /** One page of `GET /bots` as the service sent it. See {@link BotsQuery} for the defaults. */
-    botsPage,
+    botsPage: <F extends BotField = BotField>(query?: BotsQuery<F>, options?: CallOptions): Promise<BotsPage<Pick<Bot, F>>> => botsPage(ctx, query, options),
 
     /**
      * Every bot from `offset` on, page by page (`limit` per page, default 50), until a page reaches
      * `total` or comes back empty. Each page is one call through the 60/min bucket.
      */
-    async *bots<F extends BotField = BotField>(query: BotsQuery<F> = {}, options?: CallOptions): AsyncGenerator<Pick<Bot, F>, void, undefined> {
-      checkRequest('v0.bots', botsQueryProblems(query));
-      let offset = query.offset ?? 0;
-      for (;;) {
-        const page = await botsPage({ ...query, offset }, options);
-        yield* page.results;
-        // Counting what came rather than `limit` keeps the walk right if the service clamps the page.
-        offset += page.results.length;
-        if (page.results.length === 0 || offset >= page.total) return;
-      }
+    bots<F extends BotField = BotField>(query?: BotsQuery<F>, options?: CallOptions): AsyncGenerator<Pick<Bot, F>, void, undefined> {
+      return bots(ctx, query, options);
     },
 
     /** A bot's stats (`GET /bots/:bot_id/stats`). `botId` defaults to the token's bot. */
     async getStats(botId?: string, options?: CallOptions): Promise<BotStats> {
       const operation = 'v0.getStats';
-      const path = `/bots/${bot(operation, botId)}/stats`;
+      const path = `/bots/${bot(ctx, operation, botId)}/stats`;
       return ctx.v0({ operation, method: 'GET', path, idempotent: true, response: botStatsSchema, options });
     },
 
@@ -181,35 +214,21 @@ export function createV0Api(ctx: ApiContext) {
      * before sending. Retried like an idempotent call: a post overwrites the counts, so sending it
      * twice leaves the same state. `botId` defaults to the token's bot.
      */
-    async postStats(stats: V0StatsPost, botId?: string, options?: CallOptions): Promise<void> {
-      const operation = 'v0.postStats';
-      checkRequest(operation, v0StatsProblems(stats));
-      const path = `/bots/${bot(operation, botId)}/stats`;
-      await ctx.v0({ operation, method: 'POST', path, json: v0StatsBody(stats), idempotent: true, options });
+    postStats(stats: V0StatsPost, botId?: string, options?: CallOptions): Promise<void> {
+      return postStats(ctx, stats, botId, options);
     },
 
     /**
      * Whether the user (a platform Snowflake) voted for the bot in the past 12 hours
      * (`GET /bots/:bot_id/check`). `botId` defaults to the token's bot.
      */
-    async hasVoted(userId: string, botId?: string, options?: CallOptions): Promise<boolean> {
-      const operation = 'v0.hasVoted';
-      const user = snowflake(operation, 'userId', userId);
-      const path = `/bots/${bot(operation, botId)}/check`;
-      const answer = await ctx.v0({ operation, method: 'GET', path, query: { userId: user }, idempotent: true, response: voteCheckSchema, options });
-      return answer.voted === 1;
+    hasVoted(userId: string, botId?: string, options?: CallOptions): Promise<boolean> {
+      return hasVoted(ctx, userId, botId, options);
     },
 
     /** A user's v0 profile (`GET /users/:user_id`, a platform Snowflake), or null when none exists (404). */
-    async user(userId: string, options?: CallOptions): Promise<V0UserProfile | null> {
-      const operation = 'v0.user';
-      const path = `/users/${snowflake(operation, 'userId', userId)}`;
-      try {
-        return await ctx.v0({ operation, method: 'GET', path, idempotent: true, botRoute: false, response: v0UserProfileSchema, options });
-      } catch (error) {
-        if (error instanceof NotFoundError) return null;
-        throw error;
-      }
+    user(userId: string, options?: CallOptions): Promise<V0UserProfile | null> {
+      return user(ctx, userId, options);
     },
   };
 }

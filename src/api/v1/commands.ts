@@ -12,10 +12,10 @@ import { projectSegment } from '../credentials.js';
 export type { ApplicationCommand, ApplicationCommandOption } from '../../contract/commands.js';
 
 /** Text per chat-platform locale (`en-US`, `de`). A null entry is refused before sending. */
-export type CommandLocalizations = Readonly<Partial<Record<string, string | null>>> | null;
+type CommandLocalizations = Readonly<Partial<Record<string, string | null>>> | null;
 
 /** The fields of an option the rules read (see {@link ApplicationCommandShape}). */
-export interface ApplicationCommandOptionShape {
+interface ApplicationCommandOptionShape {
   type: number;
   name: string;
   description: string;

@@ -23,7 +23,7 @@ export type CreateProjectInput = {
 }[Platform];
 
 /** Every problem of a project creation body, by the contract's rules; empty when it is valid. */
-export function createProjectProblems(input: CreateProjectInput): FieldIssue[] {
+function createProjectProblems(input: CreateProjectInput): FieldIssue[] {
   const platforms = Object.keys(PLATFORM_TYPES);
   // Read through `unknown`: callers from plain JavaScript can send anything.
   if (typeof input !== 'object' || input === null) return [{ path: '', message: 'must be an object {platform, type, platform_id}' }];

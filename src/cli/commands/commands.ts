@@ -2,12 +2,11 @@ import { createListingClient } from '../../api/client.js';
 import { commandsSourceFor } from '../../commands/configured-source.js';
 import { formatDiff } from '../../commands/diff.js';
 import { planCommandSync, syncCommands } from '../../commands/sync.js';
-import { ConfigError } from '../../config/errors.js';
-import { loadConfig, type LoadedConfig } from '../../config/loader.js';
-import { ListingAgentError } from '../../errors.js';
 import { silentLogger } from '../../log/agent-logger.js';
 import { parseCommandArgs } from '../args.js';
-import { EXIT, UsageError, type CliIo } from '../io.js';
+import { loadCommandConfig } from '../command-config.js';
+import { EXIT, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 import { cliState } from '../state.js';
 
 export const COMMANDS_HELP = `Usage: listing-agent commands <subcommand> [options]
@@ -33,24 +32,13 @@ without the leader's fence that guards the agents' own writes of it, because a s
 CLI is an operator's explicit action; the leader's next sync then finds the commands unchanged.
 `;
 
-async function load(io: CliIo, file: string | undefined, what: string): Promise<LoadedConfig | number> {
-  try {
-    return await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent commands ${what}: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    return EXIT.config;
-  }
-}
-
 async function runDiff(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('commands diff', argv, { config: { type: 'string', short: 'c' } });
   if (values.help) {
     io.stdout(COMMANDS_HELP);
     return EXIT.ok;
   }
-  const loaded = await load(io, values.config as string | undefined, 'diff');
+  const loaded = await loadCommandConfig(io, 'commands diff', values.config as string | undefined);
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
   const source = commandsSourceFor(config, { cwd: io.cwd });
@@ -70,7 +58,7 @@ async function runSync(argv: string[], io: CliIo): Promise<number> {
     io.stdout(COMMANDS_HELP);
     return EXIT.ok;
   }
-  const loaded = await load(io, values.config as string | undefined, 'sync');
+  const loaded = await loadCommandConfig(io, 'commands sync', values.config as string | undefined);
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
   const source = commandsSourceFor(config, { cwd: io.cwd });
@@ -92,23 +80,7 @@ async function runSync(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** `listing-agent commands <diff|sync>`. */
-export async function runCommandsCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(COMMANDS_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  try {
-    if (sub === 'diff') return await runDiff(rest, io);
-    if (sub === 'sync') return await runSync(rest, io);
-  } catch (error) {
-    // A source, a rule or the service said no: one line that says what, never a stack trace.
-    if (error instanceof ListingAgentError && !(error instanceof UsageError)) {
-      io.stderr(`listing-agent commands ${sub}: ${error.message}\n`);
-      return error.code === 'validation' && (error as { subject?: string }).subject === 'config' ? EXIT.config : EXIT.failure;
-    }
-    throw error;
-  }
-  if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'commands');
-  throw new UsageError(`unknown subcommand '${sub}'; subcommands: diff, sync`, 'commands');
+export function runCommandsCommand(argv: string[], io: CliIo): Promise<number> {
+  // A source, a rule or the service said no: one line that says what, never a stack trace.
+  return runSubcommand(argv, io, { command: 'commands', help: COMMANDS_HELP, subcommands: { diff: runDiff, sync: runSync }, oneLineErrors: true });
 }

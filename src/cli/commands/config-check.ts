@@ -3,6 +3,7 @@ import { loadConfig, type ConfigSources } from '../../config/loader.js';
 import { maskConfig } from '../../config/mask.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 
 export const CONFIG_HELP = `Usage: listing-agent config <subcommand> [options]
 
@@ -14,7 +15,7 @@ Subcommands:
 Run 'listing-agent config check --help' for its options.
 `;
 
-export const CONFIG_CHECK_HELP = `Usage: listing-agent config check [--config FILE]
+const CONFIG_CHECK_HELP = `Usage: listing-agent config check [--config FILE]
 
 Load the configuration exactly as 'listing-agent run' does: .env from the working directory,
 the JSON config file with \${VAR} replaced, then LISTING_AGENT_* variables over it.
@@ -37,7 +38,7 @@ function describeSources(sources: ConfigSources): string {
 }
 
 /** `listing-agent config check`. */
-export async function runConfigCheck(argv: string[], io: CliIo): Promise<number> {
+async function runConfigCheck(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('config check', argv, { config: { type: 'string', short: 'c' } });
   if (values.help) {
     io.stdout(CONFIG_CHECK_HELP);
@@ -64,13 +65,6 @@ export async function runConfigCheck(argv: string[], io: CliIo): Promise<number>
 }
 
 /** `listing-agent config <subcommand>`. */
-export async function runConfigCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(CONFIG_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  if (sub === 'check') return runConfigCheck(rest, io);
-  if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'config');
-  throw new UsageError(`unknown subcommand '${sub}'; subcommands: check`, 'config');
+export function runConfigCommand(argv: string[], io: CliIo): Promise<number> {
+  return runSubcommand(argv, io, { command: 'config', help: CONFIG_HELP, subcommands: { check: runConfigCheck } });
 }

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { startEmulator } from '../../emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { DEFAULT_SEED, seedSchema, type EmulatorSeed } from '../../emulator/seed.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT, type CliIo } from '../io.js';
 import { keepProcessAlive } from '../keep-alive.js';
 
 /** Default port of `listing-agent emulator`. */
-export const DEFAULT_EMULATOR_PORT = 4545;
+const DEFAULT_EMULATOR_PORT = 4545;
 
 export const EMULATOR_HELP = `Usage: listing-agent emulator [options]
 
@@ -47,6 +47,52 @@ async function loadSeed(file: string, io: CliIo): Promise<EmulatorSeed | { probl
   return data as EmulatorSeed;
 }
 
+/** What to do about a listen that failed with `code` (a system error code), in one clause. */
+export function emulatorListenHint(code: string | undefined, host: string, port: number, message: string): string {
+  if (code === 'EADDRINUSE') return `port ${port} is in use: pick another with --port (0 picks a free one)`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine: use --host 127.0.0.1`;
+  if (code === 'EACCES') return `not allowed to listen on port ${port}: use a port above 1023`;
+  return message;
+}
+
+/** The URLs and seeded credentials of a running emulator, as `--json` prints them. */
+function emulatorSummary({ urls, context }: RunningEmulator) {
+  const projects = [...context.state.projects.values()].map((project) => ({
+    id: project.id,
+    name: project.name,
+    platform: project.platform,
+    type: project.type,
+    platform_id: project.platform_id,
+    project_token: context.state.projectTokens.get(project.id) ?? '',
+  }));
+  const applications = [...context.state.applications.values()].map((a) => ({
+    client_id: a.client_id,
+    client_secret: a.client_secret,
+    redirect_uris: a.redirect_uris,
+  }));
+  const users = [...context.state.users.values()].map((u) => ({ id: u.id, username: u.username, platform_id: u.platform_id }));
+  return { v1: urls.v1, v0: urls.v0, auth: `${urls.auth}/oauth2/authorize`, admin: urls.admin, users, projects, applications };
+}
+
+/** The summary for a person: the URLs, then every seeded credential. */
+function describeSummary(summary: ReturnType<typeof emulatorSummary>): string {
+  const lines = [
+    'listing-service emulator is running (in-memory; every credential below is made up for this emulator)',
+    `  v1 base URL   ${summary.v1}`,
+    `  v0 base URL   ${summary.v0}`,
+    `  auth URL      ${summary.auth}`,
+    `  admin API     ${summary.admin}`,
+    '',
+    'Seeded credentials:',
+    ...summary.users.map((u) => `  user ${u.username}: id ${u.id}, Discord ID ${u.platform_id}`),
+    ...summary.projects.map((p) => `  project ${p.name} (${p.platform} ${p.type}): id ${p.id}, platform_id ${p.platform_id}\n    project token ${p.project_token}`),
+    ...summary.applications.map((a) => `  application ${a.client_id}: client secret ${a.client_secret}, redirect URIs ${a.redirect_uris.join(' ')}`),
+    '',
+    'Ctrl-C stops it.',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 /** `listing-agent emulator`: runs until a stop is requested. */
 export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('emulator', argv, {
@@ -72,68 +118,16 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
     seed = loaded;
   }
 
-  let emulator;
+  let emulator: RunningEmulator;
   try {
-    emulator = await startEmulator({
-      port,
-      host,
-      seed,
-      settings: { allowHttpLoopback: values['allow-http-loopback'] === true },
-    });
+    emulator = await startEmulator({ port, host, seed, settings: { allowHttpLoopback: values['allow-http-loopback'] === true } });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const hint =
-      code === 'EADDRINUSE' ? `port ${port} is in use: pick another with --port (0 picks a free one)`
-      : code === 'EADDRNOTAVAIL' ? `${host} is not an address of this machine: use --host 127.0.0.1`
-      : code === 'EACCES' ? `not allowed to listen on port ${port}: use a port above 1023`
-      : (error as Error).message;
+    const hint = emulatorListenHint((error as NodeJS.ErrnoException).code, host, port, (error as Error).message);
     io.stderr(`listing-agent emulator: cannot listen on ${host}:${port}: ${hint}\n`);
     return EXIT.failure;
   }
-
-  const { urls, context } = emulator;
-  const projects = [...context.state.projects.values()].map((project) => ({
-    id: project.id,
-    name: project.name,
-    platform: project.platform,
-    type: project.type,
-    platform_id: project.platform_id,
-    project_token: context.state.projectTokens.get(project.id) ?? '',
-  }));
-  const applications = [...context.state.applications.values()].map((a) => ({
-    client_id: a.client_id,
-    client_secret: a.client_secret,
-    redirect_uris: a.redirect_uris,
-  }));
-  const users = [...context.state.users.values()].map((u) => ({ id: u.id, username: u.username, platform_id: u.platform_id }));
-  const summary = {
-    v1: urls.v1,
-    v0: urls.v0,
-    auth: `${urls.auth}/oauth2/authorize`,
-    admin: urls.admin,
-    users,
-    projects,
-    applications,
-  };
-  if (values.json) {
-    io.stdout(`${JSON.stringify(summary)}\n`);
-  } else {
-    const lines = [
-      'listing-service emulator is running (in-memory; every credential below is made up for this emulator)',
-      `  v1 base URL   ${summary.v1}`,
-      `  v0 base URL   ${summary.v0}`,
-      `  auth URL      ${summary.auth}`,
-      `  admin API     ${summary.admin}`,
-      '',
-      'Seeded credentials:',
-      ...users.map((u) => `  user ${u.username}: id ${u.id}, Discord ID ${u.platform_id}`),
-      ...projects.map((p) => `  project ${p.name} (${p.platform} ${p.type}): id ${p.id}, platform_id ${p.platform_id}\n    project token ${p.project_token}`),
-      ...applications.map((a) => `  application ${a.client_id}: client secret ${a.client_secret}, redirect URIs ${a.redirect_uris.join(' ')}`),
-      '',
-      'Ctrl-C stops it.',
-    ];
-    io.stdout(`${lines.join('\n')}\n`);
-  }
+  const summary = emulatorSummary(emulator);
+  io.stdout(values.json ? `${JSON.stringify(summary)}\n` : describeSummary(summary));
 
   // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
   const release = keepProcessAlive();

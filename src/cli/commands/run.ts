@@ -1,13 +1,12 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
-import { ConfigError } from '../../config/errors.js';
-import { loadConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
 import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
+import { loadCommandConfig } from '../command-config.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -21,7 +20,7 @@ export const STOP_DEADLINE_MS = 10_000;
  * most of what the daemon spends idle (bench/footprint.bench.ts). Once a second is plenty for a
  * sidecar scraped every 15 s or more.
  */
-export const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
+const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
 
 export const RUN_HELP = `Usage: listing-agent run [options]
 
@@ -60,16 +59,11 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'run');
 
-  let loaded;
-  try {
-    loaded = await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent run: refusing to start: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    io.stderr(`Check it with 'listing-agent config check' (every problem of the configuration) or 'listing-agent doctor' (the whole setup).\n`);
-    return EXIT.config;
-  }
+  const loaded = await loadCommandConfig(io, 'run', file, {
+    lead: 'refusing to start: ',
+    advice: "Check it with 'listing-agent config check' (every problem of the configuration) or 'listing-agent doctor' (the whole setup).",
+  });
+  if (typeof loaded === 'number') return loaded;
 
   const { config } = loaded;
   const logger = createLogger({
@@ -98,6 +92,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },
       // Named in the fix when the service refuses the token.
       tokenSource: describeTokenSource(loaded.sources, io.env, config.service.token),
+      mode: 'daemon',
     });
   } catch (error) {
     io.stderr(`listing-agent run: ${(error as Error).message}\n`);

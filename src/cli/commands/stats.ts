@@ -1,32 +1,37 @@
 import { createListingClient } from '../../api/client.js';
-import { ConfigError } from '../../config/errors.js';
-import { loadConfig } from '../../config/loader.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { createConfiguredSource, type ConfiguredSourceOptions } from '../../stats/configured-source.js';
 import { postStatsOnce, type PostOnceResult } from '../../stats/post-once.js';
+import { askRunningAgent } from '../agent-admin.js';
 import { parseCommandArgs } from '../args.js';
+import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 
 export const STATS_HELP = `Usage: listing-agent stats <subcommand> [options]
 
 Work with the bot's server and shard counts.
 
 Subcommands:
-  post   read the counts once and post them (or, with --dry-run, show what would be posted)
+  post   read the counts once and post them (or, with --dry-run, show what would be posted;
+         with --agent, ask the running agent to post now)
 
 Run 'listing-agent stats post --help' for its options.
 `;
 
-export const STATS_POST_HELP = `Usage: listing-agent stats post [--config FILE] [--dry-run]
+const STATS_POST_HELP = `Usage: listing-agent stats post [--config FILE] [--dry-run | --agent]
 
 Read the counts once from the configured source (stats.source: discord-rest) and post them as
 the agent would: one metrics/batch entry (stats.mode batch) or one PATCH metrics (patch), and
 the v0 stats when stats.v0 is on. The configuration is loaded exactly as 'listing-agent run'
-loads it. The embedded and push sources have no counts outside a running bot or agent.
+loads it. The embedded and push sources have no counts outside a running bot or agent: for
+them, --agent asks the agent running at health.listen to post its counts now (with
+health.adminToken, the status page's "post stats now").
 
 Options:
   -c, --config FILE   the JSON config file (default: $LISTING_AGENT_CONFIG)
   -n, --dry-run       print the requests that would be sent, and send nothing
+      --agent         ask the running agent to post now, instead of reading the counts here
   -h, --help          show this help
 
 Exit codes: 0 posted (or shown), 1 counts not ready, a post failed, or the source cannot be
@@ -67,7 +72,7 @@ function report(result: Extract<PostOnceResult, { ready: true }>, io: CliIo): nu
  * The core of `stats post` once the configuration is loaded: make the source, read once, post.
  * `sourceOptions` reach {@link createConfiguredSource} (a test's Discord dispatcher).
  */
-export async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions }): Promise<number> {
+async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions }): Promise<number> {
   const problem = oneShotProblem(config);
   if (problem) {
     io.stderr(`listing-agent stats post: ${problem}\n`);
@@ -97,39 +102,39 @@ export async function runStatsPost(config: ListingAgentConfig, io: CliIo, option
   }
 }
 
+/** `stats post --agent`: the running agent posts now, and says what went where. */
+async function postInAgent(config: ListingAgentConfig, io: CliIo): Promise<number> {
+  const answer = await askRunningAgent(config, 'post-stats', {}, io, 'stats post');
+  if (!answer.ok) return answer.exit;
+  const posted = (answer.body.posted ?? []) as { target: string; servers: number | null; shards: number | null }[];
+  const failed = (answer.body.failed ?? []) as { target: string; error: string }[];
+  for (const post of posted) io.stdout(`the agent posted (${post.target}): ${post.servers ?? '?'} servers, ${post.shards ?? '?'} shards\n`);
+  for (const failure of failed) io.stderr(`listing-agent stats post: the agent's post to ${failure.target} failed: ${failure.error}\n`);
+  if (typeof answer.body.note === 'string') io.stderr(`listing-agent stats post: ${answer.body.note}\n`);
+  return posted.length > 0 && failed.length === 0 ? EXIT.ok : EXIT.failure;
+}
+
 /** `listing-agent stats post`. */
-export async function runStatsPostCommand(argv: string[], io: CliIo): Promise<number> {
+async function runStatsPostCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('stats post', argv, {
     config: { type: 'string', short: 'c' },
     'dry-run': { type: 'boolean', short: 'n' },
+    agent: { type: 'boolean' },
   });
   if (values.help) {
     io.stdout(STATS_POST_HELP);
     return EXIT.ok;
   }
+  if (values.agent === true && values['dry-run'] === true) throw new UsageError('--dry-run and --agent do not go together: a dry run reads the counts here', 'stats post');
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'stats post');
-  let config: ListingAgentConfig;
-  try {
-    config = (await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd })).config;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent stats post: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    io.stderr(`Check it with 'listing-agent config check'.\n`);
-    return EXIT.config;
-  }
-  return runStatsPost(config, io, { dryRun: values['dry-run'] === true });
+  const loaded = await loadCommandConfig(io, 'stats post', file, { advice: "Check it with 'listing-agent config check'." });
+  if (typeof loaded === 'number') return loaded;
+  if (values.agent === true) return postInAgent(loaded.config, io);
+  return runStatsPost(loaded.config, io, { dryRun: values['dry-run'] === true });
 }
 
 /** `listing-agent stats <subcommand>`. */
-export async function runStatsCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(STATS_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  if (sub === 'post') return runStatsPostCommand(rest, io);
-  if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'stats');
-  throw new UsageError(`unknown subcommand '${sub}'; subcommands: post`, 'stats');
+export function runStatsCommand(argv: string[], io: CliIo): Promise<number> {
+  return runSubcommand(argv, io, { command: 'stats', help: STATS_HELP, subcommands: { post: runStatsPostCommand } });
 }

@@ -1,16 +1,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createListingClient, type ListingClient } from '../../api/client.js';
 import type { VoteRecord } from '../../api/schemas/votes.js';
-import { ConfigError } from '../../config/errors.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
-import { loadConfig } from '../../config/loader.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
-import { ListingAgentError, ValidationError } from '../../errors.js';
 import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
 import { voteKey, type DeadLetter } from '../../votes/types.js';
+import { askRunningAgent } from '../agent-admin.js';
+import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 import { cliAgentId, cliState } from '../state.js';
 
 export const VOTES_HELP = `Usage: listing-agent votes <subcommand> [options]
@@ -19,7 +19,9 @@ Votes and the rewards they fired.
 
 Subcommands:
   failed [--json]                    list the dead letters: votes a reward hook gave up on
-  retry [--key K]... [--hook H]      run the hooks of dead letters again (all by default)
+  retry [--key K]... [--hook H] [--agent]
+                                     run the hooks of dead letters again (all by default);
+                                     --agent: ask the running agent to (health.adminToken)
   check <user> [--source S] [--json] whether a user has an active vote; S is topgg (the
                                      service's user IDs, the default) or discord
   list [--since D] [--json]          the votes cast in the last D (default 24h, at most a
@@ -30,9 +32,11 @@ Options (all):
   -h, --help          show this help
 
 'failed' reads the vote journal in state.directory without taking the state lock, so it works
-beside a running agent. 'retry' takes the lock, so stop the daemon first; it replays only the
-hooks of the config (with their retries, a short backoff), and leaves votes a crash left pending
-to the agent's next start. Dead letters of the in-process hook (vote-event) can only be replayed
+beside a running agent. 'retry' takes the lock, so stop the daemon first (or use --agent); it
+replays only the hooks of the config (with their retries, a short backoff), and leaves votes a
+crash left pending to the agent's next start. 'retry --agent' asks the agent running at
+health.listen instead, with health.adminToken (the status page's retry action): its hooks,
+in-process ones included, run there, beside its other work. Dead letters of the in-process hook (vote-event) can only be replayed
 by the embedded agent: agent.votePipeline.retry().
 
 With state.redis, both work on the dead letters in Redis (under state.redis.prefix), beside
@@ -62,14 +66,8 @@ function parse(sub: string, argv: string[], options: Options, positionals = 0): 
 async function load(io: CliIo, sub: string, values: Values): Promise<ListingAgentConfig | number> {
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', `votes ${sub}`);
-  try {
-    return (await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd })).config;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent votes ${sub}: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    return EXIT.config;
-  }
+  const loaded = await loadCommandConfig(io, `votes ${sub}`, file);
+  return typeof loaded === 'number' ? loaded : loaded.config;
 }
 
 const clientFor = (config: ListingAgentConfig): ListingClient =>
@@ -101,13 +99,24 @@ async function runFailed(argv: string[], io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+/** `votes retry --agent`: the running agent retries (the status page's action). */
+async function retryInAgent(config: ListingAgentConfig, io: CliIo, filter: { keys?: string[]; hook?: string }): Promise<number> {
+  const answer = await askRunningAgent(config, 'retry', filter, io, 'votes retry');
+  if (!answer.ok) return answer.exit;
+  const retried = Number(answer.body.retried ?? 0);
+  if (retried === 0) io.stdout('No dead letter matches: nothing to replay.\n');
+  else io.stdout(`The running agent took ${retried} dead ${retried === 1 ? 'letter' : 'letters'} and runs ${retried === 1 ? 'its hook' : 'their hooks'} again; 'listing-agent votes failed' or its status page shows what fails again.\n`);
+  return EXIT.ok;
+}
+
 async function runRetry(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse('retry', argv, { key: { type: 'string', multiple: true }, hook: { type: 'string' } });
+  const { values } = parse('retry', argv, { key: { type: 'string', multiple: true }, hook: { type: 'string' }, agent: { type: 'boolean' } });
   if (values.help) return help(io);
   const config = await load(io, 'retry', values);
   if (typeof config === 'number') return config;
   const keys = values.key as string[] | undefined;
   const hook = values.hook as string | undefined;
+  if (values.agent === true) return retryInAgent(config, io, { ...(keys === undefined ? {} : { keys }), ...(hook === undefined ? {} : { hook }) });
   // Its own agent ID in Redis, never the daemon's: the replayed votes are pending under it meanwhile.
   await using state = cliState(config, io, { agentId: cliAgentId(io, 'votes-retry') });
   // Hooks first: a bad hook is a configuration error, before the lock or Redis is touched.
@@ -206,33 +215,8 @@ function help(io: CliIo): number {
   return EXIT.ok;
 }
 
-const SUBCOMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  failed: runFailed,
-  retry: runRetry,
-  check: runCheck,
-  list: runList,
-};
-
 /** `listing-agent votes <failed|retry|check|list>`. */
-export async function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(VOTES_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  const run = SUBCOMMANDS[sub];
-  if (!run) {
-    if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'votes');
-    throw new UsageError(`unknown subcommand '${sub}'; subcommands: ${Object.keys(SUBCOMMANDS).join(', ')}`, 'votes');
-  }
-  try {
-    return await run(rest, io);
-  } catch (error) {
-    // The service, the state directory or a hook name said no: one line, never a stack trace.
-    if (error instanceof ListingAgentError) {
-      io.stderr(`listing-agent votes ${sub}: ${error.message}\n`);
-      return error instanceof ValidationError && error.subject === 'config' ? EXIT.config : EXIT.failure;
-    }
-    throw error;
-  }
+export function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
+  // The service, the state directory or a hook name said no: one line, never a stack trace.
+  return runSubcommand(argv, io, { command: 'votes', help: VOTES_HELP, subcommands: { failed: runFailed, retry: runRetry, check: runCheck, list: runList }, oneLineErrors: true });
 }

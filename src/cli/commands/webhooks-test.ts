@@ -39,7 +39,7 @@ function isWeekend(ms: number): boolean {
 }
 
 /** The `{ type, data }` body of a v1 test delivery. */
-export function v1TestBody(type: TestType, nowMs: number): string {
+function v1TestBody(type: TestType, nowMs: number): string {
   if (type === 'webhook.test') {
     const data: WebhookTestData = { project: EXAMPLE_PROJECT, user: EXAMPLE_USER };
     return JSON.stringify({ type, data });
@@ -56,7 +56,7 @@ export function v1TestBody(type: TestType, nowMs: number): string {
 }
 
 /** The body of a legacy v0 test vote. */
-export function v0TestBody(type: TestType, nowMs: number): string {
+function v0TestBody(type: TestType, nowMs: number): string {
   return JSON.stringify({
     bot: EXAMPLE_PROJECT.platform_id,
     user: EXAMPLE_USER.platform_id,

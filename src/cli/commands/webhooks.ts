@@ -2,10 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createListingClient, type ListingClient } from '../../api/client.js';
 import { createFileTokenStore } from '../../api/oauth/token-store.js';
-import { ConfigError } from '../../config/errors.js';
-import { loadConfig, type LoadedConfig } from '../../config/loader.js';
+import type { LoadedConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
-import { ListingAgentError, ValidationError } from '../../errors.js';
+import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { stateDirectory } from '../../config/state-directory.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
@@ -14,14 +13,16 @@ import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePa
 import { withRotatedSecret } from '../../webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
 import { parseCommandArgs } from '../args.js';
+import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { runSubcommand } from '../subcommands.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { cliAgentId, cliState } from '../state.js';
 import { hookEnvironment, STOP_DEADLINE_MS } from './run.js';
 import { runWebhooksTestCommand } from './webhooks-test.js';
 
 /** Where `webhooks rotate` reads the OAuth access token when no `--access-token-file` is given (not `LISTING_AGENT_*`: it is no config field). */
-export const ACCESS_TOKEN_VARIABLE = 'LISTING_OAUTH_ACCESS_TOKEN';
+const ACCESS_TOKEN_VARIABLE = 'LISTING_OAUTH_ACCESS_TOKEN';
 
 export const WEBHOOKS_HELP = `Usage: listing-agent webhooks <subcommand> [options]
 
@@ -65,14 +66,7 @@ service, Redis not answering), 2 usage error, 78 invalid configuration.
 
 async function load(io: CliIo, sub: string, file: string | undefined): Promise<LoadedConfig | number> {
   if (file === '') throw new UsageError('--config needs a file path', `webhooks ${sub}`);
-  try {
-    return await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];
-    io.stderr(`listing-agent webhooks ${sub}: ${error.summary}\n${lines.length > 0 ? `${lines.join('\n')}\n` : ''}`);
-    return EXIT.config;
-  }
+  return loadCommandConfig(io, `webhooks ${sub}`, file);
 }
 
 /** Finds the project ID for v0 votes, retrying in the background until found or stopped; a failure is told once until it changes. */
@@ -254,32 +248,8 @@ function help(io: CliIo): number {
   return EXIT.ok;
 }
 
-const SUBCOMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  serve: runServe,
-  rotate: runRotate,
-  test: runWebhooksTestCommand,
-};
-
 /** `listing-agent webhooks <serve|rotate|test>`. */
-export async function runWebhooksCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(WEBHOOKS_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
-  }
-  const run = SUBCOMMANDS[sub];
-  if (!run) {
-    if (sub.startsWith('-')) throw new UsageError(`unknown option '${sub}' (options go after the subcommand)`, 'webhooks');
-    throw new UsageError(`unknown subcommand '${sub}'; subcommands: ${Object.keys(SUBCOMMANDS).join(', ')}`, 'webhooks');
-  }
-  try {
-    return await run(rest, io);
-  } catch (error) {
-    // The service, the port, the state directory or a hook said no: one line, never a stack trace.
-    if (error instanceof ListingAgentError) {
-      io.stderr(`listing-agent webhooks ${sub}: ${error.message}\n`);
-      return error instanceof ValidationError && error.subject === 'config' ? EXIT.config : EXIT.failure;
-    }
-    throw error;
-  }
+export function runWebhooksCommand(argv: string[], io: CliIo): Promise<number> {
+  // The service, the port, the state directory or a hook said no: one line, never a stack trace.
+  return runSubcommand(argv, io, { command: 'webhooks', help: WEBHOOKS_HELP, subcommands: { serve: runServe, rotate: runRotate, test: runWebhooksTestCommand }, oneLineErrors: true });
 }

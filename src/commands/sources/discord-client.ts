@@ -7,7 +7,7 @@ import type { CommandLoad, CommandSource } from '../types.js';
  */
 
 /** The parts of a discord.js `ApplicationCommand` the source copies (camelCase, as discord.js keeps them). */
-export interface ApplicationCommandLike {
+interface ApplicationCommandLike {
   type: number;
   name: string;
   description: string;
@@ -23,7 +23,7 @@ export interface ApplicationCommandLike {
 }
 
 /** A discord.js `Collection` as far as the source reads it. */
-export interface CommandCollectionLike<V> {
+interface CommandCollectionLike<V> {
   values(): Iterable<V>;
 }
 
@@ -50,7 +50,7 @@ export interface CommandsClientLike {
  * `toJSON()` is not used: it flattens every property in discord.js's camelCase, the client and
  * manager references included, which is neither Discord's form nor small.
  */
-export function commandFromDiscordJs(command: ApplicationCommandLike): Record<string, unknown> {
+function commandFromDiscordJs(command: ApplicationCommandLike): Record<string, unknown> {
   const bits = command.defaultMemberPermissions?.bitfield;
   return {
     type: command.type,

@@ -1,6 +1,6 @@
 import { redact } from '../../api/redact.js';
 import { createDiscordRestClient, type DiscordRestClient } from '../../discord/client.js';
-import { botToken, DISCORD_CONNECTION_DEFAULTS, discordMessage, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
+import { botToken, discordMessage, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
 import { ListingAgentError } from '../../errors.js';
 import type { CommandLoad, CommandSource } from '../types.js';
 
@@ -9,9 +9,6 @@ export interface DiscordCommandsSourceOptions extends DiscordConnectionOptions {
   /** The bot's application ID (a snowflake). Default: the `id` of `GET /applications/@me`, asked once. */
   applicationId?: string;
 }
-
-/** The defaults of {@link DiscordCommandsSourceOptions}. */
-export const DISCORD_COMMANDS_SOURCE_DEFAULTS = DISCORD_CONNECTION_DEFAULTS;
 
 const APPLICATION = 'GET /applications/@me';
 /** The rate-limit book's key for the commands route: one bucket whatever the ID. */

@@ -6,7 +6,7 @@ import type { Route } from '../router.js';
 import type { ApplicationRecord, ProjectRecord } from '../state.js';
 
 /** Where the next page of an application token's list starts scanning. */
-export interface ProjectScanCursor {
+interface ProjectScanCursor {
   /** Index into the projects in listing (insertion) order. */
   at: number;
   /** The ID of the last project scanned, to resume correctly if earlier projects were deleted. */
@@ -14,12 +14,12 @@ export interface ProjectScanCursor {
 }
 
 /** Encodes a scan position as an opaque base64url cursor. */
-export function encodeProjectCursor(cursor: ProjectScanCursor): string {
+function encodeProjectCursor(cursor: ProjectScanCursor): string {
   return Buffer.from(JSON.stringify({ v: 1, at: cursor.at, after: cursor.after })).toString('base64url');
 }
 
 /** Decodes a cursor from {@link encodeProjectCursor}; undefined when it is malformed. */
-export function decodeProjectCursor(text: string): ProjectScanCursor | undefined {
+function decodeProjectCursor(text: string): ProjectScanCursor | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
   let parsed: unknown;
   try {

@@ -16,7 +16,7 @@ const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
  * True when a Minecraft server address could be reached: a host name with at least one dot (or
  * an IPv4 address), optionally `:port` with a port from 1 to 65535.
  */
-export function isMinecraftAddress(value: string): boolean {
+function isMinecraftAddress(value: string): boolean {
   const match = /^([^:]+)(?::(\d{1,5}))?$/.exec(value);
   if (!match) return false;
   const host = match[1]!;
@@ -31,7 +31,7 @@ export function isMinecraftAddress(value: string): boolean {
  * Whether the platform "knows" an ID. The emulator has no platform to ask, so the form decides:
  * Discord Snowflakes (17 to 20 digits), Roblox IDs (1 to 20 digits), Minecraft host[:port].
  */
-export function foundOnPlatform(platform: Platform, platformId: string): boolean {
+function foundOnPlatform(platform: Platform, platformId: string): boolean {
   switch (platform) {
     case 'discord':
       return SNOWFLAKE_PATTERN.test(platformId);

@@ -14,14 +14,14 @@ export interface CacheLike<V> {
 }
 
 /** The parts of a discord.js `Guild` the probe reads. */
-export interface GuildLike {
+interface GuildLike {
   /** False while the guild is unavailable: in READY before its GUILD_CREATE, or in an outage. */
   available?: boolean;
   shardId?: number;
 }
 
 /** The parts of a discord.js `WebSocketShard` the probe reads. */
-export interface WebSocketShardLike {
+interface WebSocketShardLike {
   id: number;
   /** discord.js `Status`: 0 is Ready. */
   status: number;
@@ -49,7 +49,7 @@ export interface ClientProbe {
 }
 
 /** One shard of a {@link ClientProbe}. */
-export interface ShardProbe {
+interface ShardProbe {
   id: number;
   status: number;
   guilds: number;
@@ -95,12 +95,12 @@ export interface ProbePart {
 const STATUS_NAMES = ['Ready', 'Connecting', 'Reconnecting', 'Idle', 'Nearly', 'Disconnected', 'WaitingForGuilds', 'Identifying', 'Resuming'];
 
 /** discord.js `Status` as a word for a reason (`Resuming`). */
-export function statusName(status: number): string {
+function statusName(status: number): string {
   return STATUS_NAMES[status] ?? `status ${status}`;
 }
 
 /** An answer from another process is data from outside: check its shape before adding it up. */
-export function isClientProbe(value: unknown): value is ClientProbe {
+function isClientProbe(value: unknown): value is ClientProbe {
   if (typeof value !== 'object' || value === null) return false;
   const probe = value as Partial<ClientProbe>;
   return (
@@ -193,7 +193,7 @@ export function readingFromProbes(parts: readonly ProbePart[], shardCount: numbe
  * Waits for a cross-process answer at most `timeoutMs` (a process that is still starting may
  * never see the request) and gives up early when `signal` aborts.
  */
-export async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string, signal?: AbortSignal): Promise<T> {
+async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string, signal?: AbortSignal): Promise<T> {
   signal?.throwIfAborted();
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
@@ -224,7 +224,7 @@ export function range(count: number): number[] {
 }
 
 /** A discord.js `ShardClientUtil` (`client.shard`, set in a ShardingManager's shard process). */
-export interface ShardClientUtilLike {
+interface ShardClientUtilLike {
   /** Shards of the whole bot. */
   count: number;
   /** The shards this process runs. */
@@ -233,7 +233,7 @@ export interface ShardClientUtilLike {
 }
 
 /** A discord-hybrid-sharding `ClusterClient` (`client.cluster`, set by the bot in a cluster process). */
-export interface ClusterClientLike {
+interface ClusterClientLike {
   id?: number;
   info?: { TOTAL_SHARDS?: number };
   broadcastEval(script: string, options?: { timeout?: number }): Promise<unknown>;

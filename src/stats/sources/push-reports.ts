@@ -22,8 +22,11 @@ export interface ShardCountReport {
  */
 export type PushBody = ShardCountReport | ShardCountReport[] | { shards: number[] };
 
+/** Bodies above this are refused with 413: a report is tens of bytes, a 10 000-shard `{shards}` ~100 KiB less. */
+export const MAX_PUSH_BODY_BYTES = 64 * 1024;
+
 /** Shard counts above this are refused: no bot runs that many, and listing the missing would be huge. */
-export const MAX_SHARD_COUNT = 100_000;
+const MAX_SHARD_COUNT = 100_000;
 
 /** The reports a body holds, or the first problems with it (each naming its field). */
 export type ParsedPush = { ok: true; reports: ShardCountReport[] } | { ok: false; issues: FieldIssue[] };
@@ -131,7 +134,7 @@ export interface SummaryOptions {
 }
 
 /** `2-5, 9, 12`: sorted IDs with runs of three or more as ranges, at most `max` items. */
-export function formatIds(ids: readonly number[], max = 10): string {
+function formatIds(ids: readonly number[], max = 10): string {
   const items: string[] = [];
   let i = 0;
   while (i < ids.length) {
@@ -145,7 +148,7 @@ export function formatIds(ids: readonly number[], max = 10): string {
 }
 
 /** `45s`, `12m`, `3h5m`: an age as a person reads it (whole minutes past the first one). */
-export function formatAge(ms: number): string {
+function formatAge(ms: number): string {
   const seconds = Math.max(0, Math.floor(ms / 1_000));
   if (seconds < 60) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);

@@ -1,15 +1,13 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { ListingAgentError } from '../../errors.js';
 import { formatAddress, type ListenAddress, type ListenSetting } from '../../http/listen-error.js';
 import { createLocalServer } from '../../http/local-server.js';
-import { readBody } from '../../http/read-body.js';
-import type { CountReading, CountSource } from '../source.js';
-import { describeIssues, parsePushBody, summarise, type StoredReport } from './push-reports.js';
+import type { CountSource } from '../source.js';
+import { digest, handlePush, pushReading, type PushState } from './push-endpoint.js';
 
 export { pushShardCounts, PushRejectedError, type PushShardCountsOptions } from './push-client.js';
 export type { PushBody, ShardCountReport } from './push-reports.js';
+export { MAX_PUSH_BODY_BYTES } from './push-reports.js';
 
 /** Options of {@link createPushSource}. */
 export interface PushSourceOptions {
@@ -49,20 +47,6 @@ export interface PushSource extends CountSource {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Bodies above this are refused with 413: a report is tens of bytes, a 10 000-shard `{shards}` ~100 KiB less. */
-export const MAX_PUSH_BODY_BYTES = 64 * 1024;
-
-const ALLOW = 'GET, HEAD, POST';
-
-interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-const digest = (text: string) => createHash('sha256').update(text).digest();
-
-
 /**
  * The push source: the bot (or each of its processes) POSTs its shards' counts to a local HTTP
  * endpoint, authenticated with a shared key, and the agent adds them up.
@@ -81,143 +65,49 @@ export function createPushSource(options: PushSourceOptions): PushSource {
   if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
     throw new ListingAgentError('invalid_option', `shardCount must be an integer of at least 1, not ${shardCount}`);
   }
-  const path = options.path ?? PUSH_DEFAULTS.path;
-  const staleAfterMs = options.staleAfterMs ?? PUSH_DEFAULTS.staleAfterMs;
-  const now = options.now ?? Date.now;
-  const logger = options.logger ?? silentLogger;
-  const setting = options.setting ?? PUSH_DEFAULTS.setting;
-  const keyDigest = digest(options.key);
-  /** The newest report per shard ID. */
-  const reports = new Map<number, StoredReport>();
-  /** The `shard_count` of the newest push: a bot that reshards says so in its next report. */
-  let pushedShardCount: number | undefined;
-  let listeningUrl: string | undefined;
-  let stopped = false;
-  /** `onChange` listeners: told after each recorded report, so the first post need not wait for a poll. */
-  const listeners = new Set<() => void>();
-
-  const reading = (): CountReading => {
-    const summary = summarise(reports.values(), { now: now(), staleAfterMs, shardCount: shardCount ?? pushedShardCount, configured: shardCount !== undefined });
-    if (summary.ready || listeningUrl !== undefined) return summary;
-    return { ready: false, reason: `the push endpoint is not listening (${stopped ? 'stopped' : 'start() not called or failed'}); ${summary.reason}` };
+  const state: PushState = {
+    path: options.path ?? PUSH_DEFAULTS.path,
+    staleAfterMs: options.staleAfterMs ?? PUSH_DEFAULTS.staleAfterMs,
+    shardCount,
+    now: options.now ?? Date.now,
+    logger: options.logger ?? silentLogger,
+    keyDigest: digest(options.key),
+    reports: new Map(),
+    listeners: new Set(),
+    pushedShardCount: undefined,
+    listeningUrl: undefined,
+    stopped: false,
   };
-
-  /** Constant time: both sides are hashed first, so neither the length nor a prefix leaks. */
-  function authorised(req: IncomingMessage): boolean {
-    const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
-    return match !== null && timingSafeEqual(digest(match[1]!.trim()), keyDigest);
-  }
-
-  async function receive(req: IncomingMessage): Promise<Reply> {
-    const read = await readBody(req, MAX_PUSH_BODY_BYTES);
-    const body = read.kind === 'bytes' ? { kind: 'text' as const, text: read.bytes.toString('utf8') } : read;
-    if (body.kind === 'gone') return { status: 400 };
-    if (body.kind === 'too_large') {
-      return { status: 413, body: { error: `the body is larger than ${MAX_PUSH_BODY_BYTES} bytes: send one report per shard, or {shards: [...]}` } };
-    }
-    if (body.text.trim() === '') return { status: 400, body: { error: 'the body is empty: send JSON {shard_id, shard_count, server_count}' } };
-    let json: unknown;
-    try {
-      json = JSON.parse(body.text);
-    } catch (error) {
-      return { status: 400, body: { error: `the body is not JSON (${error instanceof Error ? error.message : 'parse error'})` } };
-    }
-    const parsed = parsePushBody(json);
-    if (!parsed.ok) return { status: 400, body: { error: describeIssues(parsed.issues) } };
-    const pushed = parsed.reports[0]!.shard_count;
-    if (shardCount !== undefined && pushed !== shardCount) {
-      // Refused rather than stored: the bot sees the 400, and a wrong layout never sits in the total.
-      return { status: 400, body: { error: `shard_count: is ${pushed} but the agent expects ${shardCount} shards (stats.push.shardCount): change one of them` } };
-    }
-    const at = now();
-    for (const report of parsed.reports) reports.set(report.shard_id, { ...report, receivedAt: at });
-    pushedShardCount = pushed;
-    // After a reshard down, shards past the new count will never report again: forget them.
-    for (const id of reports.keys()) if (id >= pushed) reports.delete(id);
-    logger.debug({ shards: parsed.reports.map((r) => r.shard_id), shardCount: pushed }, 'shard counts pushed');
-    for (const listener of [...listeners]) {
-      try {
-        listener();
-      } catch (error) {
-        // A listener's bug must not turn the bot's report into a 500: the report is recorded.
-        logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'a push listener threw');
-      }
-    }
-    return { status: 204 };
-  }
-
-  async function route(req: IncomingMessage): Promise<Reply> {
-    const requestPath = (req.url ?? '/').split(/[?#]/, 1)[0];
-    if (requestPath !== path) return { status: 404, body: { error: `no such path: the push endpoint answers ${path}` } };
-    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'HEAD') {
-      return { status: 405, body: { error: `${req.method ?? 'this method'} is not allowed: use ${ALLOW}` }, headers: { allow: ALLOW } };
-    }
-    if (!authorised(req)) {
-      logger.warn({ remote: req.socket.remoteAddress, method: req.method }, 'push refused: missing or wrong key');
-      return {
-        status: 401,
-        body: { error: 'missing or wrong key: send Authorization: Bearer <the key set as stats.push.key>' },
-        headers: { 'www-authenticate': 'Bearer realm="listing-agent push"' },
-      };
-    }
-    if (req.method === 'POST') return receive(req);
-    const at = now();
-    const stored = [...reports.values()]
-      .sort((a, b) => a.shard_id - b.shard_id)
-      .map(({ receivedAt, ...r }) => ({ ...r, received_at: new Date(receivedAt).toISOString(), age_ms: at - receivedAt }));
-    return { status: 200, body: { ...reading(), reports: stored } };
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let reply: Reply;
-    try {
-      reply = await route(req);
-    } catch (error) {
-      // Nothing above should throw; if it does, the bot gets a 500 and the agent keeps running.
-      logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'push request failed');
-      reply = { status: 500, body: { error: 'internal error: see the agent log' } };
-    }
-    if (res.headersSent || res.destroyed) return;
-    const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
-    res.writeHead(reply.status, {
-      ...(text ? { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) } : {}),
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      // A body left unread (a refusal before reading, a 413) is not worth draining: close instead.
-      ...(req.complete ? {} : { connection: 'close' }),
-      ...reply.headers,
-    });
-    res.end(req.method === 'HEAD' || reply.status === 204 ? undefined : text);
-  }
-
-  const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handle(req, res) });
+  const { path, logger } = state;
+  const setting = options.setting ?? PUSH_DEFAULTS.setting;
+  const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handlePush(state, req, res) });
 
   async function start(): Promise<void> {
     const base = await server.start();
-    listeningUrl = `${base}${path}`;
-    logger.info({ url: listeningUrl }, 'push endpoint listening');
+    state.listeningUrl = `${base}${path}`;
+    logger.info({ url: state.listeningUrl }, 'push endpoint listening');
   }
 
   async function stop(): Promise<void> {
-    stopped = true;
-    listeningUrl = undefined;
+    state.stopped = true;
+    state.listeningUrl = undefined;
     await server.stop();
   }
 
   return {
     get description() {
-      return `push endpoint (${listeningUrl ?? `http://${formatAddress(listen)}${path}`})`;
+      return `push endpoint (${state.listeningUrl ?? `http://${formatAddress(listen)}${path}`})`;
     },
-    read: () => Promise.resolve(reading()),
+    read: () => Promise.resolve(pushReading(state)),
     onChange(listener) {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
+      state.listeners.add(listener);
+      return () => void state.listeners.delete(listener);
     },
     start,
     stop,
     url() {
-      if (listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
-      return listeningUrl;
+      if (state.listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
+      return state.listeningUrl;
     },
     [Symbol.asyncDispose]() {
       return this.stop();

@@ -68,6 +68,28 @@ describe('agent: health server', () => {
     await expect(fetch(`${url}/readyz`)).rejects.toThrow();
   });
 
+  it('serves the status page (embedded mode) beside the health paths, unless health.statusPage is off', async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const agent = agentFor(emu, fx.projectToken);
+    await agent.start();
+    const page = await call(`${agent.healthServerUrl!}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('<h1>Test Bot <span class="quiet">· listing-agent status</span></h1>');
+    const status = await call(`${agent.healthServerUrl!}/status.json`);
+    expect(status.body).toMatchObject({ version: 1, agent: { mode: 'embedded', project: { id: fx.projectId, name: 'Test Bot' }, ready: true }, actions: { enabled: false } });
+    const off = createListingAgent({
+      config: { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: '127.0.0.1:0', statusPage: false } },
+      store: createMemoryStore(),
+    });
+    agents.push(off);
+    await off.start();
+    expect((await call(`${off.healthServerUrl!}/`)).status).toBe(404);
+    expect((await call(`${off.healthServerUrl!}/status.json`)).status).toBe(404);
+    expect((await call(`${off.healthServerUrl!}/readyz`)).status).toBe(200);
+  });
+
   it('refuses to start when the health port is taken, with the ListenError, and releases the store', async () => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);

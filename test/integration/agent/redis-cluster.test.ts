@@ -17,6 +17,7 @@ import { tempDir, waitFor, webhooksFor } from './redis-fixture.js';
  */
 
 const LEASE = '2s';
+const ADMIN_TOKEN = 'cluster-admin-token-0123456789';
 
 const agents: ListingAgent[] = [];
 
@@ -61,7 +62,7 @@ describe.skipIf(!programPath('redis-server'))('several agents on one Redis', () 
         config: {
           service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
           state: { directory: await tempDir('la-cluster-'), redis: { url: redis.url, lease: LEASE, agentId: name } },
-          health: { listen: '127.0.0.1:0' },
+          health: { listen: '127.0.0.1:0', adminToken: ADMIN_TOKEN },
           stats: { enabled: true, mode: 'patch', interval: '1h' },
           commands: { enabled: true },
           votes: { enabled: true, pollInterval: '5s', lookback: '1h', hooks: [{ url: `${hook.url}/${name}`, name: 'reward' }] },
@@ -122,6 +123,14 @@ describe.skipIf(!programPath('redis-server'))('several agents on one Redis', () 
       const metrics = (await call(`${agent.healthServerUrl}/metrics`)).text;
       expect(metrics).toContain('listing_agent_redis_up 1');
       expect(metrics).toContain(`listing_agent_leader{agent="${id}"} ${agent === leader ? 1 : 0}`);
+      // So does the status page; a standby refuses to post, naming the leader.
+      const status = (await call(`${agent.healthServerUrl}/status.json`)).body;
+      expect(status.agent.cluster).toEqual({ agentId: id, leader: agent === leader, leaderId });
+      if (agent !== leader) {
+        const refused = await call(`${agent.healthServerUrl}/status/actions/post-stats`, { method: 'POST', bearer: ADMIN_TOKEN, json: {} });
+        expect(refused.status).toBe(409);
+        expect(refused.body.error).toBe(`this agent stands by: the leader (${leaderId}) posts the stats; ask it`);
+      }
     }
 
     if (count === 3) {

@@ -111,7 +111,10 @@ describe.skipIf(!programPath('redis-server'))('Redis down under running agents',
     expect(hook.calls.filter((c) => (hook.counts().get(c.key) ?? 0) > 1).map((c) => `${c.key} ${c.path} ${c.road}`)).toEqual([]);
     expect(hook.calls).toHaveLength(cast.length);
     expect(agents.filter((agent) => agent.leadership!.isLeader)).toHaveLength(1);
-    for (const agent of agents) expect((await call(`${agent.healthServerUrl}/readyz`)).status).toBe(200);
+    // Readiness follows Redis's return by the agents' own reconnect and lease timers: wait for it.
+    for (const agent of agents) {
+      await waitFor('every agent ready again', async () => (await call(`${agent.healthServerUrl}/readyz`)).status === 200, 10_000);
+    }
   });
 
   it('starts while Redis is down, says so, and starts its capabilities when Redis comes', { timeout: 30_000 }, async () => {

@@ -101,6 +101,8 @@ describe('the service is down at the start', () => {
     expect(rewarded).toHaveLength(2);
     const after = await call(`${agent.healthServerUrl}/readyz`);
     expect(after.body.components.webhooks.detail).not.toContain('wait');
+    // The commands sync runs beside the poll once the service answers: wait for it, not for the poll.
+    await waitFor('the commands sync', () => emu.admin.commands(fx.projectId).length === 1, 10_000);
     expect(emu.admin.commands(fx.projectId)).toHaveLength(1);
   });
 

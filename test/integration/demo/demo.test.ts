@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runDemo } from '../../../src/demo/demo.js';
 import { createSimulatedBot } from '../../../src/demo/simulated-bot.js';
+import type { StatusDocument } from '../../../src/status/document.js';
 import { runCliInProcess } from '../../helpers/cli.js';
+import { call } from '../../helpers/http.js';
 
 describe('the simulated bot', () => {
   it('drifts by small steps and never below zero', () => {
@@ -25,6 +27,8 @@ describe('listing-agent demo', () => {
     const lines: string[] = [];
     let release!: () => void;
     const until = new Promise<void>((resolve) => (release = resolve));
+    let page: StatusDocument | undefined;
+    let asking = false;
     const running = runDemo({
       print: (line) => {
         lines.push(line);
@@ -34,7 +38,14 @@ describe('listing-agent demo', () => {
         const rewarded = lines.filter((l) => l.endsWith(': reward given')).length >= 3;
         const byWebhook = lines.some((l) => l.includes('arrived by signed webhook'));
         const polledAgain = lines.some((l) => l.includes('already here by webhook'));
-        if (drifted && posted && resynced && rewarded && byWebhook && polledAgain) release();
+        if (drifted && posted && resynced && rewarded && byWebhook && polledAgain && !asking) {
+          // What the status page shows at that moment, before the demo stops.
+          asking = true;
+          const url = /status page at (http:\/\/127\.0\.0\.1:\d+)\//.exec(lines.join('\n'))![1];
+          void call<StatusDocument>(`${url}/status.json`)
+            .then((res) => (page = res.body))
+            .finally(release);
+        }
       },
       until,
       driftEveryMs: 20,
@@ -46,6 +57,7 @@ describe('listing-agent demo', () => {
     expect(text).toMatch(/\[bot\] +"Demo Bot" runs 3 shards/);
     expect(text).toContain('reached the service as project "Demo Bot"');
     expect(text).toMatch(/health at http:\/\/127\.0\.0\.1:\d+\/healthz/);
+    expect(text).toMatch(/status page at http:\/\/127\.0\.0\.1:\d+\/ : open it in a browser/);
     expect(text).toMatch(/\[bot\] +now [\d,]+ servers/);
     // The first post goes out as soon as the counts are ready: the simulated bot's true total.
     const first = /\[bot\] +"Demo Bot" runs 3 shards: ([\d,]+) servers/.exec(text)![1];
@@ -77,6 +89,13 @@ describe('listing-agent demo', () => {
     const stateLine = lines.find((line) => line.includes('state flushed to'))!;
     expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
     expect(lines.at(-1)).toBe('demo over.');
+    // The status page showed the demo's posts and its votes, the webhook ones by name.
+    expect(page?.stats.posts.filter((p) => p.outcome === 'ok').map((p) => p.target)).toEqual(expect.arrayContaining(['v1_batch', 'v0']));
+    expect(page?.stats.samples.at(0)?.servers).toBe(Number(first!.replace(/,/g, '')));
+    const byName = page?.votes.recent.filter((v) => v.source === 'webhook').map((v) => v.name) ?? [];
+    expect(byName.length).toBeGreaterThan(0);
+    for (const name of byName) expect(['alice', 'bob', 'carol', 'dave', 'erin']).toContain(name);
+    expect(page?.votes.recent.every((v) => v.hooks.some((h) => h.hook === 'vote-event' && h.outcome === 'ok') || v.hooks.length === 0)).toBe(true);
   });
 
   it('stops after --duration and refuses a bad one', async () => {

@@ -38,6 +38,8 @@ describe('Dockerfile', () => {
     expect(runs).toMatch(/npm ci\b[^\n]*--omit=dev/);
     expect(runs).toMatch(/npm ci\b[^\n]*--ignore-scripts/);
     expect(args(runtime, 'COPY')).toContain('--from=build /app/dist ./dist');
+    // The status page reads its script and style from assets/status/ beside dist/ at run time.
+    expect(args(runtime, 'COPY')).toContain('assets/status ./assets/status');
     // dist/api/version.js reads ../../package.json at run time.
     expect(args(runtime, 'COPY')).toContain('package.json package-lock.json ./');
     expect(args(runtime, 'WORKDIR')).toEqual(['/app']);

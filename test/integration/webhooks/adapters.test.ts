@@ -1,9 +1,10 @@
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expressWebhookHandler, fastifyWebhookHandler, type WebhookHandlerOptions, type WebhookProblem } from '../../../src/webhooks/adapters.js';
+import { expressWebhookHandler, fastifyWebhookHandler, nodeWebhookHandler, type WebhookHandlerOptions, type WebhookProblem } from '../../../src/webhooks/adapters.js';
 import type { WebhookEvent } from '../../../src/webhooks/events.js';
 import { signDelivery } from '../../../src/webhooks/verify.js';
 
@@ -149,5 +150,27 @@ describe('fastifyWebhookHandler on a real Fastify server', () => {
     expect((await post(`${base}/parsed`, JSON.stringify(VOTE))).status).toBe(500);
     expect(events).toEqual([]);
     expect(problems[0]).toMatchObject({ kind: 'misconfigured', message: expect.stringContaining('parseAs') });
+  });
+});
+
+describe('nodeWebhookHandler on a plain node:http server', () => {
+  let server: Server;
+  let base: string;
+  beforeEach(async () => {
+    server = createServer(nodeWebhookHandler({ ...handlerOptions(), maxBodyBytes: 1024 }));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  commonCases(() => `${base}/hook`);
+
+  it('answers 413 above maxBodyBytes', async () => {
+    expect((await post(`${base}/hook`, 'x'.repeat(2048))).status).toBe(413);
+    expect(events).toEqual([]);
   });
 });

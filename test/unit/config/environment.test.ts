@@ -24,6 +24,7 @@ const SAMPLES: Record<string, string> = {
   'state.redis.tls.serverName': 'redis.internal',
   'state.redis.agentId': 'agent-a',
   'votes.stream.maxLength': '5000',
+  'health.adminToken': 'an-admin-token-0123456789',
 };
 
 function sample(name: string): { text: string; expected: unknown } {
@@ -62,7 +63,7 @@ describe('LISTING_AGENT_* variables', () => {
     const all = configEnvironmentVariables().map((v) => v.name);
     expect(new Set(all).size).toBe(all.length);
     const secrets = configEnvironmentVariables().filter((v) => v.secret).map((v) => v.path);
-    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization', 'state.redis.url']);
+    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization', 'state.redis.url', 'health.adminToken']);
   });
 
   it.each(configEnvironmentVariables().map((v) => [v.name, v.path]))('%s lands at %s', (name, path) => {

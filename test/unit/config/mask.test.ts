@@ -46,7 +46,7 @@ describe('maskConfig', () => {
     expect(masked.votes).toMatchObject({ pollInterval: '1m30s', lookback: '12h' });
     expect(masked.stats).toMatchObject({ enabled: false, interval: '30m', sampleInterval: '5m', jitter: '0s', push: { listen: '127.0.0.1:9466', staleAfter: '10m' }, rest: { cacheTtl: '10m' } });
     expect(masked.webhooks).toMatchObject({ listen: '[::1]:9000', path: '/webhooks/listing' });
-    expect(masked.health).toEqual({ enabled: true, listen: '127.0.0.1:8080' });
+    expect(masked.health).toEqual({ enabled: true, listen: '127.0.0.1:8080', statusPage: true, history: '1d' });
     expect(masked.$schema).toBeUndefined();
     // The written form reads back to the same configuration.
     const again = buildConfig({ file: { name: 'masked.json', text: JSON.stringify({ ...masked, service: { token: TOKEN }, discord: {}, webhooks: { ...(masked.webhooks as object), secrets: ['whs_x'], legacyAuthorization: 'x' }, votes: { ...(masked.votes as object), hooks: [] } }) }, env: {} });
@@ -55,6 +55,6 @@ describe('maskConfig', () => {
   });
 
   it('knows every secret path the schema marks', () => {
-    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'service.token', 'state.redis.url', 'stats.push.key', 'votes.hooks[].authorization', 'votes.hooks[].secret', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
+    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'health.adminToken', 'service.token', 'state.redis.url', 'stats.push.key', 'votes.hooks[].authorization', 'votes.hooks[].secret', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
   });
 });

@@ -1,0 +1,168 @@
+import type { TimeView } from './format.js';
+import { escapeHtml, html, SafeHtml } from './html.js';
+import type { DeadLetterRow, Fact, SectionView, StatusView, Tone } from './view-model.js';
+
+/**
+ * The status page's HTML from its view model: complete without JavaScript (every number is in
+ * the first paint), then assets/status/status-page.js updates the `data-live` parts in place and
+ * draws the plots. No inline script or style anywhere (the Content-Security-Policy forbids them);
+ * asset paths are relative, so the page works at `/`, at `/status` and behind a path prefix.
+ */
+
+/** Where the page's assets are, relative to the page. */
+const ASSET_PATH = 'status/assets/';
+
+/** How often the script asks for news, ms (the page says so). */
+const UPDATE_EVERY_MS = 2_000;
+
+/**
+ * A deferred script element. Not in a template: the closing tag inside a tagged template makes
+ * some transpilers (oxc, which the tests' loader uses) rewrite the literal through a helper.
+ */
+function script(src: string): SafeHtml {
+  return new SafeHtml(`<script src="${escapeHtml(src)}" defer><` + '/script>');
+}
+
+const SYMBOL: Record<Tone, string> = { ok: '✓', warn: '!', bad: '✗', neutral: '' };
+
+function time(view: TimeView): SafeHtml {
+  return html`<time datetime="${view.iso}" title="${view.absolute}" data-relative>${view.relative}</time>`;
+}
+
+function tone(t: Tone, text: string): SafeHtml {
+  return html`<span class="tone tone-${t}">${SYMBOL[t] ? html`<span class="symbol" aria-hidden="true">${SYMBOL[t]}</span> ` : ''}${text}</span>`;
+}
+
+function facts(list: readonly Fact[]): SafeHtml {
+  if (list.length === 0) return html``;
+  return html`<dl class="facts">${list.map(
+    (f) => html`<div><dt>${f.label}</dt><dd${f.tone ? html` class="tone-${f.tone}"` : ''}>${f.code ? html`<code>${f.value}</code>` : f.value}${f.time ? html` ${time(f.time)}` : ''}</dd></div>`,
+  )}</dl>`;
+}
+
+/** A table that scrolls sideways on a phone, reachable by keyboard. */
+function table(caption: string, head: readonly string[], rows: readonly SafeHtml[]): SafeHtml {
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${caption}"><table><caption>${caption}</caption><thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+function section(id: string, title: string, view: SectionView, body: SafeHtml, plot?: { label: string }): SafeHtml {
+  return html`<section id="${id}" aria-labelledby="${id}-title">
+<h2 id="${id}-title">${title}</h2>
+${
+  view.enabled
+    ? html`${plot ? html`<figure class="plot-figure"><div class="plot" id="plot-${id}" data-plot="${id}" role="img" aria-label="${plot.label}"></div><figcaption id="plot-${id}-caption" data-live>${plot.label}<noscript> The plot needs JavaScript; the table below has the numbers.</noscript></figcaption></figure>` : ''}
+<div id="${id}-live" data-live>
+<p class="summary">${tone(view.tone, view.summary)}</p>
+${facts(view.facts)}
+${body}
+</div>`
+    : html`<p class="off">${view.off}</p>`
+}
+</section>`;
+}
+
+function healthSection(view: StatusView): SafeHtml {
+  const rows = view.components.map((c) => html`<tr><th scope="row">${c.name}</th><td>${tone(c.tone, c.state)}</td><td>${c.detail}</td><td>${time(c.since)}</td></tr>`);
+  const errors = view.errors.length === 0 ? html`` : table('Recent errors', ['When', 'Error'], view.errors.map((e) => html`<tr><td>${time(e.at)}</td><td>${e.message}</td></tr>`));
+  return html`<section id="health" aria-labelledby="health-title">
+<h2 id="health-title">Health</h2>
+<div id="health-live" data-live>
+<p class="summary">${tone(view.overall.tone, view.overall.text)}</p>
+${table('Components (as /readyz reports them)', ['Component', 'State', 'Detail', 'Since'], rows)}
+${errors}
+</div>
+</section>`;
+}
+
+function statsBody(view: StatusView['stats']): SafeHtml {
+  const rows = view.posts.map((p) => html`<tr><td>${time(p.at)}</td><td>${p.target}</td><td>${tone(p.tone, p.outcome)}</td><td>${p.counts}</td><td>${p.note}</td></tr>`);
+  return rows.length === 0 ? html`` : table('Latest posts', ['When', 'Target', 'Outcome', 'Counts', 'Note'], rows);
+}
+
+function commandsBody(view: StatusView['commands']): SafeHtml {
+  if (view.changes.length === 0) return html``;
+  return html`<dl class="facts changes">${view.changes.map((c) => html`<div><dt>${c.label}</dt><dd>${c.names.map((n, i) => html`${i > 0 ? ', ' : ''}<code>${n}</code>`)}</dd></div>`)}</dl>`;
+}
+
+function retryButton(letter: DeadLetterRow, actions: boolean): SafeHtml {
+  if (!actions) return html``;
+  return html`<button type="button" class="action" id="retry:${letter.key}:${letter.hook}" data-action="retry" data-key="${letter.key}" data-hook="${letter.hook}" disabled>Retry</button>`;
+}
+
+function votesBody(view: StatusView['votes'], actions: boolean): SafeHtml {
+  const votes = view.votes.map(
+    (v) =>
+      html`<tr><td><span class="who">${v.who}</span>${v.who === v.userId ? '' : html` <code class="id">${v.userId}</code>`}</td><td>${v.source}</td><td>${time(v.cast)}</td><td>${time(v.received)}</td><td>${
+        v.hooks.length === 0 ? 'waiting' : html`<ul class="hooks">${v.hooks.map((h) => html`<li><code>${h.hook}</code>: ${tone(h.tone, h.text)}</li>`)}</ul>`
+      }</td></tr>`,
+  );
+  const letters = view.deadLetters.map(
+    (l) => html`<tr><td><code>${l.key}</code></td><td><code>${l.hook}</code></td><td>${l.attempts}</td><td>${time(l.failedAt)}</td><td>${l.error}</td><td>${retryButton(l, actions)}</td></tr>`,
+  );
+  return html`${votes.length === 0 ? html`<p>No vote received since the agent started.</p>` : table('Latest votes', ['Voter', 'Came by', 'Cast', 'Received', 'Reward hooks'], votes)}
+${letters.length === 0 ? '' : html`<h3 id="dead-letters">Dead letters</h3>${view.deadLetterNote ? html`<p>${view.deadLetterNote}</p>` : ''}${table('Dead letters: votes a hook gave up on', ['Vote key', 'Hook', 'Tries', 'Failed', 'Last error', ''], letters)}`}`;
+}
+
+function webhooksBody(view: StatusView['webhooks']): SafeHtml {
+  const rows = view.deliveries.map((d) => html`<tr><th scope="row">${d.label}</th><td class="number">${tone(d.tone, d.count)}</td></tr>`);
+  return table('Deliveries in the last hour, by outcome', ['Outcome', 'Count'], rows);
+}
+
+function actionsSection(view: StatusView): SafeHtml {
+  const { actions } = view;
+  return html`<section id="actions" aria-labelledby="actions-title">
+<h2 id="actions-title">Actions</h2>
+<p>${actions.text}</p>
+${
+  actions.enabled
+    ? html`<noscript><p>The actions need JavaScript (the token goes in a header); from a shell: <code>listing-agent votes retry --agent</code>, <code>listing-agent stats post --agent</code>.</p></noscript>
+<div id="actions-form" class="actions" role="group" aria-label="Actions" hidden>
+<label for="admin-token">Admin token</label>
+<input id="admin-token" name="token" type="password" autocomplete="off" spellcheck="false">
+<button type="button" class="action" data-action="post-stats" disabled>Post stats now</button>
+<button type="button" class="action" data-action="retry-all" disabled>Retry all dead letters</button>
+</div>
+<p id="action-result" role="status" aria-live="polite" tabindex="-1"></p>`
+    : ''
+}
+</section>`;
+}
+
+/** The whole page. */
+export function renderStatusPage(view: StatusView): string {
+  const actions = view.actions.enabled;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="referrer" content="no-referrer">
+<title>${view.title} · listing-agent status</title>
+<link rel="stylesheet" href="${ASSET_PATH}uPlot.min.css">
+<link rel="stylesheet" href="${ASSET_PATH}status-page.css">
+${script(`${ASSET_PATH}uPlot.iife.min.js`)}
+${script(`${ASSET_PATH}status-page.js`)}
+</head>
+<body data-update-every="${UPDATE_EVERY_MS}">
+<a class="skip" href="#main">Skip to the status</a>
+<header id="header-live" data-live>
+<h1>${view.title} <span class="quiet">· listing-agent status</span></h1>
+<p class="overall">${tone(view.overall.tone, view.overall.text)}</p>
+${facts(view.facts)}
+</header>
+<p id="live-state" class="live-state" role="status" hidden></p>
+<nav aria-label="Sections"><ul><li><a href="#health">Health</a></li><li><a href="#stats">Stats</a></li><li><a href="#commands">Commands</a></li><li><a href="#votes">Votes</a></li><li><a href="#webhooks">Webhooks</a></li><li><a href="#actions">Actions</a></li></ul></nav>
+<main id="main" tabindex="-1">
+${healthSection(view)}
+${section('stats', 'Stats', view.stats, statsBody(view.stats), { label: view.stats.plotLabel })}
+${section('commands', 'Commands', view.commands, commandsBody(view.commands))}
+${section('votes', 'Votes', view.votes, votesBody(view.votes, actions), { label: view.votes.plotLabel })}
+${section('webhooks', 'Webhooks', view.webhooks, webhooksBody(view.webhooks))}
+${actionsSection(view)}
+</main>
+<footer id="footer-live" data-live><p>As of ${time(view.generatedAt)}. The data: <a href="status.json">status.json</a> (version 1). <span class="js-only" hidden>Updates every ${UPDATE_EVERY_MS / 1000} s.</span><noscript>Reload for news.</noscript></p></footer>
+</body>
+</html>
+`.value;
+}

@@ -1,0 +1,151 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { StatusDocument } from '../../../src/status/document.js';
+import { escapeHtml } from '../../../src/status/html.js';
+import { CONTENT_SECURITY_POLICY } from '../../../src/status/pages.js';
+import { call, type TestResponse } from '../../helpers/http.js';
+import { eventually, HOOK, HOOK_ERROR_BODY, PLANTED, startStatusAgent, type StatusAgent } from './fixture.js';
+
+const XSS_NAME = '<img src=x onerror=alert(1)>';
+
+/** Fails the test when any secret shows in `response` (its body or headers), raw, JSON-escaped or HTML-escaped. */
+function expectNoSecret(where: string, response: TestResponse, secrets: readonly string[]): void {
+  const everything = `${response.text}\n${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}`;
+  for (const secret of secrets) {
+    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1), escapeHtml(secret)])) {
+      if (everything.includes(form)) throw new Error(`${where} carries a secret (${secret.slice(0, 8)}...)`);
+    }
+  }
+}
+
+const json = async (t: StatusAgent) => (await call<StatusDocument>(`${t.url}/status.json`)).body;
+
+/** A vote by `name` delivered by webhook while the hook fails: a dead letter with the hook's HTML error. */
+async function deadLetterFrom(t: StatusAgent, name: string): Promise<string> {
+  t.hook.failing = true;
+  const { userId } = t.vote(name);
+  const doc = await eventually('the dead letter', async () => {
+    const d = await json(t);
+    return d.votes.deadLetters.some((l) => l.userId === userId) ? d : undefined;
+  });
+  return doc.votes.deadLetters.find((l) => l.userId === userId)!.key;
+}
+
+const action = (t: StatusAgent, name: string, options: { token?: string; headers?: Record<string, string>; json?: unknown; body?: string } = {}) =>
+  call(`${t.url}/status/actions/${name}`, {
+    method: 'POST',
+    ...(options.token === undefined ? {} : { bearer: options.token }),
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.body === undefined ? { json: options.json ?? {} } : { body: options.body }),
+  });
+
+describe('status page: security', () => {
+  it('never shows a secret of the config: every page, asset, JSON, refusal and log line is free of them', async () => {
+    let logs = '';
+    const logger = pino({ level: 'debug' }, new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) }));
+    const t = await startStatusAgent({ logger });
+    await deadLetterFrom(t, 'alice');
+    t.hook.failing = false;
+    const gets = ['/', '/status', '/status.json', '/status/assets/status-page.js', '/status/assets/status-page.css', '/status/assets/uPlot.iife.min.js', '/status/assets/uPlot.min.css', '/healthz', '/readyz', '/metrics', '/nope', '/status/', '/status/assets/..%2f..%2fpackage.json', '/favicon.ico'];
+    for (const path of gets) expectNoSecret(`GET ${path}`, await call(`${t.url}${path}`), t.secrets);
+    const refusals = [
+      await action(t, 'retry'),
+      await action(t, 'retry', { token: 'wrong-token-0123456789' }),
+      await action(t, 'retry', { token: PLANTED.adminToken, headers: { origin: 'http://evil.example' } }),
+      await action(t, 'nope', { token: PLANTED.adminToken }),
+      await call(`${t.url}/status/actions/retry`),
+    ];
+    for (const r of refusals) expectNoSecret(`refusal ${r.status}`, r, t.secrets);
+    expect(refusals.map((r) => r.status)).toEqual([401, 401, 403, 404, 405]);
+    const done = [await action(t, 'retry', { token: PLANTED.adminToken }), await action(t, 'post-stats', { token: PLANTED.adminToken })];
+    for (const r of done) expectNoSecret(`action ${r.status}`, r, t.secrets);
+    expect(done.map((r) => r.status)).toEqual([200, 200]);
+    // The log: every action, refused or done, and still no secret (this logger scrubs nothing).
+    expect(logs.match(/status page action refused/g)).toHaveLength(4);
+    expect(logs).toContain('status page action: dead letters retried');
+    expect(logs).toContain('status page action: stats posted now');
+    for (const secret of t.secrets) expect(logs.includes(secret), `a log line carries ${secret.slice(0, 8)}...`).toBe(false);
+  });
+
+  it('escapes what comes from outside: a username and a hook error stay text', async () => {
+    const t = await startStatusAgent();
+    await deadLetterFrom(t, XSS_NAME);
+    const page = await call(`${t.url}/`);
+    expect(page.text).toContain(escapeHtml(XSS_NAME));
+    expect(page.text).toContain(escapeHtml(HOOK_ERROR_BODY));
+    expect(page.text).not.toContain('<img');
+    expect(page.text).not.toContain('<script>alert');
+    // The JSON is data: the name as given, served as JSON that no browser sniffs into HTML.
+    const data = await call(`${t.url}/status.json`);
+    expect(data.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(data.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((data.body as StatusDocument).votes.recent.map((v) => v.name)).toContain(XSS_NAME);
+  });
+
+  it('sends a strict Content-Security-Policy, and the page has no inline script, style or handler', async () => {
+    const t = await startStatusAgent();
+    for (const path of ['/', '/status', '/status.json', '/status/assets/status-page.js']) {
+      const res = await call(`${t.url}${path}`);
+      expect(res.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+    }
+    const directives = new Map(CONTENT_SECURITY_POLICY.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+    expect(directives.get('default-src')).toEqual(["'none'"]);
+    for (const name of ['script-src', 'style-src', 'connect-src', 'img-src']) expect(directives.get(name), name).toEqual(["'self'"]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe|https?:|\*|data:/);
+    const page = (await call(`${t.url}/`)).text;
+    expect(page.match(/<script\b[^>]*>/g)).toEqual(['<script src="status/assets/uPlot.iife.min.js" defer>', '<script src="status/assets/status-page.js" defer>']);
+    expect(page).not.toMatch(/\sstyle=|<style|\son[a-z]+=|javascript:|https?:\/\/(?!127\.0\.0\.1)/i);
+  });
+
+  it('refuses actions without the token, with a wrong one, and from another origin; with it, retries and posts', async () => {
+    const t = await startStatusAgent();
+    const key = await deadLetterFrom(t, 'bob');
+    t.hook.failing = false;
+    const body = { keys: [key], hook: HOOK };
+    expect((await action(t, 'retry', { json: body })).status).toBe(401);
+    const wrong = await action(t, 'retry', { json: body, token: `${PLANTED.adminToken}x` });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer');
+    expect(wrong.body.error).toContain('Authorization: Bearer');
+    const foreignHeaders: Record<string, string>[] = [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }];
+    for (const headers of foreignHeaders) {
+      const foreign = await action(t, 'retry', { json: body, token: PLANTED.adminToken, headers });
+      expect(foreign.status, JSON.stringify(headers)).toBe(403);
+      expect(foreign.body.error).toContain('cross-origin');
+    }
+    // A form post (what a page elsewhere could send without a preflight) is not JSON: refused too.
+    expect((await action(t, 'retry', { token: PLANTED.adminToken, body: 'keys=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(415);
+    expect((await json(t)).votes.deadLetterCount).toBe(1);
+    expect(t.hook.rewarded).not.toContain(key);
+
+    const host = new URL(t.url).host;
+    const retried = await action(t, 'retry', { json: body, token: PLANTED.adminToken, headers: { origin: `http://${host}`, 'sec-fetch-site': 'same-origin' } });
+    expect(retried.body).toEqual({ ok: true, retried: 1 });
+    await eventually('the reward', () => (t.hook.rewarded.includes(key) ? true : undefined));
+    expect((await json(t)).votes.deadLetterCount).toBe(0);
+
+    t.setServers(2_024);
+    const posted = await action(t, 'post-stats', { token: PLANTED.adminToken });
+    expect(posted.status).toBe(200);
+    expect(posted.body.posted).toEqual([{ target: 'v1_batch', servers: 2_024, shards: 2 }]);
+    expect(t.emu.admin.metrics(t.fx.projectId).at(-1)?.metrics.server_count).toBe(2_024);
+    expect((await action(t, 'retry', { json: { hook: 'no-such-hook' }, token: PLANTED.adminToken })).status).toBe(400);
+  });
+
+  it('without health.adminToken the page is read-only, says how to turn actions on, and every action is refused', async () => {
+    const t = await startStatusAgent({ adminToken: null });
+    const page = (await call(`${t.url}/`)).text;
+    expect(page).toContain('Read-only');
+    expect(page).toContain('health.adminToken (LISTING_AGENT_HEALTH_ADMIN_TOKEN)');
+    expect(page).not.toContain('data-action');
+    for (const name of ['retry', 'post-stats']) {
+      const res = await action(t, name, { token: PLANTED.adminToken });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toContain('actions are off: set health.adminToken');
+    }
+    expect((await json(t)).actions).toEqual({ enabled: false });
+  });
+});
