@@ -68,7 +68,8 @@ async function journalBytesByKind(path) {
   const kinds = {};
   const handle = await open(path, 'r');
   const buffer = Buffer.alloc(65_536);
-  const prefix = Buffer.from('{"t":"');
+  // `{"t":"p",...}` (objects: version 1, and the header and snapshot records) or `["p",...]` (version 2).
+  const prefixes = [Buffer.from('{"t":"'), Buffer.from('["')];
   let lineStart = true;
   let kind = '?';
   let head = Buffer.alloc(0); // the first bytes of the current line, until its kind is known
@@ -86,7 +87,8 @@ async function journalBytesByKind(path) {
         }
         if (head.length < 16) {
           head = Buffer.concat([head, buffer.subarray(i, i + 1)]);
-          if (head.length > prefix.length && head.subarray(0, prefix.length).equals(prefix)) {
+          for (const prefix of prefixes) {
+            if (kind !== '?' || head.length <= prefix.length || !head.subarray(0, prefix.length).equals(prefix)) continue;
             const close = head.indexOf(0x22, prefix.length);
             if (close > 0) kind = head.toString('latin1', prefix.length, close);
           }

@@ -29,8 +29,8 @@ export interface ReplayResult {
   corruptLines: number[];
   /** How many whole lines are not records. */
   corruptCount: number;
-  /** `missing`: the first line is not the header (the journal was damaged at its start). */
-  header: { kind: 'ours' } | { kind: 'newer'; version: number } | { kind: 'missing' };
+  /** `missing`: the first line is not the header (the journal was damaged at its start). `ours` may be an older version. */
+  header: { kind: 'ours'; version: number } | { kind: 'newer'; version: number } | { kind: 'missing' };
 }
 
 const MAX_LISTED = 10;

@@ -179,6 +179,9 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
   } else if (replay !== undefined && (replay.corruptCount > 0 || replay.header.kind === 'missing')) {
     f.corruptAside = `${path}.corrupt-${new Date(f.now()).toISOString().replace(/:/g, '-')}`;
     f.rewriteWanted = true;
+  } else if (replay?.header.kind === 'ours' && replay.header.version < JOURNAL_HEADER.version) {
+    // Rewritten under this version's header before any line of this version is appended to it.
+    f.rewriteWanted = true;
   }
   return replay;
 }

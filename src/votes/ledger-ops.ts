@@ -1,4 +1,4 @@
-import type { JournalRecord } from './ledger-records.js';
+import { pendingLine, type JournalRecord } from './ledger-records.js';
 import { copyVote, type DeadLetterFilter, type LedgerState } from './ledger-state.js';
 import type { DeadLetter, Vote, VoteLedger } from './types.js';
 
@@ -37,7 +37,8 @@ export function createLedgerOperations(
       const records: JournalRecord[] = [];
       for (const vote of votes) {
         if (state.has(vote.key)) continue;
-        const record: JournalRecord = { t: 'p', v: copyVote(vote) };
+        // No copy of the vote: the state keeps its line, a string nobody can change.
+        const record: JournalRecord = { t: 'p', v: vote, line: pendingLine(vote) };
         // Applied one by one: a key twice in one batch is recorded once.
         state.apply(record);
         records.push(record);

@@ -111,7 +111,8 @@ export function advanceLane(state: PipelineState, task: Task): boolean {
  * The job is finished at once when nothing is left of it (`outstanding` 0): the caller records that.
  */
 export function addJob(state: PipelineState, vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): Job {
-  const names = wanted.filter((name) => state.hooks.has(name));
+  // Every hook (a new vote): no filtered copy of the list per vote.
+  const names = wanted === state.hookNames ? wanted : wanted.filter((name) => state.hooks.has(name));
   let job = state.jobs.get(vote.key);
   if (job === undefined) {
     job = { vote, outstanding: 0, recordEachHook, gaveUp };
@@ -172,9 +173,10 @@ export const onRoad = (votes: readonly Vote[], road: Vote['road']): Vote[] => vo
  * failed batch that it turned out to hold after all (it knows them now, and did not accept them
  * again). Those leave {@link PipelineState.unconfirmed}.
  */
-export function confirmIngested(state: PipelineState, marked: readonly Vote[], accepted: readonly Vote[]): Vote[] {
+export function confirmIngested(state: PipelineState, marked: readonly Vote[], accepted: readonly Vote[]): readonly Vote[] {
+  // The usual case, no copy: nothing of an earlier batch waits for confirmation.
+  if (state.unconfirmed.size === 0) return accepted;
   const confirmed = [...accepted];
-  if (state.unconfirmed.size === 0) return confirmed;
   const fresh = new Set(accepted.map((vote) => vote.key));
   for (const vote of marked) {
     const earlier = state.unconfirmed.get(vote.key);

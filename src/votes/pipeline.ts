@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { ListingAgentError } from '../errors.js';
 import { notRunning, realSchedule } from './pipeline-parts.js';
 import { checkIdle, drain, pump, recover, releaseDrained, resume, scheduleCompaction, startJob, type PipelineRun } from './pipeline-run.js';
@@ -68,8 +69,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     compactEveryMs: options.compactEveryMs ?? 300_000,
     voteLog: createVoteLog({ logger, now, schedule, ...options.voteLog }),
     retryTimers: new Set(),
-    controllers: new Set(),
-    abortReason: undefined,
+    aborter: runAborter(),
     inFlight: new Set(),
     idleWaiters: [],
     drainWaiters: [],
@@ -84,6 +84,14 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     recovering: false,
   };
   return s;
+}
+
+/** The abort controller of one run: every hook call of the run holds its signal, and may listen to it. */
+function runAborter(): AbortController {
+  const aborter = new AbortController();
+  // As many calls as `concurrency` may listen at once (the exec hook does): no leak warning for that.
+  setMaxListeners(0, aborter.signal);
+  return aborter;
 }
 
 /** Opens the ledger and re-runs the unfinished hooks of every pending vote. */
@@ -102,7 +110,7 @@ function start(s: PipelineRun): Promise<void> {
     for (const warning of s.ledger.warnings?.() ?? []) s.logger.warn({ ledger: s.ledger.describe() }, warning);
     s.generation += 1;
     s.running = 0;
-    s.abortReason = undefined;
+    if (s.aborter.signal.aborted) s.aborter = runAborter();
     s.unconfirmed.clear();
     s.phase = 'running';
     for (const entry of pending) resume(s, entry);

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { signDelivery } from '../../../src/contract/signature.js';
 import { voteKey } from '../../../src/contract/vote-key.js';
 import { startTsChild, type TsChild } from '../../helpers/ts-child.js';
+import { parseRecord } from '../../../src/votes/ledger-records.js';
 
 /**
  * A kill between a journal append and its fsync (issue 20): the webhook receiver with the real
@@ -94,13 +95,10 @@ async function hookCalls(file: string): Promise<Map<string, number[]>> {
 function journalKeys(text: string, kind: 'p' | 'c'): Set<string> {
   const keys = new Set<string>();
   for (const line of text.split('\n')) {
-    if (!line.startsWith(`{"t":"${kind}"`)) continue;
-    try {
-      const record = JSON.parse(line) as { v?: { key: string }; k?: string };
-      keys.add(kind === 'p' ? record.v!.key : record.k!);
-    } catch {
-      // the torn last line: never acknowledged
-    }
+    // undefined for the header and for the torn last line (never acknowledged)
+    const record = parseRecord(line);
+    if (record?.t === 'p' && kind === 'p') keys.add(record.v.key);
+    if (record?.t === 'c' && kind === 'c') keys.add(record.k);
   }
   return keys;
 }

@@ -161,6 +161,28 @@ describe('vote pipeline: with a real hook list', () => {
     expect(hook.calls[0]!.signal.aborted).toBe(true);
     expect(hook.calls).toHaveLength(1); // no retry after a stop
   });
+
+  it('gives the calls of a new start a signal that is not aborted, after a stop that aborted the last run', async () => {
+    let blocking = true;
+    const hook = fakeHook('exec', 3, (_vote, context) => (blocking ? untilAborted(context.signal) : Promise.resolve()));
+    const { pipeline, time } = await started(createMemoryVoteLedger(), [hook]);
+    await pipeline.ingest([makeVote(1)], 'poll');
+    await settle();
+    const stopping = pipeline.stop(time.now() + 1_000);
+    await time.advance(1_000);
+    await stopping;
+    expect(hook.calls[0]!.signal.aborted).toBe(true);
+    blocking = false;
+    await pipeline.start(); // the aborted vote is still pending: it runs again, with a live signal
+    await pipeline.ingest([makeVote(2)], 'poll');
+    await pipeline.idle();
+    expect(hook.calls.map((call) => [call.key, call.signal.aborted])).toEqual([
+      [makeVote(1).key, true],
+      [makeVote(1).key, false],
+      [makeVote(2).key, false],
+    ]);
+    expect(hook.calls[1]!.signal).toBe(hook.calls[2]!.signal); // one signal per run, not one per call
+  });
 });
 
 describe('vote pipeline: backlog', () => {
