@@ -38,6 +38,12 @@ export interface FileLedgerState {
   queued: string[];
   bytes: number;
   rewriteWanted: boolean;
+  /**
+   * The journal on disk has an older version's header: nothing of this version may be appended
+   * to it (an older agent would read those lines as damage and drop them), so until a rewrite
+   * succeeds every commit is a rewrite.
+   */
+  headerOutdated: boolean;
   /** Where a journal with damaged lines goes before the rewrite that drops them. */
   corruptAside: string | undefined;
   warnings: string[];
@@ -107,12 +113,15 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
     await syncDirectory(f);
     f.handle = await fs.open(path, 'a', 0o600);
     f.rewrites += 1;
+    f.headerOutdated = false;
   } catch (error) {
     if (renamed) {
       // The rename may not be durable: write the snapshot again (with all that came since) next time.
       f.rewriteWanted = true;
     } else {
       f.queued = lines.concat(f.queued);
+      // An outdated header must not get this version's lines: the next commit tries the rewrite again.
+      if (f.headerOutdated) f.rewriteWanted = true;
       await fs.unlink(tmp).catch(() => undefined);
     }
     throw failure(f, 'compact', error);
@@ -182,6 +191,7 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
   } else if (replay?.header.kind === 'ours' && replay.header.version < JOURNAL_HEADER.version) {
     // Rewritten under this version's header before any line of this version is appended to it.
     f.rewriteWanted = true;
+    f.headerOutdated = true;
   }
   return replay;
 }

@@ -125,6 +125,7 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     queued: [],
     bytes: 0,
     rewriteWanted: false,
+    headerOutdated: false,
     corruptAside: undefined,
     warnings: [],
     rewrites: 0,
@@ -145,6 +146,7 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
   f.warnings = [];
   f.queued = [];
   f.rewriteWanted = false;
+  f.headerOutdated = false;
   f.corruptAside = undefined;
   try {
     await prepareDirectory(f);

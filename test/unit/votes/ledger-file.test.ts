@@ -186,6 +186,37 @@ describe('file ledger: the journal', () => {
     expect((await journalLines(dir)).at(-2)!.startsWith('["p",')).toBe(true);
   });
 
+  it('never appends a version 2 line to a version 1 journal: a failed upgrade is tried again at the next commit', async () => {
+    const dir = await voteDir();
+    const a = makeVote(1);
+    const v1 = [{ t: 'journal', format: 'listing-agent votes', version: 1 }, { t: 'p', v: a }];
+    await writeFile(join(dir, 'votes.journal'), v1.map((record) => `${JSON.stringify(record)}\n`).join(''));
+    let failRewrites = 2; // the upgrade at open, then the first commit's
+    const fs: JournalFs = {
+      ...nodeJournalFs,
+      async open(path, flags, mode) {
+        if (flags === 'wx' && failRewrites > 0) {
+          failRewrites -= 1;
+          throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        }
+        return nodeJournalFs.open(path, flags, mode);
+      },
+    };
+    const ledger = fileLedger({ directory: dir, fs });
+    expect((await ledger.open()).map((entry) => entry.vote)).toEqual([a]);
+    await expect(ledger.recordPending([makeVote(2)])).rejects.toThrow(StoreError);
+    // An older agent reading this file still finds only its own lines.
+    expect((await journalLines(dir)).filter((line) => line !== '').every((line) => line.startsWith('{'))).toBe(true);
+
+    const e = makeVote(3);
+    await ledger.recordPending([e]);
+    const lines = (await journalLines(dir)).filter((line) => line !== '');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ t: 'journal', version: 2 });
+    await ledger.close();
+    const again = fileLedger({ directory: dir });
+    expect((await again.open()).map((entry) => entry.vote.key)).toEqual(expect.arrayContaining([a.key, e.key]));
+  });
+
   it('keeps what was recorded, not the vote object: a caller changing the vote later changes nothing', async () => {
     const dir = await voteDir();
     const ledger = fileLedger({ directory: dir });
