@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-export type { Vote, VoteHook, HookCallContext, HookRun, VoteLedger, DeadLetter, LedgerEntry } from '../votes/types.js';
+export type { Vote, VoteRoad, VoteHook, HookCallContext, HookRun, VoteLedger, DeadLetter, LedgerEntry } from '../votes/types.js';
 export { voteKey } from '../votes/types.js';
 export { createVotePipeline } from '../votes/pipeline.js';
 export type { VotePipeline, VotePipelineOptions, IngestResult } from '../votes/pipeline.js';

@@ -24,7 +24,7 @@ export const CURSOR_KEY_PREFIX = 'votes:cursor:';
  * How far inside the contract's one-year limit a `startDate` is kept, so that a clock a little
  * ahead of the service's (or a slow request) never turns a bootstrap into a 400.
  */
-export const START_DATE_MARGIN_MS = 60 * 60 * 1000;
+const START_DATE_MARGIN_MS = 60 * 60 * 1000;
 
 /** The store key of a project's checkpoint: `votes:cursor:<service project ID>`. */
 export function cursorStateKey(projectId: string): string {
@@ -48,7 +48,7 @@ export function earliestStartDate(nowMs: number): number {
 }
 
 /** `startDate` of a first poll: `now - lookback`, clamped to the one-year limit. */
-export function bootstrapStartDate(nowMs: number, lookbackMs: number): Date {
+function bootstrapStartDate(nowMs: number, lookbackMs: number): Date {
   return new Date(Math.max(nowMs - Math.max(0, lookbackMs), earliestStartDate(nowMs)));
 }
 

@@ -3,10 +3,10 @@ import type { VoteStatus } from '../api/schemas/votes.js';
 import type { VoteSource } from '../contract/limits.js';
 
 /** Default of {@link HasVotedOptions.negativeTtlMs}: a "no" is asked again after 30 s. */
-export const DEFAULT_NEGATIVE_TTL_MS = 30_000;
+const DEFAULT_NEGATIVE_TTL_MS = 30_000;
 
 /** Default of {@link HasVotedOptions.maxEntries}. */
-export const DEFAULT_HAS_VOTED_ENTRIES = 10_000;
+const DEFAULT_HAS_VOTED_ENTRIES = 10_000;
 
 /** Options of {@link createHasVoted}. */
 export interface HasVotedOptions {

@@ -29,7 +29,7 @@ export interface FileVoteLedgerOptions {
 }
 
 /** Sizes and counters of a file vote ledger. */
-export interface FileVoteLedgerStats {
+interface FileVoteLedgerStats {
   keys: number;
   pending: number;
   deadLetters: number;

@@ -44,7 +44,7 @@ const isStringArray = (value: unknown): value is string[] => Array.isArray(value
 const isNullableString = (value: unknown) => value === null || isString(value);
 
 /** Checks the fields the ledger and the hooks rely on; unknown extra fields are kept (newer writers). */
-export function isVote(value: unknown): value is Vote {
+function isVote(value: unknown): value is Vote {
   if (!isObject(value)) return false;
   return (
     isString(value.key) &&

@@ -12,7 +12,7 @@ import { redisFailure, RedisUnavailableError, type RedisConnection } from '../re
  */
 
 /** One write: its arguments to the apply script, and what it is, in words, for errors. */
-export interface QueuedWrite {
+interface QueuedWrite {
   args: readonly string[];
   what: string;
 }

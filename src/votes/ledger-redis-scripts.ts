@@ -234,7 +234,7 @@ export function parseCounts(reply: unknown): LedgerCounts {
 }
 
 /** A JSON array of hook names as a record keeps it (`{}` from cjson counts as empty). */
-export function parseList(raw: unknown): string[] {
+function parseList(raw: unknown): string[] {
   if (typeof raw !== 'string') return [];
   try {
     const value: unknown = JSON.parse(raw);

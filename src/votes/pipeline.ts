@@ -7,8 +7,8 @@ import type { IngestDetails, IngestResult, VotePipeline, VotePipelineOptions } f
 import type { DeadLetter, LedgerEntry, Vote } from './types.js';
 import { createVoteLog } from './vote-log.js';
 
-export { backoffDelay, realSchedule, type BackoffOptions, type Schedule } from './pipeline-parts.js';
-export type { IngestDetails, IngestResult, VotePipeline, VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
+export { type BackoffOptions, type Schedule } from './pipeline-parts.js';
+export type { IngestResult, VotePipeline, VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
 
 /*
  * The pipeline's life (start, ingest, stop, retry) over one state object; its scheduling

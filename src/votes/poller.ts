@@ -21,13 +21,13 @@ import type { Vote } from './types.js';
 export const VOTES_COMPONENT = 'votes';
 
 /** Stands for the project token's own project in {@link VotePollerOptions.projectIds}. */
-export const OWN_PROJECT = '@me';
+const OWN_PROJECT = '@me';
 
 /** Default of {@link VotePollerOptions.pollIntervalMs}: one minute. */
-export const DEFAULT_POLL_INTERVAL_MS = 60_000;
+const DEFAULT_POLL_INTERVAL_MS = 60_000;
 
 /** Default of {@link VotePollerOptions.lookbackMs}: 12 hours, a vote's lifetime. */
-export const DEFAULT_LOOKBACK_MS = 12 * 60 * 60 * 1000;
+const DEFAULT_LOOKBACK_MS = 12 * 60 * 60 * 1000;
 
 /** What the poller needs of the pipeline: an ingest that resolves once the new votes are durably pending. */
 export interface VoteIngest {

@@ -6,7 +6,7 @@ import type { Vote } from './types.js';
  */
 
 /** The entry's fields: `key` (the vote key, readable in `redis-cli`), `vote` (the vote as JSON), `v` (format). */
-export const STREAM_FORMAT_VERSION = '1';
+const STREAM_FORMAT_VERSION = '1';
 
 /** The field/value pairs XADD writes for `vote`. */
 export function voteToFields(vote: Vote): string[] {
@@ -34,7 +34,7 @@ function fieldRecord(list: unknown): Record<string, string> {
 }
 
 /** `[[id, [f, v, ...]], ...]` (RESP2) as entries; an entry Redis returns as nil (deleted) is skipped. */
-export function parseEntries(reply: unknown): StreamEntry[] {
+function parseEntries(reply: unknown): StreamEntry[] {
   if (!Array.isArray(reply)) return [];
   const entries: StreamEntry[] = [];
   for (const item of reply) {

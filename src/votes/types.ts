@@ -111,12 +111,6 @@ export interface HookRun {
   error?: string;
 }
 
-/** What the `vote` event carries: the vote, the hook context of the in-process hook. */
-export interface VoteEvent {
-  vote: Vote;
-  idempotencyKey: string;
-}
-
 /** The events the votes capability and the vote pipeline emit, as the agent's (`agent.on('vote', ...)`). */
 export interface VotesEvents {
   /**

@@ -25,7 +25,7 @@ import { verifySignedDelivery } from './receiver-core.js';
 import type { VerifyFailure } from './verify.js';
 
 /** What {@link WebhookHandlerOptions.onEvent} learns besides the event. */
-export interface DeliveryContext {
+interface DeliveryContext {
   /** `t` of the signature, Unix seconds. */
   timestamp: number;
   /** `x-topgg-trace`, when sent. */
@@ -67,13 +67,13 @@ export type WebhookProblem =
   | { kind: 'misconfigured'; message: string };
 
 /** An answer to send: a status and, for 200, a JSON body. */
-export interface WebhookAnswer {
+interface WebhookAnswer {
   status: number;
   body?: string;
 }
 
 /** Default of {@link WebhookHandlerOptions.maxBodyBytes}: 64 KiB, the receiver's cap. */
-export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
 function report(options: WebhookHandlerOptions, problem: WebhookProblem): void {
   try {

@@ -7,7 +7,7 @@ import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOption
 import { createWebhookSecrets, secretFilePath, type WebhookSecrets } from './secrets.js';
 
 /** The readiness component and log binding of the receiver. */
-export const WEBHOOKS_COMPONENT = 'webhooks';
+const WEBHOOKS_COMPONENT = 'webhooks';
 
 /** Options of {@link createWebhooksCapability}; everything else comes from the agent's context and `config.webhooks`. */
 export interface WebhooksCapabilityOptions {

@@ -8,7 +8,7 @@
 import { isDateText } from './iso-time.js';
 
 /** `project` of an event payload. */
-export interface WebhookProject {
+interface WebhookProject {
   /** The service's project ID. */
   id: string;
   /** `bot`, `server`, `game`, `game_server`, ... (kept open for new types). */
@@ -20,7 +20,7 @@ export interface WebhookProject {
 }
 
 /** `user` of an event payload. */
-export interface WebhookUser {
+interface WebhookUser {
   /** The service's user ID (the vote key uses it). */
   id: string;
   /** The user's ID on the platform (their Discord Snowflake). */
@@ -73,14 +73,11 @@ export type WebhookEvent =
 /** The `type` of every v1 event this library understands. */
 export type WebhookEventType = WebhookEvent['type'];
 
-/** Every v1 event type, in the order of decisions.md. */
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['vote.create', 'webhook.test', 'integration.create', 'integration.delete'];
-
 /** Why a body is not an event: not a JSON `{ type, data }` of the right shape, or a type we do not know. */
 export type EventBodyFailure = 'malformed_body' | 'unknown_event';
 
 /** A legacy (v0) vote for a bot. */
-export interface LegacyBotVote {
+interface LegacyBotVote {
   bot: string;
   user: string;
   type: 'upvote' | 'test';
@@ -91,7 +88,7 @@ export interface LegacyBotVote {
 }
 
 /** A legacy (v0) vote for a server (guild). */
-export interface LegacyGuildVote {
+interface LegacyGuildVote {
   guild: string;
   user: string;
   type: 'upvote' | 'test';

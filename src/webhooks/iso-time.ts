@@ -33,7 +33,7 @@ function daysFromEpoch(year: number, month: number, day: number): number {
  * 100–9999 (`YYYY-MM-DDTHH:mm:ss.sssZ`, every field in range); NaN otherwise (not an answer about
  * validity: use {@link instantOf} for that).
  */
-export function canonicalIsoMs(text: string): number {
+function canonicalIsoMs(text: string): number {
   // A delivery's two times are each looked at twice (checked, then converted): remember the last two.
   if (text === memo[0]) return memo[1];
   if (text === memo[2]) return memo[3];

@@ -22,7 +22,7 @@ import type { LegacyVote } from './events.js';
  */
 
 /** How long after a v0 vote's first delivery a delivery of the same voter is taken as its retry: half the vote window. */
-export const LEGACY_RETRY_WINDOW_MS = (DECISION_DEFAULTS.voteExpirySeconds * 1000) / 2;
+const LEGACY_RETRY_WINDOW_MS = (DECISION_DEFAULTS.voteExpirySeconds * 1000) / 2;
 
 /** The part of a state store the anchors need (the agent's store, or none: memory). */
 export type AnchorStore = Pick<StateStore, 'get' | 'set' | 'delete' | 'keys'>;

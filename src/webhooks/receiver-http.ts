@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export { readBody, type BodyResult } from '../http/read-body.js';
 
 /**
  * The receiver's HTTP plumbing, apart from what it decides: reading a capped body, writing a

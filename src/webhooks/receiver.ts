@@ -12,7 +12,6 @@ import { answerLate, newRecording, recordThen } from './receiver-record.js';
 import { count, currentSecrets, debugCheck, errorText, failed, finish, finishRecording, refuse, type ReceiverState, type Recording } from './receiver-state.js';
 import { RECEIVER_DEFAULTS, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
 
-export { voteFromEvent } from './vote-from-event.js';
 
 export { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
 

@@ -15,7 +15,7 @@ import { errnoCode, fsReason } from '../store/errors.js';
  */
 
 /** The file's name in the state directory. */
-export const WEBHOOK_SECRETS_FILE = 'webhook-secrets.json';
+const WEBHOOK_SECRETS_FILE = 'webhook-secrets.json';
 
 /** How long a rotated-out secret stays valid: deliveries signed before the rotation are still retried for ~7 s; a clock skew or a slow queue gets the rest. */
 export const DEFAULT_SECRET_GRACE_MS = 10 * 60_000;
@@ -160,7 +160,7 @@ const queues = new Map<string, Promise<unknown>>();
  * none) with the expired entries already dropped, and returns the new one. Resolves once the new
  * file is on disk. Creates the state directory when missing.
  */
-export function updateSecretFile(path: string, change: (content: SecretFileContent) => SecretFileContent, now: () => number = Date.now): Promise<SecretFileContent> {
+function updateSecretFile(path: string, change: (content: SecretFileContent) => SecretFileContent, now: () => number = Date.now): Promise<SecretFileContent> {
   const run = async () => {
     try {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });

@@ -21,9 +21,7 @@ export {
   readSecretFile,
   recordRotatedSecret,
   secretFilePath,
-  WEBHOOK_SECRETS_FILE,
   type SecretEntry,
-  type SecretFileContent,
 } from './secrets-file.js';
 
 /**

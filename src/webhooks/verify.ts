@@ -8,21 +8,9 @@ import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObjec
 import { DECISION_DEFAULTS, SIGNATURE_HEADER, TRACE_HEADER } from '../contract/limits.js';
 import { parseJson, toLegacyVote, toWebhookEvent, type LegacyVote, type WebhookEvent } from './events.js';
 
-export { computeSignature, signDelivery, type SignDeliveryOptions } from '../contract/signature.js';
+export { computeSignature, signDelivery } from '../contract/signature.js';
 export {
-  WEBHOOK_EVENT_TYPES,
-  type EventBodyFailure,
-  type IntegrationCreateData,
-  type IntegrationDeleteData,
-  type LegacyBotVote,
-  type LegacyGuildVote,
   type LegacyVote,
-  type VoteCreateData,
-  type WebhookEvent,
-  type WebhookEventType,
-  type WebhookProject,
-  type WebhookTestData,
-  type WebhookUser,
 } from './events.js';
 
 /** Default tolerance between `t` and the receiver's clock, both directions: 300 s. */
@@ -88,7 +76,7 @@ export interface RejectedDelivery {
 export type VerifyResult = VerifiedDelivery | RejectedDelivery;
 
 /** A parsed `x-topgg-signature` header. */
-export interface ParsedSignatureHeader {
+interface ParsedSignatureHeader {
   /** `t` exactly as sent: the HMAC covers these characters. */
   timestampText: string;
   timestamp: number;

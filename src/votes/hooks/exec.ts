@@ -31,7 +31,7 @@ export interface ExecHookOptions {
 }
 
 /** The defaults of {@link ExecHookOptions} not shared with other hooks. */
-export const EXEC_HOOK_DEFAULTS = {
+const EXEC_HOOK_DEFAULTS = {
   killGraceMs: 2_000,
   maxOutputBytes: 16 * 1024,
   /** Lines of stderr (or stdout) quoted in a failure message. */

@@ -8,9 +8,9 @@ import { voteHookBody } from './body.js';
 import { errorLine, HOOK_DEFAULTS, oneLine, VoteHookError } from './errors.js';
 
 /** The header that carries the call's number (1 for the first call, 2 for the first retry, ...). */
-export const ATTEMPT_HEADER = 'x-listing-agent-attempt';
+const ATTEMPT_HEADER = 'x-listing-agent-attempt';
 /** The header that carries the vote key, for the receiver to make its reward idempotent. */
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 /** How much of an error answer is read: enough for a message, never a whole page. */
 const EXCERPT_READ_BYTES = 4096;

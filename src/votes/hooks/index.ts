@@ -7,10 +7,10 @@ import { createHttpHook } from './http.js';
 import { IN_PROCESS_HOOK_NAME } from './in-process.js';
 
 export { voteHookBody, voteHookEnvironment, type VoteHookBody } from './body.js';
-export { HOOK_DEFAULTS, VoteHookError, type VoteHookErrorDetails, type VoteHookFailureReason } from './errors.js';
-export { createExecHook, EXEC_HOOK_DEFAULTS, type ExecHookOptions } from './exec.js';
-export { ATTEMPT_HEADER, createHttpHook, IDEMPOTENCY_HEADER, type HttpHookOptions } from './http.js';
-export { createInProcessHook, IN_PROCESS_HOOK_NAME, type InProcessHookOptions, type VoteListener } from './in-process.js';
+export { VoteHookError } from './errors.js';
+export { createExecHook, type ExecHookOptions } from './exec.js';
+export { createHttpHook, type HttpHookOptions } from './http.js';
+export { createInProcessHook, type InProcessHookOptions, type VoteListener } from './in-process.js';
 
 /** The `votes.hooks` list of a validated configuration. */
 export type HookConfigs = ListingAgentConfig['votes']['hooks'];
