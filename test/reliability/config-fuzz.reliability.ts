@@ -273,7 +273,10 @@ describe('reliability: hostile input (config fuzz)', () => {
     // ---- Child processes: `config check` and `run` for a sample.
     const cli = (args: string[], c: ReturnType<typeof makeCase>, dir: string, stopAfterMs?: number) =>
       new Promise<{ code: number | string | null; stdout: string; stderr: string; hung: boolean; started: boolean }>((done) => {
-        const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...c.env } });
+        // A NUL cannot be in a real process environment (spawn refuses it): such a value is tested
+        // in-process above, and left out of what the child gets.
+        const env = Object.fromEntries(Object.entries(c.env).filter(([, value]) => !value.includes('\u0000')));
+        const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env } });
         let stdout = '';
         let stderr = '';
         let hung = false;
