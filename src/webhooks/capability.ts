@@ -3,7 +3,7 @@ import type { Readiness } from '../runtime/readiness.js';
 import { stateDirectory } from '../config/state-directory.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { VoteSink } from '../runtime/votes.js';
-import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from './receiver.js';
+import { createWebhookReceiver, receiverSettings, type WebhookReceiver, type WebhookReceiverOptions } from './receiver.js';
 import { createWebhookSecrets, secretFilePath, type WebhookSecrets } from './secrets.js';
 
 /** The readiness component and log binding of the receiver. */
@@ -122,11 +122,8 @@ async function start(h: WebhooksState, context: CapabilityContext): Promise<void
   h.serviceProblem = 'not reached yet';
   const receiver = (h.receiver = createWebhookReceiver({
     ...options.receiver,
-    listen: config.webhooks.listen,
-    path: config.webhooks.path,
+    ...receiverSettings(config.webhooks),
     secrets,
-    ...(config.webhooks.legacyAuthorization ? { legacyAuthorization: config.webhooks.legacyAuthorization } : {}),
-    ...(config.webhooks.publicUrl ? { publicUrl: config.webhooks.publicUrl } : {}),
     pipeline,
     projectId: () => h.project?.id,
     anchorStore: context.store,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ListingAgentConfig } from '../config/schema.js';
 import { silentLogger } from '../log/agent-logger.js';
 import { ListingAgentError } from '../errors.js';
 import { createLocalServer, LOCAL_SERVER_LIMITS } from '../http/local-server.js';
@@ -37,6 +38,19 @@ export { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type We
  * Every outcome is counted (`listing_agent_webhook_deliveries_total{outcome}`) and logged, never
  * with a secret or a signature. Nothing a request sends can throw out of the handler.
  */
+/**
+ * The receiver's options that come from the config's `webhooks` section (listen, path, the v0
+ * authorization, the public URL): what the agent's capability and `webhooks serve` both pass.
+ */
+export function receiverSettings(webhooks: ListingAgentConfig['webhooks']): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
+  return {
+    listen: webhooks.listen,
+    path: webhooks.path,
+    ...(webhooks.legacyAuthorization ? { legacyAuthorization: webhooks.legacyAuthorization } : {}),
+    ...(webhooks.publicUrl ? { publicUrl: webhooks.publicUrl } : {}),
+  };
+}
+
 export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
   const s = receiverState(options);
   const path = s.rules.path;

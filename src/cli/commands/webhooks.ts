@@ -8,7 +8,7 @@ import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { stateDirectory } from '../../config/state-directory.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
-import { createWebhookReceiver } from '../../webhooks/receiver.js';
+import { createWebhookReceiver, receiverSettings } from '../../webhooks/receiver.js';
 import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';
 import { withRotatedSecret } from '../../webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
@@ -131,11 +131,8 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     await pipeline.start();
     await secrets.start();
     const receiver = createWebhookReceiver({
-      listen: config.webhooks.listen,
-      path: config.webhooks.path,
+      ...receiverSettings(config.webhooks),
       secrets,
-      ...(config.webhooks.legacyAuthorization ? { legacyAuthorization: config.webhooks.legacyAuthorization } : {}),
-      ...(config.webhooks.publicUrl ? { publicUrl: config.webhooks.publicUrl } : {}),
       pipeline,
       projectId: () => project?.id(),
       anchorStore: store,
