@@ -1,7 +1,8 @@
 /**
  * Footprint: RSS and CPU of a process idle for 60 s after its first post, each against its own
  * emulator (in this process), all four measured in the same window:
- *   (a)  the daemon, `node dist/cli/main.js run`, as a sidecar: stats (source `push`), votes
+ *   (a)  the daemon, `node --max-semi-space-size=2 dist/cli/main.js run` with
+ *        MALLOC_MMAP_THRESHOLD_=131072 (as the Dockerfile and the systemd unit start it), as a sidecar: stats (source `push`), votes
  *        (cursor polled every 60 s, the default) and webhooks (receiver listening) enabled, health
  *        server on (the default); interval 30 m (the default);
  *   (a') the daemon with stats only (source `push`, health off): the autoposter's job, for information;
@@ -30,7 +31,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bench, describe } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
-import { assertBuilt, machine, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
+import { assertBuilt, machine, PACKAGED, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
 import { mib, MiB, sampleProc, type ProcWindow } from './helpers/proc.js';
 
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
@@ -57,7 +58,8 @@ const posted = (emu: RunningEmulator, path: RegExp) => () =>
 async function daemonTarget(label: string, full: boolean): Promise<Target> {
   const emulator = await startEmulator();
   const token = await project(emulator);
-  const daemon = spawnDaemon({ v1: emulator.urls.v1, v0: emulator.urls.v0, token, stats: { source: 'push' }, votes: full, webhooks: full, health: full });
+  // Started as the container and the systemd unit start it (PACKAGED: the node flag, the malloc variable).
+  const daemon = spawnDaemon({ v1: emulator.urls.v1, v0: emulator.urls.v0, token, stats: { source: 'push' }, votes: full, webhooks: full, health: full, nodeArgs: [...PACKAGED.nodeArgs], env: { ...PACKAGED.env } });
   const listening = await daemon.waitFor('push endpoint listening');
   const pushed = await pushCounts(listening.url as string, SHARDS);
   if (pushed.status !== 204) throw new Error(`push answered ${pushed.status}`);
