@@ -46,6 +46,8 @@ const ALL: Variant[] = [
   { label: 'semi 2', nodeArgs: ['--max-semi-space-size=2'], cliPath: BASELINE },
   { label: 'semi 1 + mmap', nodeArgs: ['--max-semi-space-size=1'], env: MMAP, cliPath: BASELINE },
   { label: 'stgc + mmap', nodeArgs: ['--single-threaded-gc'], env: MMAP, cliPath: BASELINE },
+  { label: 'packaged + arena max 2', nodeArgs: [...PACKAGED.nodeArgs], env: { ...PACKAGED.env, MALLOC_ARENA_MAX: '2' } },
+  { label: 'packaged with mmap 32 KiB', nodeArgs: [...PACKAGED.nodeArgs], env: { MALLOC_MMAP_THRESHOLD_: '32768' } },
   { label: 'gc-once', nodeArgs: GC_ONCE, cliPath: BASELINE },
 ];
 const wanted = process.env.BENCH_IDLE_VARIANTS?.split(',').map((s) => s.trim());
