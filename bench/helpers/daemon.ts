@@ -13,6 +13,12 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI_PATH = join(ROOT, 'dist', 'cli', 'main.js');
 export const AUTOPOSTER_PATH = join(ROOT, 'bench', 'helpers', 'autoposter.mjs');
 
+/**
+ * What the two packaged ways (Dockerfile `ENV` and `ENTRYPOINT`, deploy/listing-agent.service
+ * `Environment=` and `ExecStart=`) give the daemon for its idle memory (BENCHMARKS.md, "Footprint").
+ */
+export const PACKAGED = { nodeArgs: ['--max-semi-space-size=2'], env: { MALLOC_MMAP_THRESHOLD_: '131072' } } as const;
+
 export const PUSH_KEY = 'bench-push-key-0123456789abcdef';
 export const WEBHOOK_SECRET = 'whs_bench0123456789abcdefghijklmnopqrstuv';
 
@@ -37,6 +43,8 @@ export interface DaemonOptions {
   env?: Record<string, string>;
   /** Extra node flags (`--cpu-prof`). */
   nodeArgs?: string[];
+  /** Another build's `dist/cli/main.js` (a side-by-side comparison); default this checkout's. */
+  cliPath?: string;
 }
 
 export interface LogLine {
@@ -91,7 +99,7 @@ export function spawnDaemon(options: DaemonOptions): Daemon {
 
   const spawnedAtEpoch = Date.now();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI_PATH, 'run'], { cwd: dir, env, stdio: 'pipe' });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.cliPath ?? CLI_PATH, 'run'], { cwd: dir, env, stdio: 'pipe' });
   const lines: LogLine[] = [];
   const waiters: Array<{ msg: string; resolve: (line: LogLine) => void }> = [];
   let pending = '';

@@ -220,7 +220,8 @@ export async function startTarget(target: string, env: Record<string, string>): 
     env: { ...process.env, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // The bench's own loaders (vitest) must not reach the target.
-    execArgv: [],
+    // `BENCH_TARGET_NODE_ARGS`: node flags for the servers (the daemon's, to compare their cost).
+    execArgv: process.env.BENCH_TARGET_NODE_ARGS?.split(' ').filter((arg) => arg !== '') ?? [],
   });
   /** The next message of the child that has `key`, within `timeoutMs`. */
   const next = (key: string, timeoutMs: number): Promise<Record<string, unknown>> =>

@@ -54,11 +54,13 @@ describe('Dockerfile', () => {
     expect(env).toContain('LISTING_AGENT_STATE_DIRECTORY=/var/lib/listing-agent');
     expect(env).toContain('LISTING_AGENT_HEALTH_LISTEN=0.0.0.0:9464');
     expect(env).toContain('LISTING_AGENT_LOG_FORMAT=json');
+    // The idle footprint's settings, the same as the systemd unit's (BENCHMARKS.md, "Footprint").
+    expect(env).toContain('MALLOC_MMAP_THRESHOLD_=131072');
     expect(args(runtime, 'EXPOSE')).toEqual(['9464']);
     const [healthcheck] = args(runtime, 'HEALTHCHECK');
     expect(healthcheck).toContain(`CMD ["node", "-e", "${HEALTHCHECK_SCRIPT}"]`);
     expect(args(runtime, 'STOPSIGNAL')).toEqual(['SIGTERM']);
-    expect(args(runtime, 'ENTRYPOINT')).toEqual(['["node", "/app/dist/cli/main.js"]']);
+    expect(args(runtime, 'ENTRYPOINT')).toEqual(['["node", "--max-semi-space-size=2", "/app/dist/cli/main.js"]']);
     expect(args(runtime, 'CMD')).toEqual(['["run"]']);
     // The volume's directory exists and belongs to node before VOLUME, so named volumes inherit it.
     const volumeAt = keywords.indexOf('VOLUME');

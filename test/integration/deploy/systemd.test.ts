@@ -14,7 +14,7 @@ import { CLI_PATH, readRepoFile, unitSettings } from './deploy-files.js';
  */
 
 const UNIT = readRepoFile('deploy/listing-agent.service');
-const INSTALLED_EXEC_START = 'ExecStart=/usr/bin/node /opt/listing-agent/dist/cli/main.js run --config /etc/listing-agent/config.json';
+const INSTALLED_EXEC_START = 'ExecStart=/usr/bin/node --max-semi-space-size=2 /opt/listing-agent/dist/cli/main.js run --config /etc/listing-agent/config.json';
 const INSTALLED_ENV_FILE = 'EnvironmentFile=-/etc/listing-agent/listing-agent.env';
 
 const SYSTEMD_ANALYZE = programPath('systemd-analyze');
@@ -41,7 +41,7 @@ function localUnit(dir: string): string {
   const envFile = join(dir, 'listing-agent.env');
   writeFileSync(config, JSON.stringify({ service: { token: '${LISTING_AGENT_TEST_TOKEN}' } }));
   writeFileSync(envFile, 'LISTING_AGENT_LOG_LEVEL=info\n', { mode: 0o600 });
-  const text = UNIT.replace(INSTALLED_EXEC_START, `ExecStart="${process.execPath}" "${CLI_PATH}" run --config "${config}"`).replace(
+  const text = UNIT.replace(INSTALLED_EXEC_START, `ExecStart="${process.execPath}" --max-semi-space-size=2 "${CLI_PATH}" run --config "${config}"`).replace(
     INSTALLED_ENV_FILE,
     `EnvironmentFile=-${envFile}`,
   );
@@ -68,6 +68,9 @@ describe('deploy/listing-agent.service', () => {
     expect(Number(settings.get('Service.TimeoutStopSec')?.[0])).toBeGreaterThan(10);
     expect(settings.get('Service.StateDirectory')).toEqual(['listing-agent']);
     expect(settings.get('Service.Environment')).toContain('LISTING_AGENT_STATE_DIRECTORY=%S/listing-agent');
+    // The idle footprint's settings, the same as the container's (BENCHMARKS.md, "Footprint").
+    expect(settings.get('Service.Environment')).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+    expect(settings.get('Service.ExecStart')?.[0]).toContain('node --max-semi-space-size=2 ');
     expect(settings.get('Install.WantedBy')).toEqual(['multi-user.target']);
   });
 
