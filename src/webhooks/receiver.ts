@@ -23,6 +23,19 @@ export { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type We
  */
 
 /**
+ * The receiver's options that come from the config's `webhooks` section (listen, path, the v0
+ * authorization, the public URL): what the agent's capability and `webhooks serve` both pass.
+ */
+export function receiverSettings(webhooks: ListingAgentConfig['webhooks']): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
+  return {
+    listen: webhooks.listen,
+    path: webhooks.path,
+    ...(webhooks.legacyAuthorization ? { legacyAuthorization: webhooks.legacyAuthorization } : {}),
+    ...(webhooks.publicUrl ? { publicUrl: webhooks.publicUrl } : {}),
+  };
+}
+
+/**
  * The webhook receiver on node:http (no framework): `POST {path}` only (405 with `Allow`
  * otherwise, 404 elsewhere), bodies capped (413 unread above `maxBodyBytes`), slow clients cut off
  * by the header and request timeouts, connections capped. The raw bytes are verified before any
@@ -38,19 +51,6 @@ export { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type We
  * Every outcome is counted (`listing_agent_webhook_deliveries_total{outcome}`) and logged, never
  * with a secret or a signature. Nothing a request sends can throw out of the handler.
  */
-/**
- * The receiver's options that come from the config's `webhooks` section (listen, path, the v0
- * authorization, the public URL): what the agent's capability and `webhooks serve` both pass.
- */
-export function receiverSettings(webhooks: ListingAgentConfig['webhooks']): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
-  return {
-    listen: webhooks.listen,
-    path: webhooks.path,
-    ...(webhooks.legacyAuthorization ? { legacyAuthorization: webhooks.legacyAuthorization } : {}),
-    ...(webhooks.publicUrl ? { publicUrl: webhooks.publicUrl } : {}),
-  };
-}
-
 export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
   const s = receiverState(options);
   const path = s.rules.path;
