@@ -54,3 +54,18 @@ export interface IngestResult {
 export interface VoteSink {
   ingest(votes: readonly Vote[], road: VoteRoad, details?: IngestDetails): Promise<IngestResult>;
 }
+
+/** What `voteHookRan` carries: one call of one hook for one vote, and how it went. */
+export interface HookRun {
+  /** The vote key. */
+  key: string;
+  hook: string;
+  /** 1 for the first call, 2 for the first retry, ... */
+  attempt: number;
+  /** `ok`; `error`: failed, a retry follows; `dead_letter`: failed, and that was the last retry. */
+  result: 'ok' | 'error' | 'dead_letter';
+  /** How long the call took, ms. */
+  durationMs: number;
+  /** The failure, secrets removed (not for `ok`). */
+  error?: string;
+}

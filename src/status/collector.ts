@@ -2,8 +2,10 @@
  * The status page's memory: what the agent's events said, kept bounded (a window of
  * `historyMs`, and at most so many entries of each kind). The agent feeds it (the composition
  * layer subscribes it to its events); the inputs are declared here by shape, so that this
- * capability imports none of the others.
+ * capability imports none of the others (a hook run's shape is the runtime's `HookRun`).
  */
+
+import type { HookRun } from '../runtime/votes.js';
 
 /** What a `posted` event carries, as far as the page reads it. */
 interface PostedInput {
@@ -38,16 +40,6 @@ interface VoteInput {
   road: string;
   createdAt: string;
   user?: { name: string | null };
-}
-
-/** What a `voteHookRan` event carries. */
-interface HookRunInput {
-  key: string;
-  hook: string;
-  attempt: number;
-  result: 'ok' | 'error' | 'dead_letter';
-  durationMs: number;
-  error?: string;
 }
 
 /** A sample of the counts, epoch ms. */
@@ -135,7 +127,7 @@ export interface StatusCollector {
   commandsSynced(result: CommandsSyncedInput): void;
   commandsSyncFailed(failure: { error: Error }): void;
   voteReceived(vote: VoteInput): void;
-  hookRan(run: HookRunInput): void;
+  hookRan(run: HookRun): void;
   error(error: Error): void;
   /** A reading of the cumulative delivery counters (taken every minute): the base of "the last hour". */
   deliveries(counts: Record<string, number>): void;
@@ -224,7 +216,7 @@ function recordVote(state: CollectorState, vote: VoteInput, at: number, bounds: 
   else counts.poll += 1;
 }
 
-function recordHookRun(state: CollectorState, run: HookRunInput): void {
+function recordHookRun(state: CollectorState, run: HookRun): void {
   const vote = state.votes.find((v) => v.key === run.key);
   if (vote === undefined) return;
   const outcome: CollectedHook = {

@@ -1,6 +1,6 @@
-import type { Vote } from '../runtime/votes.js';
+import type { HookRun, Vote } from '../runtime/votes.js';
 
-export type { Vote, VoteRoad } from '../runtime/votes.js';
+export type { HookRun, Vote, VoteRoad } from '../runtime/votes.js';
 export { voteKey } from '../contract/vote-key.js';
 
 /** What a hook call gets besides the vote. */
@@ -96,20 +96,6 @@ export interface VoteLedger {
   onRecovered?(listener: (entries: LedgerEntry[]) => void): void;
 }
 
-/** What `voteHookRan` carries: one call of one hook for one vote, and how it went. */
-export interface HookRun {
-  /** The vote key. */
-  key: string;
-  hook: string;
-  /** 1 for the first call, 2 for the first retry, ... */
-  attempt: number;
-  /** `ok`; `error`: failed, a retry follows; `dead_letter`: failed, and that was the last retry. */
-  result: 'ok' | 'error' | 'dead_letter';
-  /** How long the call took, ms. */
-  durationMs: number;
-  /** The failure, secrets removed (not for `ok`). */
-  error?: string;
-}
 
 /** The events the votes capability and the vote pipeline emit, as the agent's (`agent.on('vote', ...)`). */
 export interface VotesEvents {
