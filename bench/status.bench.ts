@@ -42,6 +42,7 @@ const live: StatusLive = {
   startedAt: START,
   project: { id: '1000000000000000010', name: 'Demo Bot' },
   cluster: null,
+  stateDirectory: null,
   readiness: { ready: true, components: Object.fromEntries(['service', 'store', 'stats', 'commands', 'votes', 'webhooks'].map((name) => [name, { ready: true, detail: `${name} is fine`, since: START }])) },
   stats: { enabled: true },
   commands: { enabled: true, intervalMs: HOUR },

@@ -18,6 +18,7 @@ import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import { createBringUp, type BringUp } from './bring-up.js';
 import { createAgentStatus, type AgentStatus } from './status-wiring.js';
+import { watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
@@ -80,6 +81,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private bringingUp: BringUp | undefined;
   /** The first start() call's promise: later calls share it. */
   private starting: Promise<void> | undefined;
+  /** Stops following the store's write health (set once the store is open). */
+  private unwatchWrites: () => void = () => undefined;
 
   constructor(options: ListingAgentOptions) {
     super();
@@ -178,6 +181,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       // A corrupt file set aside, a stale lock taken over: the store goes on, a person should know.
       for (const warning of this.store.warnings?.() ?? []) this.logger.warn({ store: this.store.describe() }, warning);
       this.mark('store', true, this.store.describe());
+      this.unwatchWrites = watchStateWrites({ store: this.store, readiness: this.readiness, metrics: this.metrics, logger: this.logger });
       if (this.config.health.enabled) {
         this.health = createHealthServer({
           listen: this.config.health.listen,
@@ -201,6 +205,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       }
     } catch (error) {
       this.phaseValue = 'stopped';
+      this.unwatchWrites();
       this.status?.stop();
       await this.health?.stop().catch(() => undefined);
       await this.store.close().catch(() => undefined);
@@ -310,7 +315,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       this.reportError(error);
     }
     // Always: closing is what releases the state directory's lock.
-    await this.store.close().catch((error: unknown) => this.reportError(error));
+    await this.store.close().catch((error: unknown) => {
+      // What stays in memory is lost now: said where a person reads it, with the cause.
+      this.logger.warn({ store: this.store.describe(), err: error instanceof Error ? error.message : String(error) }, 'could not write the state at stop');
+      this.reportError(error);
+    });
+    this.unwatchWrites();
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
     this.status?.stop();
     if (this.ownsClient) await this.client.close().catch(() => undefined);

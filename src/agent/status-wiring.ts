@@ -117,6 +117,14 @@ function storedSecretsReader(options: AgentStatusOptions): () => Promise<{ store
   };
 }
 
+/** The store's directory and whether it takes writes, for the page's header. */
+function stateDirectoryWrites(store: StateStore): StatusLive['stateDirectory'] {
+  const health = store.writeHealth;
+  if (health === undefined) return null;
+  const { writable, problem, reason, since } = health.state();
+  return { path: health.directory, writable, problem, reason, since };
+}
+
 /** What the agent knows now, for the document: readiness, the pipeline, the cursor, the secrets, the counters. */
 function liveReader(options: AgentStatusOptions, collector: StatusCollector, known: { project: StatusLive['project']; startedAt: number | null }): () => Promise<StatusLive> {
   const { config, store, readiness, registry, cluster } = options;
@@ -144,6 +152,7 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
       project: known.project,
       cluster: cluster ? { agentId: cluster.agentId, leader: cluster.leadership.isLeader, leaderId: cluster.leadership.leaderId ?? null } : null,
       readiness: readiness.snapshot(),
+      stateDirectory: stateDirectoryWrites(store),
       stats: { enabled: config.stats.enabled },
       commands: { enabled: config.commands.enabled, intervalMs: config.commands.interval ?? null },
       votes: {

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
 import type { Readiness } from './readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import { labeledCounter, labeledGauge, type LabeledCounter, type LabeledGauge } from './labeled.js';
+import { WRITE_PROBLEMS, type WriteHealth, type WriteProblem } from '../store/write-health.js';
 
 const POST_TARGETS = ['v1', 'v1_batch', 'v0'] as const;
 const POST_RESULTS = ['ok', 'error', 'skipped'] as const;
@@ -81,6 +82,15 @@ export interface AgentMetrics {
    * is closed). A second call replaces the reader: the votes capability calls it at each start.
    */
   watchVoteLedger(read: () => VoteLedgerSizes | undefined): void;
+  /**
+   * Adds `listing_agent_state_writable` (1 while the state directory takes writes, 0 while a full
+   * disk, a read-only file system or another failure refuses them; `/readyz` says which) and
+   * `listing_agent_state_write_errors_total{problem}` (failed writes and probes: `no_space`,
+   * `read_only`, `denied`, `other`), both appearing at the first call. The agent calls it for its
+   * file store, the votes capability for its file ledger (the same health when they share a
+   * directory: counted once). Returns the removal (a ledger that closes).
+   */
+  watchStateWrites(health: WriteHealth): () => void;
 }
 
 /** What {@link AgentMetrics.watchVoteLedger} reads at each scrape. */
@@ -178,6 +188,23 @@ function registerLedgerGauges(registry: Registry, read: () => VoteLedgerSizes | 
   });
 }
 
+/** See {@link AgentMetrics.watchStateWrites}: registered once, reading every watched health at each scrape. */
+function registerStateWriteMetrics(registry: Registry, watched: ReadonlySet<WriteHealth>): LabeledCounter<{ problem: WriteProblem }> {
+  new Gauge({
+    name: 'listing_agent_state_writable',
+    help: '1 while the state directory takes writes, 0 while it does not (a full disk, a read-only file system: /readyz says which); new votes are refused meanwhile.',
+    registers: [registry],
+    collect() {
+      this.set([...watched].every((health) => health.writable) ? 1 : 0);
+    },
+  });
+  return labeledCounter<{ problem: WriteProblem }>(registry, {
+    name: 'listing_agent_state_write_errors_total',
+    help: 'Failed writes (and probes) in the state directory by problem (no_space, read_only, denied, other).',
+    known: { problem: WRITE_PROBLEMS },
+  });
+}
+
 /**
  * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
  * several agents can live in one process.
@@ -200,6 +227,10 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     help: 'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of stats.schedule in the coming week, plus stats.jitter.',
   });
   let readLedger: (() => VoteLedgerSizes | undefined) | undefined;
+  /** Each watched health with its watchers (the store and the ledger share one) and its failure listener's removal. */
+  const writeHealths = new Map<WriteHealth, { watchers: number; unlisten: () => void }>();
+  const watchedHealths = new Set<WriteHealth>();
+  let writeErrors: LabeledCounter<{ problem: WriteProblem }> | undefined;
 
   return {
     posts: labeledCounter<PostsLabels>(registry, {
@@ -237,6 +268,24 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
       readLedger = read;
     },
     watchCluster: (read) => registerClusterGauges(registry, read),
+    watchStateWrites(health) {
+      const errors = (writeErrors ??= registerStateWriteMetrics(registry, watchedHealths));
+      const known = writeHealths.get(health);
+      if (known) known.watchers += 1;
+      else writeHealths.set(health, { watchers: 1, unlisten: health.onFailure((problem) => errors.inc({ problem })) });
+      watchedHealths.add(health);
+      let removed = false;
+      return () => {
+        const entry = writeHealths.get(health);
+        if (removed || !entry) return;
+        removed = true;
+        entry.watchers -= 1;
+        if (entry.watchers > 0) return;
+        entry.unlisten();
+        writeHealths.delete(health);
+        watchedHealths.delete(health);
+      };
+    },
   };
 }
 

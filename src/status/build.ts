@@ -15,6 +15,8 @@ export interface StatusLive {
   project: { id: string; name: string } | null;
   cluster: { agentId: string; leader: boolean; leaderId: string | null } | null;
   readiness: { ready: boolean; components: Record<string, { ready: boolean; detail: string; since: number }> };
+  /** The state directory's write health (epoch ms), or null without one. */
+  stateDirectory: { path: string; writable: boolean; problem: string | undefined; reason: string | undefined; since: number } | null;
   stats: { enabled: boolean };
   commands: { enabled: boolean; intervalMs: number | null };
   votes: {
@@ -62,6 +64,10 @@ function lastHour(collected: CollectedStatus, live: StatusLive): Record<string, 
   return Object.fromEntries(Object.entries(live.webhooks.deliveries).map(([outcome, count]) => [outcome, Math.max(0, count - (base[outcome] ?? 0))]));
 }
 
+function stateDirectoryPart(state: NonNullable<StatusLive['stateDirectory']>): NonNullable<StatusDocument['agent']['stateDirectory']> {
+  return { path: state.path, writable: state.writable, problem: state.problem ?? null, reason: state.reason ?? null, since: iso(state.since) };
+}
+
 function agentPart(collected: CollectedStatus, live: StatusLive, now: number): StatusDocument['agent'] {
   return {
     version: live.version,
@@ -71,6 +77,7 @@ function agentPart(collected: CollectedStatus, live: StatusLive, now: number): S
     uptimeMs: live.startedAt === null ? null : Math.max(0, now - live.startedAt),
     project: live.project,
     cluster: live.cluster,
+    stateDirectory: live.stateDirectory === null ? null : stateDirectoryPart(live.stateDirectory),
     ready: live.readiness.ready,
     components: Object.entries(live.readiness.components)
       .map(([name, c]) => ({ name, ready: c.ready, detail: c.detail, since: iso(c.since) }))

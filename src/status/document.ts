@@ -32,6 +32,12 @@ export interface StatusAgent {
   project: { id: string; name: string } | null;
   /** With `state.redis`: this agent's ID, whether it leads, and who does. Null without Redis. */
   cluster: { agentId: string; leader: boolean; leaderId: string | null } | null;
+  /**
+   * The state directory (a file store) and whether it takes writes: `problem` (`no_space`,
+   * `read_only`, `denied`, `other`) and `reason` in words while it does not, and since when.
+   * Null when the state is not in a directory (Redis, a store of the bot's own).
+   */
+  stateDirectory: { path: string; writable: boolean; problem: string | null; reason: string | null; since: string } | null;
   /** True when every component is ready (`/readyz` answers 200). */
   ready: boolean;
   components: StatusComponent[];

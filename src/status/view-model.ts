@@ -113,6 +113,14 @@ function header(doc: StatusDocument): Pick<StatusView, 'title' | 'facts' | 'over
     facts.push({ label: 'Role', value: 'the only agent (no Redis)' });
   }
   facts.push({ label: 'Up', value: agent.uptimeMs === null ? 'not started' : formatSpan(agent.uptimeMs) }, { label: 'Phase', value: agent.phase });
+  const directory = agent.stateDirectory;
+  if (directory) {
+    facts.push(
+      directory.writable
+        ? { label: 'State directory', value: `${directory.path}: takes writes` }
+        : { label: 'State directory', value: `cannot write: ${directory.reason ?? directory.path}; new votes are refused until it can`, tone: 'bad', time: timeView(directory.since, Date.parse(doc.generatedAt)) },
+    );
+  }
   const waiting = agent.components.filter((c) => !c.ready).map((c) => c.name);
   const overall = agent.ready
     ? { tone: 'ok' as const, text: 'Ready: every component works' }

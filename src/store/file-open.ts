@@ -104,6 +104,9 @@ async function openDirectoryHandle({ fs, directory }: FileStoreState): Promise<F
 async function release(state: FileStoreState): Promise<void> {
   clearTimeout(state.timer);
   state.timer = undefined;
+  state.removeProbe?.();
+  state.removeProbe = undefined;
+  state.health.close();
   await state.directoryHandle?.close().catch(() => undefined);
   state.directoryHandle = undefined;
   await state.lock?.release();
@@ -135,6 +138,8 @@ export async function openFileStore(state: FileStoreState): Promise<void> {
     state.entries = await loadEntries(state);
     state.directoryHandle = await openDirectoryHandle(state);
     state.phase = 'open';
+    // While the directory cannot be written, the probe also writes what the store keeps in memory.
+    state.removeProbe = state.health.addProbe(() => (state.committer.pending ? state.committer.commit() : Promise.resolve()));
     // The recovered state replaces the corrupt file now, before anyone relies on it.
     if (state.recovered !== undefined) await state.committer.commit(state.committer.change());
   } catch (error) {

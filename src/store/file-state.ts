@@ -4,6 +4,7 @@ import { createCommitter, type Committer } from './committer.js';
 import { StoreError } from './errors.js';
 import { nodeFileStoreFs, type FileStoreFs, type FileStoreHandle } from './fs.js';
 import type { LockOwner, StateLock } from './lock.js';
+import { createWriteHealth, type WriteHealth } from './write-health.js';
 
 /**
  * What a file store holds, as one plain object: its options with the defaults applied, and what
@@ -31,6 +32,8 @@ export interface FileStoreOptions {
   fs?: FileStoreFs;
   /** Current time in epoch ms (lock times, names of set-aside files). Default `Date.now`. */
   now?: () => number;
+  /** The backoff of the write health's probe while the directory cannot be written. Default 500 ms doubling up to 5 s. */
+  probeDelays?: { firstMs: number; maxMs: number };
 }
 
 /** A corrupt state file found by `open()` and set aside. */
@@ -62,6 +65,10 @@ export interface FileStoreState {
   readonly previousPath: string;
   /** Serialises and coalesces whole-document writes. */
   readonly committer: Committer;
+  /** Whether the directory takes writes; shared with the file vote ledger on the same directory. */
+  readonly health: WriteHealth;
+  /** Removes the store's probe from the health (while open). */
+  removeProbe: (() => void) | undefined;
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   /** The state in memory: each key with its value as JSON text. */
   entries: Map<string, string>;
@@ -84,15 +91,27 @@ export interface FileStoreState {
  */
 export function createFileStoreState(options: FileStoreOptions, write: (state: FileStoreState) => Promise<void>): FileStoreState {
   const path = join(options.directory, 'state.json');
+  const fs = options.fs ?? nodeFileStoreFs;
+  const now = options.now ?? Date.now;
   const state: FileStoreState = {
     options,
     directory: options.directory,
-    fs: options.fs ?? nodeFileStoreFs,
-    now: options.now ?? Date.now,
+    fs,
+    now,
     flushDelayMs: options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
     path,
     previousPath: `${path}.prev`,
-    committer: createCommitter(() => write(state)),
+    committer: createCommitter(async () => {
+      try {
+        await write(state);
+      } catch (error) {
+        state.health.failed(error);
+        throw error;
+      }
+      state.health.succeeded();
+    }),
+    health: createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) }),
+    removeProbe: undefined,
     phase: 'new',
     entries: new Map(),
     lock: undefined,

@@ -3,6 +3,7 @@ import { closeFileStore, openFileStore } from './file-open.js';
 import { createFileStoreState, type FileStoreOptions, requireOpen, type StoreRecovery } from './file-state.js';
 import { writeChange, writeDocument } from './file-write.js';
 import type { StateStore } from './types.js';
+import type { WriteHealth } from './write-health.js';
 
 export { DEFAULT_LOCK_STALE_MS, type FileStoreOptions,  } from './file-state.js';
 
@@ -28,6 +29,8 @@ export interface FileStore extends StateStore {
   readonly recovered: StoreRecovery | undefined;
   /** What the last `open()` fixed by itself (a corrupt file, a stale lock), for the agent to log. */
   warnings(): readonly string[];
+  /** Whether the directory takes writes (see `StateStore.writeHealth`). */
+  readonly writeHealth: WriteHealth;
   stats(): FileStoreStats;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -47,6 +50,9 @@ export interface FileStore extends StateStore {
  *   empty), and reports it through `recovered`, `describe()` and `warnings()`. A file written by a
  *   newer version is left alone and `open()` throws.
  * - `state.lock` keeps two agents off one directory (see {@link FileStoreOptions.isProcessAlive}).
+ * - `writeHealth` says whether the directory takes writes: a failed write marks it unwritable with
+ *   the reason (a full disk, a read-only file system), and a probe on a backoff (500 ms doubling
+ *   to 5 s) marks it writable again. The file vote ledger on the same directory shares it.
  */
 export function createFileStore(options: FileStoreOptions): FileStore {
   const state = createFileStoreState(options, writeDocument);
@@ -57,6 +63,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       return state.recovered;
     },
     warnings: () => [...state.warnings],
+    writeHealth: state.health,
     open: () => openFileStore(state),
 
     async get<T>(key: string) {

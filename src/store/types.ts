@@ -1,3 +1,5 @@
+import type { WriteHealth } from './write-health.js';
+
 /** Options of a write. */
 export interface WriteOptions {
   /**
@@ -32,6 +34,13 @@ export interface StateStore {
    * repair anything leave it out.
    */
   warnings?(): readonly string[];
+  /**
+   * Whether the store's directory takes writes (the file store): a failed write marks it
+   * unwritable with the reason in words, and a probe on a backoff marks it writable again. The
+   * agent's `store` readiness, the status page and `listing_agent_state_writable` follow it.
+   * Absent: a store with no directory (memory, Redis).
+   */
+  readonly writeHealth?: WriteHealth;
 }
 
 /** The fencing a state store checks on each write of a leader-only key. */

@@ -10,6 +10,8 @@ import type { VoteListener } from './hooks/in-process.js';
 import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from './pipeline.js';
 import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } from './poller.js';
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
+import { LedgerCloseError } from './ledger-file-space.js';
+import { createVotesReadiness, type VotesReadiness } from './ledger-readiness.js';
 
 /** Options of {@link createVotesCapability}; everything else comes from the agent's context and `config.votes`. */
 export interface VotesCapabilityOptions {
@@ -103,6 +105,8 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     pollingEnded: false,
     project: undefined,
     serviceProblem: 'not reached yet',
+    readiness: createVotesReadiness({ set: () => false }, VOTES_COMPONENT),
+    unwatchLedger: () => undefined,
     onLeadership: () => void reconcilePoller(v),
     onLeader: () => {
       if (v.poller === undefined && v.started !== undefined && options.leadership) void reconcilePoller(v);
@@ -148,6 +152,10 @@ interface VotesState {
   project: ServiceProject | undefined;
   /** Why the service has not answered yet (for the readiness detail). */
   serviceProblem: string;
+  /** The `votes` component, with the ledger's write health on top (made at each start). */
+  readiness: VotesReadiness;
+  /** Stops following the ledger's write health (readiness, metric, log). */
+  unwatchLedger: () => void;
   /** Leadership listeners, made once (so that `off` finds them). */
   readonly onLeadership: () => void;
   readonly onLeader: () => void;
@@ -159,16 +167,19 @@ const PIPELINE_ONLY = 'rewards webhook votes; the cursor is not polled (votes.en
 /** `votes` while the cursor waits for the service: what runs meanwhile. */
 function markWaiting(v: VotesState, context: CapabilityContext<VotesEvents>): void {
   if (v.options.poll === false) {
-    context.readiness.set(VOTES_COMPONENT, true, PIPELINE_ONLY);
+    v.readiness.set(VOTES_COMPONENT, true, PIPELINE_ONLY);
     return;
   }
   const meanwhile = context.config.webhooks.enabled ? 'webhook votes are rewarded' : 'votes left pending by the last run are rewarded';
-  context.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${v.serviceProblem}); ${meanwhile}`);
+  v.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${v.serviceProblem}); ${meanwhile}`);
 }
 
 function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>): VoteLedger {
   const given = v.options.ledger ?? 'file';
-  return typeof given === 'string' ? votesLedgerFor(context.config, given, { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}) }) : given;
+  const health = context.store.writeHealth;
+  // The file ledger shares the file store's write health when both are in one directory.
+  const shared = { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}), ...(health ? { writeHealth: health } : {}) };
+  return typeof given === 'string' ? votesLedgerFor(context.config, given, shared) : given;
 }
 
 function makeHooks(v: VotesState, context: CapabilityContext<VotesEvents>): readonly VoteHook[] {
@@ -182,7 +193,7 @@ function makeHooks(v: VotesState, context: CapabilityContext<VotesEvents>): read
 function startPoller(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline, own: ServiceProject): void {
   const { config } = context;
   const readiness: Pick<Readiness, 'set'> = {
-    set: (component, ready, detail) => (v.poller === made ? context.readiness.set(component, ready, detail) : false),
+    set: (component, ready, detail) => (v.poller === made ? v.readiness.set(component, ready, detail) : false),
   };
   const made: VotePoller = createVotePoller({
     client: context.client,
@@ -221,16 +232,44 @@ function reconcilePoller(v: VotesState): Promise<void> {
     }
     if (v.poller === undefined && v.started !== undefined) {
       if (v.project === undefined || v.options.poll === false) markWaiting(v, context);
-      else context.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
+      else v.readiness.set(VOTES_COMPONENT, true, `${standingByDetail(leadership.leaderId)}; webhook votes are rewarded here`);
     }
   });
   return v.pollerChain;
 }
 
-async function closeLedger(v: VotesState): Promise<void> {
+async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvents>): Promise<void> {
   const open = v.ledger;
   v.ledger = undefined;
-  await open?.close();
+  v.unwatchLedger();
+  v.unwatchLedger = () => undefined;
+  await open?.close().catch((error: unknown) => {
+    // Never only at debug: votes may be rewarded twice because of it, and the line names them.
+    const again = error instanceof LedgerCloseError ? { rewardedAgain: error.rewardedAgain.slice(0, 1_000) } : {};
+    context?.logger.error({ ledger: open.describe(), ...again, err: error instanceof Error ? error.message : String(error) }, 'votes: could not close the vote ledger cleanly');
+    throw error;
+  });
+}
+
+/** Follows the ledger's write health: the `votes` readiness, the metric, and the log lines when the store does not share it. */
+function watchLedger(v: VotesState, context: CapabilityContext<VotesEvents>, ledger: VoteLedger): () => void {
+  const health = ledger.writeHealth;
+  const unready = v.readiness.watch(health);
+  if (health === undefined) return unready;
+  const unwatch = context.metrics.watchStateWrites(health);
+  // A health of its own (no file store on its directory): nobody else says when it changes.
+  const unlisten =
+    health === context.store.writeHealth
+      ? () => undefined
+      : health.onChange((state) => {
+          if (state.writable) context.logger.info({ directory: health.directory }, 'votes: the state directory takes writes again');
+          else context.logger.error({ directory: health.directory, problem: state.problem }, `votes: cannot write the state directory: ${state.reason ?? 'cannot write'}; new votes are refused until a write succeeds there again`);
+        });
+  return () => {
+    unready();
+    unwatch();
+    unlisten();
+  };
 }
 
 /** What the capability says it does when it starts. */
@@ -247,6 +286,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   v.pollingEnded = options.poll === false;
   // Hooks first: a bad hook name is a configuration error, before any file is touched.
   const hooks = makeHooks(v, context);
+  v.readiness = createVotesReadiness(context.readiness, VOTES_COMPONENT);
   const ledger = (v.ledger = makeLedger(v, context));
   const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
   try {
@@ -256,6 +296,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
     throw error;
   }
   v.pipeline = running;
+  v.unwatchLedger = watchLedger(v, context, ledger);
   context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
   v.started = context;
   v.project = context.project;
@@ -274,6 +315,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
 }
 
 async function stop(v: VotesState, deadline: number): Promise<void> {
+  const context = v.started;
   v.started = undefined;
   v.options.leadership?.off('change', v.onLeadership);
   v.options.leadership?.off('leader', v.onLeader);
@@ -285,7 +327,7 @@ async function stop(v: VotesState, deadline: number): Promise<void> {
   } finally {
     v.poller = undefined;
     v.pipeline = undefined;
-    await closeLedger(v);
+    await closeLedger(v, context);
   }
 }
 

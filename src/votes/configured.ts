@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { stateDirectory } from '../config/state-directory.js';
 import { errnoCode, fsReason, StoreError } from '../store/errors.js';
+import type { WriteHealth } from '../store/write-health.js';
 import { HOOK_DEFAULTS } from './hooks/errors.js';
 import { hooksFromConfig, type HooksFromConfigOptions } from './hooks/index.js';
 import { createInProcessHook, IN_PROCESS_HOOK_NAME, type VoteListener } from './hooks/in-process.js';
@@ -34,6 +35,8 @@ export interface VotesLedgerForOptions {
   now?: () => number;
   /** For the `redis` kind: the agent's Redis connection (started by the agent) and its agent ID. Default: none. */
   redis?: { connection: RedisConnection; agentId: string; adoptOrphans?: boolean };
+  /** For the `file` kind: the file store's write health, shared when it is of the same directory. Default: the ledger's own. */
+  writeHealth?: WriteHealth;
 }
 
 
@@ -63,6 +66,7 @@ export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind,
     directory: stateDirectory(config, options.cwd),
     keepKeysForMs,
     ...(options.now ? { now: options.now } : {}),
+    ...(options.writeHealth ? { writeHealth: options.writeHealth } : {}),
   });
 }
 

@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import type { Committer } from '../store/committer.js';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
 import type { FileStoreHandle } from '../store/fs.js';
+import type { WriteHealth } from '../store/write-health.js';
+import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
 import { replayJournal, type JournalFs, type ReplayResult } from './journal.js';
 import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
@@ -32,7 +34,6 @@ export interface FileLedgerState {
   readonly compactRatio: number;
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   state: LedgerState;
-  handle: FileStoreHandle | undefined;
   directoryHandle: FileStoreHandle | undefined;
   /** Lines applied in memory, not yet handed to a write. */
   queued: string[];
@@ -51,9 +52,21 @@ export interface FileLedgerState {
   closing: Promise<void> | undefined;
   /** Group commits: an append, or the rewrite when one is wanted. */
   readonly committer: Committer;
+  /** Whether the state directory takes writes (shared with the file store on the same directory). */
+  readonly health: WriteHealth;
+  /** The health is this ledger's own (no file store on its directory shares one): it closes it. */
+  readonly ownsHealth: boolean;
+  /** Room kept for the records that finish votes (see `ledger-file-space.ts`). */
+  readonly reserve: Reserve;
+  /** The next commit takes the reserve back after its append (the probe of a full disk). */
+  restoreWanted: boolean;
+  /** The outcome of the last attempt to take the reserve back: undefined when it worked. */
+  restoreError: unknown;
+  /** Removes the ledger's probe from the health (while open). */
+  removeProbe: (() => void) | undefined;
 }
 
-const failure = (f: FileLedgerState, what: string, error: unknown) =>
+const failureError = (f: FileLedgerState, what: string, error: unknown) =>
   new StoreError(`cannot ${what} ${f.path}: ${fsReason(error)} — the change is kept in memory and the next write retries; check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
 
 async function syncDirectory(f: FileLedgerState): Promise<void> {
@@ -66,22 +79,45 @@ async function syncDirectory(f: FileLedgerState): Promise<void> {
   }
 }
 
+/** One append: the journal opened, the chunk written and synced, closed again (no file stays open for writing, so the directory can be remounted read-only). */
+async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
+  const handle = await f.fs.open(f.path, 'a', 0o600);
+  try {
+    await handle.writeFile(chunk);
+    await handle.datasync();
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  f.bytes += Buffer.byteLength(chunk);
+}
+
 export async function append(f: FileLedgerState): Promise<void> {
   const lines = f.queued; // the snapshot: taken before any await (the committer's rule)
   f.queued = [];
   if (lines.length === 0) return;
   const chunk = lines.join('');
+  let failure: unknown;
   try {
-    f.handle ??= await f.fs.open(f.path, 'a', 0o600);
-    await f.handle.writeFile(chunk);
-    await f.handle.datasync();
-    f.bytes += Buffer.byteLength(chunk);
+    await appendChunk(f, chunk);
+    return;
   } catch (error) {
-    f.queued = lines.concat(f.queued);
+    failure = error;
     // Whatever part of the chunk reached the file must not sit before the retry's lines.
     await f.fs.truncate(f.path, f.bytes).catch(() => undefined);
-    throw failure(f, 'append to', error);
   }
+  // A full disk: the reserve's room takes this chunk (the records of votes already acknowledged).
+  if (isNoSpace(failure) && (await giveUpReserve(f.fs, f.reserve))) {
+    f.health.failed(failure);
+    try {
+      await appendChunk(f, chunk);
+      return;
+    } catch (again) {
+      failure = again;
+      await f.fs.truncate(f.path, f.bytes).catch(() => undefined);
+    }
+  }
+  f.queued = lines.concat(f.queued);
+  throw failureError(f, 'append to', failure);
 }
 
 export async function rewrite(f: FileLedgerState): Promise<void> {
@@ -107,11 +143,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
     await fs.rename(tmp, path);
     renamed = true;
     f.bytes = Buffer.byteLength(text);
-    const old = f.handle;
-    f.handle = undefined; // it points at the replaced file now
-    await old?.close().catch(() => undefined);
     await syncDirectory(f);
-    f.handle = await fs.open(path, 'a', 0o600);
     f.rewrites += 1;
     f.headerOutdated = false;
   } catch (error) {
@@ -124,7 +156,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
       if (f.headerOutdated) f.rewriteWanted = true;
       await fs.unlink(tmp).catch(() => undefined);
     }
-    throw failure(f, 'compact', error);
+    throw failureError(f, 'compact', error);
   }
 }
 
@@ -205,8 +237,6 @@ export function damageWarning(f: FileLedgerState, replay: ReplayResult, rewritte
 }
 
 export async function release(f: FileLedgerState): Promise<void> {
-  await f.handle?.close().catch(() => undefined);
-  f.handle = undefined;
   await f.directoryHandle?.close().catch(() => undefined);
   f.directoryHandle = undefined;
   openHere.delete(resolve(f.path));

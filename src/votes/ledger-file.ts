@@ -1,8 +1,10 @@
 import { join, resolve } from 'node:path';
 import { createCommitter } from '../store/committer.js';
 import { fsReason, StoreError } from '../store/errors.js';
+import { createWriteHealth, describeWriteProblem, type WriteHealth } from '../store/write-health.js';
 import { nodeJournalFs, type JournalFs } from './journal.js';
 import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite, type FileLedgerState } from './ledger-file-disk.js';
+import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX, takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
 import { createLedgerOperations } from './ledger-ops.js';
 import { recordLine, type JournalRecord } from './ledger-records.js';
 import { createLedgerState } from './ledger-state.js';
@@ -26,6 +28,19 @@ export interface FileVoteLedgerOptions {
   compactMinBytes?: number;
   /** ... and at least this many times the size of a snapshot of what is left. Default 4. */
   compactRatio?: number;
+  /**
+   * Whether the state directory takes writes, shared with the file store on the same directory
+   * (its `writeHealth`), so both say the same. Default: the ledger's own (also when this one
+   * belongs to another directory).
+   */
+  writeHealth?: WriteHealth;
+  /** The backoff of the ledger's own write health's probe. Default 500 ms doubling up to 5 s. */
+  probeDelays?: { firstMs: number; maxMs: number };
+  /**
+   * Bytes kept free for the records that finish votes (`<directory>/votes.journal.reserve`), given
+   * up when the disk fills; 0 keeps none. Default 262 144 (256 KiB, about 6,000 finished votes).
+   */
+  reserveBytes?: number;
 }
 
 /** Sizes and counters of a file vote ledger. */
@@ -47,6 +62,7 @@ interface FileVoteLedgerStats {
 export interface FileVoteLedger extends VoteLedger {
   /** `<directory>/votes.journal`. */
   readonly path: string;
+  readonly writeHealth: WriteHealth;
   warnings(): readonly string[];
   stats(): FileVoteLedgerStats;
   [Symbol.asyncDispose](): Promise<void>;
@@ -83,9 +99,23 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     for (const record of records) f.queued.push(recordLine(record));
     return f.committer.commit(f.committer.change());
   };
+  const operations = createLedgerOperations(() => f.state, persist, requireOpen);
   const ledger: FileVoteLedger = {
     path: f.path,
-    ...createLedgerOperations(() => f.state, persist, requireOpen),
+    get writeHealth() {
+      return f.health;
+    },
+    ...operations,
+    recordPending(votes) {
+      // Unwritable: new votes are refused before they touch memory, so the room left (the reserve's)
+      // goes to the records of votes already acknowledged; a known key still gets its answer.
+      if (f.phase === 'open' && !f.health.writable && votes.some((vote) => !f.state.has(vote.key))) {
+        f.health.nudge();
+        const reason = f.health.state().reason ?? 'the state directory cannot be written';
+        return Promise.reject(new StoreError(`cannot record new votes in ${f.path}: ${reason}; they are refused until a write there succeeds again`, f.path));
+      }
+      return operations.recordPending(votes);
+    },
     warnings: () => [...f.warnings],
     open: () => open(f, ledger),
     has: (key) => f.state.has(key),
@@ -93,6 +123,8 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     async compact(time) {
       requireOpen('compact');
       f.state.forget(time);
+      // A rewrite needs room for a whole snapshot: not while the directory cannot be written.
+      if (!f.health.writable) return;
       if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * f.state.snapshotBytes())) return;
       f.rewriteWanted = true;
       await f.committer.commit(f.committer.change());
@@ -110,17 +142,20 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
 
 function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
   const keepKeysForMs = options.keepKeysForMs ?? 3_600_000;
+  const fs = options.fs ?? nodeJournalFs;
+  const now = options.now ?? Date.now;
+  const path = join(options.directory, JOURNAL);
+  const shared = options.writeHealth !== undefined && resolve(options.writeHealth.directory) === resolve(options.directory) ? options.writeHealth : undefined;
   const f: FileLedgerState = {
     directory: options.directory,
-    path: join(options.directory, JOURNAL),
-    fs: options.fs ?? nodeJournalFs,
-    now: options.now ?? Date.now,
+    path,
+    fs,
+    now,
     keepKeysForMs,
     compactMinBytes: options.compactMinBytes ?? 1_048_576,
     compactRatio: options.compactRatio ?? 4,
     phase: 'new',
     state: createLedgerState(keepKeysForMs),
-    handle: undefined,
     directoryHandle: undefined,
     queued: [],
     bytes: 0,
@@ -130,9 +165,38 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     warnings: [],
     rewrites: 0,
     closing: undefined,
-    committer: createCommitter(() => (f.rewriteWanted ? rewrite(f) : append(f))),
+    committer: createCommitter(() => commitWrite(f)),
+    health: shared ?? createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) }),
+    ownsHealth: shared === undefined,
+    reserve: { path: `${path}${RESERVE_SUFFIX}`, bytes: options.reserveBytes ?? DEFAULT_RESERVE_BYTES, held: false },
+    restoreWanted: false,
+    restoreError: undefined,
+    removeProbe: undefined,
   };
   return f;
+}
+
+/** The committer's write: an append (or the rewrite), then the reserve taken back when a probe asked; the outcome told to the write health. */
+async function commitWrite(f: FileLedgerState): Promise<void> {
+  try {
+    await (f.rewriteWanted ? rewrite(f) : append(f));
+  } catch (error) {
+    f.health.failed(error);
+    throw error;
+  }
+  if (f.restoreWanted) {
+    f.restoreWanted = false;
+    // Not thrown: the records just written are on disk, whatever the reserve does.
+    f.restoreError = await (f.reserve.held ? touchReserve(f.fs, f.reserve) : takeReserve(f.fs, f.reserve)).then(() => undefined, (error: unknown) => error);
+  }
+  f.health.succeeded();
+}
+
+/** The ledger's part of the write health's probe: its queued records written, and its reserve taken back. */
+async function probe(f: FileLedgerState): Promise<void> {
+  f.restoreWanted = true;
+  await f.committer.commit(f.committer.change());
+  if (f.restoreError !== undefined) throw f.restoreError;
 }
 
 async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerEntry[]> {
@@ -157,6 +221,16 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
     await ledger.compact(f.now()).catch((error: unknown) => f.warnings.push(`could not compact ${path} on open: ${fsReason(error)}`));
     if (replay !== undefined && aside !== undefined) f.warnings.push(damageWarning(f, replay, f.rewrites > rewritesBefore, f.corruptAside));
     f.corruptAside = undefined;
+    f.removeProbe = f.health.addProbe(() => probe(f));
+    await takeReserve(f.fs, f.reserve).then(
+      // Writable again, if an earlier open of this ledger ended unwritable: the probe says so.
+      () => f.health.succeeded(),
+      (error: unknown) => {
+        // The ledger opens all the same: what is pending runs, and new votes wait for room.
+        f.health.failed(error);
+        f.warnings.push(`could not keep ${f.reserve.bytes} bytes free for finished votes in ${f.reserve.path}: ${describeWriteProblem(f.directory, error)}; new votes are refused until the directory takes writes again`);
+      },
+    );
     return f.state.pending();
   } catch (error) {
     f.phase = 'new';
@@ -168,11 +242,17 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
 function close(f: FileLedgerState): Promise<void> {
   if (f.phase !== 'open') return f.closing ?? Promise.resolve();
   f.phase = 'closing';
+  f.removeProbe?.();
+  f.removeProbe = undefined;
   f.closing = (async () => {
     try {
       await f.committer.commit();
+    } catch (error) {
+      // Said in full: which votes this costs a second reward, and why.
+      throw new LedgerCloseError(f.path, describeWriteProblem(f.directory, error), unwrittenRecords(f.queued), error);
     } finally {
       await release(f);
+      if (f.ownsHealth) f.health.close();
       f.phase = 'closed';
       f.closing = undefined;
     }

@@ -16,6 +16,7 @@ import {
 import type { VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
 import type { HookCallContext, HookRun, LedgerEntry, Vote, VoteLedger } from './types.js';
 import type { VoteLog } from './vote-log.js';
+import type { RecordFailureLog } from './record-failures.js';
 
 /**
  * The vote pipeline's I/O around its decisions (`pipeline-state.ts`): hook calls, the ledger's
@@ -34,6 +35,8 @@ export interface PipelineRun extends PipelineState {
   readonly schedule: Schedule;
   readonly compactEveryMs: number;
   readonly voteLog: VoteLog;
+  /** The `warn` lines of records that could not be written (summarised on a full disk). */
+  readonly recordFailures: RecordFailureLog;
   readonly retryTimers: Set<() => void>;
   /**
    * The abort signal of every hook call of this run (one per start, not one per call: an
@@ -113,7 +116,8 @@ export function resume(s: PipelineRun, entry: LedgerEntry): void {
 function finishJob(s: PipelineRun, job: Job): void {
   s.jobs.delete(job.vote.key);
   releaseDrained(s);
-  track(s, s.ledger.recordComplete(job.vote.key).catch((error: unknown) => s.logger.error({ key: job.vote.key, err: error }, 'could not record a finished vote; the next start records it (its hooks are done)')));
+  // A failed record stays queued in the ledger and goes with its next write, or at the stop; the ledger's close names what is still unwritten then.
+  track(s, s.ledger.recordComplete(job.vote.key).catch((error: unknown) => s.recordFailures.failed('finished', job.vote.key, undefined, error)));
 }
 
 function advance(s: PipelineRun, task: Task): void {
@@ -166,7 +170,7 @@ function succeeded(s: PipelineRun, task: Task, durationMs: number): Promise<void
   return s.ledger.recordHookDone(job.vote.key, hook.name).then(
     () => hookFinished(s, task),
     (error: unknown) => {
-      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, 'could not record a successful hook run; it may run again after a restart');
+      s.recordFailures.failed('hook', job.vote.key, hook.name, error);
       // Completing is still right: the hook did succeed, and `complete` says so too.
       hookFinished(s, task);
     },

@@ -6,6 +6,7 @@ import { confirmIngested, createPipelineState, holdsCaller, onRoad } from './pip
 import type { IngestDetails, IngestResult, VotePipeline, VotePipelineOptions } from './pipeline-types.js';
 import type { DeadLetter, LedgerEntry, Vote } from './types.js';
 import { createVoteLog } from './vote-log.js';
+import { createRecordFailureLog } from './record-failures.js';
 
 export { type BackoffOptions, type Schedule } from './pipeline-parts.js';
 export type { IngestResult, VotePipeline, VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
@@ -68,6 +69,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     schedule,
     compactEveryMs: options.compactEveryMs ?? 300_000,
     voteLog: createVoteLog({ logger, now, schedule, ...options.voteLog }),
+    recordFailures: createRecordFailureLog({ logger, now, schedule }),
     retryTimers: new Set(),
     aborter: runAborter(),
     inFlight: new Set(),
@@ -162,6 +164,7 @@ async function stop(s: PipelineRun, deadline: number): Promise<void> {
   s.ready.clear();
   for (const users of s.lanes.values()) users.clear();
   s.stopping = drain(s, deadline).finally(() => {
+    s.recordFailures.flush();
     s.jobs.clear();
     s.phase = 'stopped';
     s.stopping = undefined;

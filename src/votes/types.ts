@@ -1,4 +1,5 @@
 import type { HookRun, Vote } from '../runtime/votes.js';
+import type { WriteHealth } from '../store/write-health.js';
 
 export type { HookRun, Vote, VoteRoad } from '../runtime/votes.js';
 export { voteKey } from '../contract/vote-key.js';
@@ -94,6 +95,12 @@ export interface VoteLedger {
    * `open()` returned. Optional: only ledgers shared by several agents (Redis) take votes over.
    */
   onRecovered?(listener: (entries: LedgerEntry[]) => void): void;
+  /**
+   * Whether the ledger's directory takes writes (the file ledger): while it does not, new votes
+   * are refused and the votes capability is not ready, with the reason. Absent: the ledger
+   * writes nowhere that fills up (memory), or says so through its errors alone (Redis).
+   */
+  readonly writeHealth?: WriteHealth;
 }
 
 

@@ -1,11 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, open, readFile, stat, unlink } from 'node:fs/promises';
+import { access, readFile, stat, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseStateDocument } from '../../store/document.js';
 import { errnoCode, fsReason, STATE_DIRECTORY_SETTING } from '../../store/errors.js';
 import { DEFAULT_LOCK_STALE_MS } from '../../store/file.js';
+import { nodeFileStoreFs } from '../../store/fs.js';
 import { describeLockOwner, judgeLock, parseLockRecord } from '../../store/lock.js';
+import { classifyWriteError, describeWriteProblem, writeProbeFile } from '../../store/write-health.js';
+import { DEFAULT_RESERVE_BYTES, RESERVE_SUFFIX } from '../../votes/ledger-file-space.js';
 import { doctorStateDirectory } from '../deps.js';
 import { formatAge } from '../runner.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
@@ -24,12 +26,65 @@ async function nearestExisting(path: string): Promise<string> {
   }
 }
 
-/** Creates and removes a file in `directory`: the one sure test that the agent can write there. */
-async function writeProbe(directory: string): Promise<void> {
-  const path = join(directory, `.doctor-${randomBytes(4).toString('hex')}`);
-  const handle = await open(path, 'wx', 0o600);
-  await handle.close();
-  await unlink(path);
+/** Below this much room, the doctor warns: twice the vote ledger's reserve. */
+const LOW_ROOM_BYTES = 2 * DEFAULT_RESERVE_BYTES;
+
+/** `12.3 MiB` (pure). */
+export function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** The fix for a state directory that refuses writes, by why (pure). */
+export function unwritableFix(error: unknown): string {
+  switch (classifyWriteError(error)) {
+    case 'no_space':
+      return `free space on that file system (a running agent refuses new votes until it can write, and takes up again by itself), or set ${STATE_DIRECTORY_SETTING} to a roomier one`;
+    case 'read_only':
+      return `remount it read-write (a running agent takes up again by itself), or set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    default:
+      return FIX_DIRECTORY;
+  }
+}
+
+/** The room left, and what the vote ledger's reserve says about the past (pure). */
+export function roomOutcome(directory: string, freeBytes: number | undefined, reserveBytes: number | undefined, stateNote: string): CheckOutcome {
+  const free = freeBytes === undefined ? '' : ` (${formatBytes(freeBytes)} free)`;
+  // A reserve of 0 bytes was given up: the disk filled while an agent ran (it takes it back by itself).
+  const reserve = reserveBytes === 0 ? '; the vote ledger gave up its reserve for finished votes when the disk filled, and takes it back once there is room' : '';
+  const details = { directory, exists: true, freeBytes: freeBytes ?? null };
+  if (freeBytes !== undefined && freeBytes < LOW_ROOM_BYTES) {
+    return warn(
+      `only ${formatBytes(freeBytes)} free on the device holding ${directory}${reserve}`,
+      `free space there: once it is full the agent refuses new votes (webhook deliveries answered 503) until it can write again`,
+      details,
+    );
+  }
+  return ok(`${directory} is writable${free}; ${stateNote}${reserve}`, details);
+}
+
+/** The free bytes on the file system of `directory`, when the platform says. */
+async function freeBytes(directory: string): Promise<number | undefined> {
+  try {
+    const info = await statfs(directory);
+    return Number(info.bavail) * Number(info.bsize);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The size of the vote ledger's reserve file, undefined when there is none. */
+async function reserveSize(directory: string): Promise<number | undefined> {
+  return stat(join(directory, `votes.journal${RESERVE_SUFFIX}`)).then(
+    (info) => info.size,
+    () => undefined,
+  );
 }
 
 /** What `state.json` holds, for the summary; a problem with it as an outcome. */
@@ -69,13 +124,14 @@ export const stateDirectoryCheck: DoctorCheck = {
     }
     if (!info.isDirectory()) return fail(`the state directory ${directory} is a file, not a directory`, FIX_DIRECTORY);
     try {
-      await writeProbe(directory);
+      // One page written and synced: an empty file would pass on a full disk.
+      await writeProbeFile(nodeFileStoreFs, directory);
     } catch (error) {
-      return fail(`cannot write the state directory ${directory}: ${fsReason(error)}`, FIX_DIRECTORY);
+      return fail(describeWriteProblem(directory, error), unwritableFix(error), { directory, exists: true, problem: classifyWriteError(error) });
     }
     const note = await stateFileNote(directory, deps.now());
     if ('status' in note) return { ...note, details: { directory, exists: true } };
-    return ok(`${directory} is writable; ${note.note}`, { directory, exists: true });
+    return roomOutcome(directory, await freeBytes(directory), await reserveSize(directory), note.note);
   },
 };
 

@@ -21,6 +21,7 @@ function live(change: Partial<StatusLive> = {}): StatusLive {
     project: { id: '1', name: 'Bot' },
     cluster: null,
     readiness: { ready: true, components: {} },
+    stateDirectory: null,
     stats: { enabled: true },
     commands: { enabled: true, intervalMs: HOUR },
     votes: { enabled: true, polling: true, pending: 0, deadLetters: [], cursor: null },

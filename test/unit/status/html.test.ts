@@ -32,6 +32,7 @@ describe('status page HTML', () => {
       project: { id: evil, name: evil },
       cluster: { agentId: evil, leader: false, leaderId: evil },
       readiness: { ready: false, components: { [evil]: { ready: false, detail: evil, since: now } } },
+      stateDirectory: { path: evil, writable: false, problem: 'other', reason: evil, since: now },
       stats: { enabled: true },
       commands: { enabled: true, intervalMs: null },
       votes: { enabled: true, polling: true, pending: 1, deadLetters: [{ key: `${evil}:1`, hook: evil, userId: evil, attempts: 1, error: evil, failedAt: new Date(now).toISOString() }], cursor: { position: evil, newestVoteAt: null } },

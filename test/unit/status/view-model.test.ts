@@ -21,6 +21,7 @@ function doc(change: (d: StatusDocument) => void = () => undefined): StatusDocum
       uptimeMs: 2 * HOUR + 5 * MIN,
       project: { id: '1000000000000000010', name: 'Demo Bot' },
       cluster: null,
+      stateDirectory: { path: '/var/lib/listing-agent', writable: true, problem: null, reason: null, since: ago(2 * HOUR) },
       ready: true,
       components: [
         { name: 'service', ready: true, detail: 'project Demo Bot', since: ago(2 * HOUR) },
@@ -98,8 +99,16 @@ describe('status view model', () => {
       'Role: the only agent (no Redis)',
       'Up: 2 h 5 min',
       'Phase: running',
+      'State directory: /var/lib/listing-agent: takes writes',
     ]);
     expect(view.overall).toEqual({ tone: 'ok', text: 'Ready: every component works' });
+  });
+
+  it('says in red when the state directory cannot be written, why, and since when; nothing without one', () => {
+    const reason = 'no space left on the device holding /var/lib/listing-agent';
+    const full = statusView(doc((d) => (d.agent.stateDirectory = { path: '/var/lib/listing-agent', writable: false, problem: 'no_space', reason, since: ago(3 * MIN) })));
+    expect(full.facts.at(-1)).toMatchObject({ label: 'State directory', value: `cannot write: ${reason}; new votes are refused until it can`, tone: 'bad', time: { relative: '3 min ago' } });
+    expect(statusView(doc((d) => (d.agent.stateDirectory = null))).facts.map((f) => f.label)).not.toContain('State directory');
   });
 
   it('names the components that are not ready, with their reason', () => {

@@ -28,6 +28,14 @@ const kindOf = (line: string): string => {
   const value = JSON.parse(line) as { t: string } | [string];
   return Array.isArray(value) ? value[0] : value.t;
 };
+/** Resolves once `check()` holds (polled every 5 ms; fails the test after 5 s). */
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 const journalLines = async (dir: string) => (await readFile(join(dir, 'votes.journal'), 'utf8')).split('\n');
 
 /** The real file system, counting the journal's fsyncs; `failNextWrite` makes one append fail halfway. */
@@ -202,12 +210,14 @@ describe('file ledger: the journal', () => {
         return nodeJournalFs.open(path, flags, mode);
       },
     };
-    const ledger = fileLedger({ directory: dir, fs });
+    const ledger = fileLedger({ directory: dir, fs, probeDelays: { firstMs: 1, maxMs: 5 } });
     expect((await ledger.open()).map((entry) => entry.vote)).toEqual([a]);
     await expect(ledger.recordPending([makeVote(2)])).rejects.toThrow(StoreError);
     // An older agent reading this file still finds only its own lines.
     expect((await journalLines(dir)).filter((line) => line !== '').every((line) => line.startsWith('{'))).toBe(true);
 
+    // The failed write made the directory unwritable; its probe (a rewrite, no append) says when it is not any more.
+    await until(() => ledger.writeHealth.writable);
     const e = makeVote(3);
     await ledger.recordPending([e]);
     const lines = (await journalLines(dir)).filter((line) => line !== '');
@@ -247,7 +257,7 @@ describe('file ledger: the journal', () => {
     await writeFile(join(dir, 'votes.journal.tmp-abc123'), 'half a snapshot');
     const ledger = fileLedger({ directory: dir });
     await ledger.open();
-    expect(await readdir(dir)).toEqual(['votes.journal']);
+    expect(await readdir(dir)).toEqual(['votes.journal', 'votes.journal.reserve']);
     await expect(fileLedger({ directory: dir }).open()).rejects.toThrow(/already open in this process/);
     await ledger.close();
     await fileLedger({ directory: dir }).open(); // free again once closed
@@ -274,14 +284,17 @@ describe('file ledger: writes', () => {
   it('a failed append rejects its callers, cuts the partial write off, and the next commit writes the records', async () => {
     const { fs, counts } = countingFs();
     const dir = await voteDir();
-    const ledger = fileLedger({ directory: dir, fs });
+    // No reserve: with one, the append would be retried at once in the room it frees.
+    const ledger = fileLedger({ directory: dir, fs, reserveBytes: 0, probeDelays: { firstMs: 1, maxMs: 5 } });
     await ledger.open();
     counts.failNextWrite = true;
     const error = await ledger.recordPending([makeVote(1), makeVote(2)]).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StoreError);
     expect((error as Error).message).toMatch(/no space left on device/);
     expect(ledger.stats().failedCommits).toBe(1);
-    // A retry of the same batch waits for a write that now includes it.
+    // New votes wait for the probe, which writes the records kept in memory.
+    await until(() => ledger.writeHealth.writable);
+    // A retry of the same batch is answered from a write that included it.
     expect(await ledger.recordPending([makeVote(1), makeVote(3)])).toEqual([makeVote(3)]);
     await ledger.close();
     const again = fileLedger({ directory: dir });
@@ -345,7 +358,7 @@ describe('file ledger: compaction', () => {
     expect(pending.every((entry) => entry.done.includes('exec'))).toBe(true);
     expect(await again.deadLetters()).toEqual([makeLetter(votes[1_995]!, 'http')]);
     expect(again.has(votes[1_999]!.key) && !again.has(votes[0]!.key)).toBe(true);
-    expect(await readdir(dir)).toEqual(['votes.journal']);
+    expect(await readdir(dir)).toEqual(['votes.journal', 'votes.journal.reserve']);
   });
 
   it('leaves a small journal alone, and compacts on open', async () => {

@@ -1,0 +1,46 @@
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { Readiness } from '../runtime/readiness.js';
+import type { StateStore } from '../store/types.js';
+import type { WriteHealthState } from '../store/write-health.js';
+
+/** What {@link watchStateWrites} needs of the agent. */
+interface StateWritesWiring {
+  store: StateStore;
+  readiness: Readiness;
+  metrics: AgentMetrics;
+  logger: AgentLogger;
+}
+
+/** The `store` component's detail while its directory cannot be written (pure). */
+export function unwritableStoreDetail(store: string, state: WriteHealthState): string {
+  return `${store}: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503) until a write there succeeds again`;
+}
+
+/**
+ * Follows the store's write health (a file store): the `store` readiness component says whether
+ * its directory takes writes, with the reason, one line is logged at each change (`error` when
+ * writes stop, `info` when they work again), and `/metrics` gets `listing_agent_state_writable`.
+ * Returns the removal. Does nothing for a store without a directory.
+ */
+export function watchStateWrites({ store, readiness, metrics, logger }: StateWritesWiring): () => void {
+  const health = store.writeHealth;
+  if (health === undefined) return () => undefined;
+  const unwatch = metrics.watchStateWrites(health);
+  const unlisten = health.onChange((state) => {
+    if (state.writable) {
+      readiness.set('store', true, store.describe());
+      logger.info({ directory: health.directory }, 'the state directory takes writes again: new votes are recorded again');
+      return;
+    }
+    readiness.set('store', false, unwritableStoreDetail(store.describe(), state));
+    logger.error(
+      { directory: health.directory, problem: state.problem },
+      `cannot write the state directory: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503, the service re-sends them) and votes already acknowledged keep being rewarded; the agent tries again by itself every few seconds: free space, or make the directory writable`,
+    );
+  });
+  return () => {
+    unlisten();
+    unwatch();
+  };
+}
