@@ -188,10 +188,11 @@ export function createWriteHealth(options: WriteHealthOptions): WriteHealth {
     if (current.writable) {
       attempt = 0;
       set({ writable: false, problem, reason, since: now(), nextProbeAt: undefined });
-      scheduleProbe();
     } else if (reason !== current.reason) {
       set({ ...current, problem, reason });
     }
+    // Every failure makes sure a probe is coming (none was after a close).
+    if (cancelProbe === undefined && probing === undefined) scheduleProbe();
   }
 
   async function runProbes(): Promise<void> {
@@ -204,18 +205,21 @@ export function createWriteHealth(options: WriteHealthOptions): WriteHealth {
     cancelProbe?.();
     cancelProbe = undefined;
     lastProbeAt = now();
-    probing = runProbes().then(
+    const run: Promise<void> = runProbes().then(
       () => {
         attempt = 0;
         if (!closed) set({ writable: true, problem: undefined, reason: undefined, since: now(), nextProbeAt: undefined });
       },
       (error: unknown) => {
         attempt += 1;
+        probing = undefined; // so that the failure schedules the next probe
         markFailed(error);
-        scheduleProbe();
       },
     );
-    void probing.finally(() => (probing = undefined));
+    probing = run;
+    void run.finally(() => {
+      if (probing === run) probing = undefined;
+    });
   }
 
   return {
