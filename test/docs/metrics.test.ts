@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createAgentMetrics } from '../../src/runtime/metrics.js';
+import { nodeFileStoreFs } from '../../src/store/fs.js';
+import { createWriteHealth } from '../../src/store/write-health.js';
 import { ROOT } from './markdown.js';
 
 describe('docs/metrics.md', () => {
@@ -14,6 +16,8 @@ describe('docs/metrics.md', () => {
     // These appear once stats and votes run.
     metrics.setStatsInterval(1_800);
     metrics.watchVoteLedger(() => ({ pending: 0, deadLetters: 0 }));
+    // These with a state directory (a file store or a file vote ledger).
+    metrics.watchStateWrites(createWriteHealth({ directory: '/state', fs: nodeFileStoreFs }));
     const served = await registry.getMetricsAsJSON();
     expect(served.length).toBeGreaterThan(10);
 

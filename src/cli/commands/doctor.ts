@@ -11,7 +11,8 @@ export const DOCTOR_HELP = `Usage: listing-agent doctor [--config FILE] [--probe
 Check the agent's setup when something looks wrong: one line per check, ok, warn, fail or skip
 (the check does not apply to this configuration, and why), and on warn and fail the fix. The
 configuration is loaded exactly as 'listing-agent run' loads it. No state is changed (a probe
-file is written and removed in the state directory to see that it is writable).
+file of one page is written, synced and removed in the state directory to see that it takes
+writes: a full disk fails it, as a read-only one does).
 
 Checks, in this order (every one is always reported):
   config            found and valid: which file, which .env, which LISTING_AGENT_* variables override it
@@ -28,7 +29,8 @@ Checks, in this order (every one is always reported):
                     project token (that needs an OAuth access token), so that comparison is skipped
   webhooks.probe    with --probe: a signed webhook.test sent to webhooks.publicUrl reaches the
                     receiver (the running agent's, or one the doctor runs on webhooks.listen)
-  state.directory   the state directory is writable (or can be created), state.json is sound
+  state.directory   the state directory takes writes (or can be created), the room left on its
+                    device (warn below 512 KiB), state.json is sound
   state.lock        who holds state.lock and whether it still runs (none with state.redis)
   redis.server      Redis answers, with its version (state.redis)
   redis.leader      the agent that holds the leader lease (state.redis)

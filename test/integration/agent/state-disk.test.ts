@@ -2,7 +2,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
+import { createListingAgent, parseConfig, type ListingAgent } from '../../../src/agent/agent.js';
+import { stateDirectoryCheck } from '../../../src/doctor/checks/state.js';
+import type { DoctorDeps } from '../../../src/doctor/types.js';
 import { signDelivery } from '../../../src/contract/signature.js';
 import type { AgentLogger } from '../../../src/log/agent-logger.js';
 import { createFileStore } from '../../../src/store/file.js';
@@ -274,5 +276,22 @@ describe.skipIf(typeof probe === 'string')('the agent on a state directory that 
 
   it('a clean stop on a full disk and a restart fire no reward twice', async () => {
     await stopOnFullDisk(realFor());
+  });
+
+  it('doctor says the same: how much room is left, no space left, read-only', async () => {
+    const disk = realFor();
+    const deps = { config: parseConfig({ service: { token: 'a.b.c' }, state: { directory: disk.directory } }), cwd: '/', now: Date.now } as unknown as DoctorDeps;
+    expect(await stateDirectoryCheck.run(deps)).toMatchObject({ status: 'ok', summary: expect.stringMatching(/is writable \(4\.0 MiB free\)/) });
+    disk.fill();
+    expect(await stateDirectoryCheck.run(deps)).toMatchObject({
+      status: 'fail',
+      summary: `no space left on the device holding ${disk.directory}`,
+      fix: expect.stringContaining('free space on that file system'),
+      details: { problem: 'no_space' },
+    });
+    disk.free();
+    await disk.readOnly();
+    expect(await stateDirectoryCheck.run(deps)).toMatchObject({ status: 'fail', summary: `the state directory ${disk.directory} is read-only: nothing can be written there`, fix: expect.stringContaining('remount it read-write') });
+    disk.readWrite();
   });
 });
