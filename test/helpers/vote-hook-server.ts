@@ -22,6 +22,8 @@ export interface VoteHookServerOptions {
   secret?: string;
   /** Decides, per call, to fail it instead: 'error' answers 500, 'reset' destroys the socket. */
   fault?: () => 'error' | 'reset' | undefined;
+  /** Awaited before a call is answered (and counted): holds the calls while a test sets something up. */
+  hold?: () => Promise<void> | undefined;
 }
 
 /** A local reward hook that counts what reaches it. */
@@ -51,7 +53,8 @@ export async function startVoteHookServer(options: VoteHookServerOptions = {}): 
   const server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      await options.hold?.();
       const rawBody = Buffer.concat(chunks);
       const fault = options.fault?.();
       if (fault === 'reset') {

@@ -281,9 +281,9 @@ describe.skipIf(typeof probe === 'string')('the agent on a state directory that 
   it('doctor says the same: how much room is left, no space left, read-only', async () => {
     const disk = realFor();
     const deps = { config: parseConfig({ service: { token: 'a.b.c' }, state: { directory: disk.directory } }), cwd: '/', now: Date.now } as unknown as DoctorDeps;
-    expect(await stateDirectoryCheck.run(deps)).toMatchObject({ status: 'ok', summary: expect.stringMatching(/is writable \(4\.0 MiB free\)/) });
+    expect(await stateDirectoryCheck.run(deps, new AbortController().signal)).toMatchObject({ status: 'ok', summary: expect.stringMatching(/is writable \(4\.0 MiB free\)/) });
     disk.fill();
-    expect(await stateDirectoryCheck.run(deps)).toMatchObject({
+    expect(await stateDirectoryCheck.run(deps, new AbortController().signal)).toMatchObject({
       status: 'fail',
       summary: `no space left on the device holding ${disk.directory}`,
       fix: expect.stringContaining('free space on that file system'),
@@ -291,7 +291,7 @@ describe.skipIf(typeof probe === 'string')('the agent on a state directory that 
     });
     disk.free();
     await disk.readOnly();
-    expect(await stateDirectoryCheck.run(deps)).toMatchObject({ status: 'fail', summary: `the state directory ${disk.directory} is read-only: nothing can be written there`, fix: expect.stringContaining('remount it read-write') });
+    expect(await stateDirectoryCheck.run(deps, new AbortController().signal)).toMatchObject({ status: 'fail', summary: `the state directory ${disk.directory} is read-only: nothing can be written there`, fix: expect.stringContaining('remount it read-write') });
     disk.readWrite();
   });
 });
