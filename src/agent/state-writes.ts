@@ -13,7 +13,7 @@ interface StateWritesWiring {
 }
 
 /** The `store` component's detail while its directory cannot be written (pure). */
-export function unwritableStoreDetail(store: string, state: WriteHealthState): string {
+function unwritableStoreDetail(store: string, state: WriteHealthState): string {
   return `${store}: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503) until a write there succeeds again`;
 }
 

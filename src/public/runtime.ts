@@ -33,3 +33,4 @@ export type { FileStore, FileStoreOptions } from '../store/file.js';
 export { createMemoryStore } from '../store/memory.js';
 export { StoreError, FencedError } from '../store/errors.js';
 export type { StateStore, WriteOptions } from '../store/types.js';
+export type { WriteHealth, WriteHealthState, WriteProblem } from '../store/write-health.js';

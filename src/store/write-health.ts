@@ -36,7 +36,7 @@ export interface WriteHealthState {
 }
 
 /** The default backoff of the probe: 500 ms, doubling up to 5 s. */
-export const PROBE_DELAYS = { firstMs: 500, maxMs: 5_000 } as const;
+const PROBE_DELAYS = { firstMs: 500, maxMs: 5_000 } as const;
 /** A refused write asks for a probe at once, but not more often than this. */
 const NUDGE_EVERY_MS = 500;
 /** What the probe file writes: one page, so that a full disk refuses it (an empty file needs no space). */
@@ -146,118 +146,144 @@ const realSchedule = (fn: () => void, ms: number): (() => void) => {
   return () => clearTimeout(timer);
 };
 
+/** The state of one write health: its options, where it stands, and its probe's timer. */
+interface HealthState {
+  readonly directory: string;
+  readonly fs: FileStoreFs;
+  readonly now: () => number;
+  readonly schedule: (fn: () => void, ms: number) => () => void;
+  readonly delays: { firstMs: number; maxMs: number };
+  current: WriteHealthState;
+  readonly probes: Probe[];
+  readonly changeListeners: Set<(state: WriteHealthState) => void>;
+  readonly failureListeners: Set<(problem: WriteProblem) => void>;
+  /** Failed probes in a row: the backoff's step. */
+  attempt: number;
+  cancelProbe: (() => void) | undefined;
+  probing: Promise<void> | undefined;
+  lastProbeAt: number;
+  closed: boolean;
+}
+
+function set(h: HealthState, next: WriteHealthState): void {
+  const changed = next.writable !== h.current.writable || next.reason !== h.current.reason;
+  h.current = next;
+  if (changed) for (const listener of h.changeListeners) listener({ ...h.current });
+}
+
+function scheduleProbe(h: HealthState): void {
+  h.cancelProbe?.();
+  h.cancelProbe = undefined;
+  if (h.closed || h.current.writable) return;
+  const delayMs = probeDelay(h.attempt, h.delays);
+  h.current = { ...h.current, nextProbeAt: h.now() + delayMs };
+  h.cancelProbe = h.schedule(() => {
+    h.cancelProbe = undefined;
+    probe(h);
+  }, delayMs);
+}
+
+function markFailed(h: HealthState, error: unknown): void {
+  h.closed = false;
+  const problem = classifyWriteError(error);
+  for (const listener of h.failureListeners) listener(problem);
+  const reason = describeWriteProblem(h.directory, error);
+  if (h.current.writable) {
+    h.attempt = 0;
+    set(h, { writable: false, problem, reason, since: h.now(), nextProbeAt: undefined });
+  } else if (reason !== h.current.reason) {
+    set(h, { ...h.current, problem, reason });
+  }
+  // Every failure makes sure a probe is coming (none was after a close).
+  if (h.cancelProbe === undefined && h.probing === undefined) scheduleProbe(h);
+}
+
+async function runProbes(h: HealthState): Promise<void> {
+  await writeProbeFile(h.fs, h.directory);
+  for (const each of [...h.probes]) await each();
+}
+
+function probe(h: HealthState): void {
+  if (h.probing !== undefined || h.closed || h.current.writable) return;
+  h.cancelProbe?.();
+  h.cancelProbe = undefined;
+  h.lastProbeAt = h.now();
+  const run: Promise<void> = runProbes(h).then(
+    () => {
+      h.attempt = 0;
+      if (!h.closed) set(h, { writable: true, problem: undefined, reason: undefined, since: h.now(), nextProbeAt: undefined });
+    },
+    (error: unknown) => {
+      h.attempt += 1;
+      h.probing = undefined; // so that the failure schedules the next probe
+      markFailed(h, error);
+    },
+  );
+  h.probing = run;
+  void run.finally(() => {
+    if (h.probing === run) h.probing = undefined;
+  });
+}
+
+/** A probe now, unless one ran less than {@link NUDGE_EVERY_MS} ago. */
+function probeSoon(h: HealthState): void {
+  if (!h.current.writable && h.now() - h.lastProbeAt >= NUDGE_EVERY_MS) probe(h);
+}
+
+/** Adds `item` to `list`; returns its removal. */
+function adding<T>(list: T[] | Set<T>, item: T): () => void {
+  if (list instanceof Set) {
+    list.add(item);
+    return () => void list.delete(item);
+  }
+  list.push(item);
+  return () => {
+    const index = list.indexOf(item);
+    if (index >= 0) list.splice(index, 1);
+  };
+}
+
 /** Creates the write health of one state directory, writable to begin with. */
 export function createWriteHealth(options: WriteHealthOptions): WriteHealth {
-  const { directory, fs } = options;
   const now = options.now ?? Date.now;
-  const schedule = options.schedule ?? realSchedule;
-  const delays = options.probeDelays ?? PROBE_DELAYS;
-  let current: WriteHealthState = { writable: true, problem: undefined, reason: undefined, since: now(), nextProbeAt: undefined };
-  const probes: Probe[] = [];
-  const changeListeners = new Set<(state: WriteHealthState) => void>();
-  const failureListeners = new Set<(problem: WriteProblem) => void>();
-  let attempt = 0;
-  let cancelProbe: (() => void) | undefined;
-  let probing: Promise<void> | undefined;
-  let lastProbeAt = Number.NEGATIVE_INFINITY;
-  let closed = false;
-
-  function set(next: WriteHealthState): void {
-    const changed = next.writable !== current.writable || next.reason !== current.reason;
-    current = next;
-    if (changed) for (const listener of changeListeners) listener({ ...current });
-  }
-
-  function scheduleProbe(): void {
-    cancelProbe?.();
-    cancelProbe = undefined;
-    if (closed || current.writable) return;
-    const delayMs = probeDelay(attempt, delays);
-    current = { ...current, nextProbeAt: now() + delayMs };
-    cancelProbe = schedule(() => {
-      cancelProbe = undefined;
-      probe();
-    }, delayMs);
-  }
-
-  function markFailed(error: unknown): void {
-    closed = false;
-    const problem = classifyWriteError(error);
-    for (const listener of failureListeners) listener(problem);
-    const reason = describeWriteProblem(directory, error);
-    if (current.writable) {
-      attempt = 0;
-      set({ writable: false, problem, reason, since: now(), nextProbeAt: undefined });
-    } else if (reason !== current.reason) {
-      set({ ...current, problem, reason });
-    }
-    // Every failure makes sure a probe is coming (none was after a close).
-    if (cancelProbe === undefined && probing === undefined) scheduleProbe();
-  }
-
-  async function runProbes(): Promise<void> {
-    await writeProbeFile(fs, directory);
-    for (const each of [...probes]) await each();
-  }
-
-  function probe(): void {
-    if (probing !== undefined || closed || current.writable) return;
-    cancelProbe?.();
-    cancelProbe = undefined;
-    lastProbeAt = now();
-    const run: Promise<void> = runProbes().then(
-      () => {
-        attempt = 0;
-        if (!closed) set({ writable: true, problem: undefined, reason: undefined, since: now(), nextProbeAt: undefined });
-      },
-      (error: unknown) => {
-        attempt += 1;
-        probing = undefined; // so that the failure schedules the next probe
-        markFailed(error);
-      },
-    );
-    probing = run;
-    void run.finally(() => {
-      if (probing === run) probing = undefined;
-    });
-  }
-
+  const h: HealthState = {
+    directory: options.directory,
+    fs: options.fs,
+    now,
+    schedule: options.schedule ?? realSchedule,
+    delays: options.probeDelays ?? PROBE_DELAYS,
+    current: { writable: true, problem: undefined, reason: undefined, since: now(), nextProbeAt: undefined },
+    probes: [],
+    changeListeners: new Set(),
+    failureListeners: new Set(),
+    attempt: 0,
+    cancelProbe: undefined,
+    probing: undefined,
+    lastProbeAt: Number.NEGATIVE_INFINITY,
+    closed: false,
+  };
   return {
-    directory,
-    state: () => ({ ...current }),
+    directory: h.directory,
+    state: () => ({ ...h.current }),
     get writable() {
-      return current.writable;
+      return h.current.writable;
     },
-    failed: markFailed,
+    failed: (error) => markFailed(h, error),
     succeeded() {
-      closed = false;
-      if (!current.writable && now() - lastProbeAt >= NUDGE_EVERY_MS) probe();
+      h.closed = false;
+      probeSoon(h);
     },
-    nudge() {
-      if (!current.writable && now() - lastProbeAt >= NUDGE_EVERY_MS) probe();
-    },
-    addProbe(each) {
-      probes.push(each);
-      return () => {
-        const index = probes.indexOf(each);
-        if (index >= 0) probes.splice(index, 1);
-      };
-    },
-    onChange(listener) {
-      changeListeners.add(listener);
-      return () => changeListeners.delete(listener);
-    },
-    onFailure(listener) {
-      failureListeners.add(listener);
-      return () => failureListeners.delete(listener);
-    },
+    nudge: () => probeSoon(h),
+    addProbe: (each) => adding(h.probes, each),
+    onChange: (listener) => adding(h.changeListeners, listener),
+    onFailure: (listener) => adding(h.failureListeners, listener),
     settled: async () => {
-      while (probing !== undefined) await probing.catch(() => undefined);
+      while (h.probing !== undefined) await h.probing.catch(() => undefined);
     },
     close() {
-      closed = true;
-      cancelProbe?.();
-      cancelProbe = undefined;
+      h.closed = true;
+      h.cancelProbe?.();
+      h.cancelProbe = undefined;
     },
   };
 }

@@ -62,6 +62,7 @@ interface FileVoteLedgerStats {
 export interface FileVoteLedger extends VoteLedger {
   /** `<directory>/votes.journal`. */
   readonly path: string;
+  /** Whether the journal's directory takes writes (the file store's, when it shares the directory). */
   readonly writeHealth: WriteHealth;
   warnings(): readonly string[];
   stats(): FileVoteLedgerStats;
