@@ -226,6 +226,7 @@ async function stopOnFullDisk(disk: Disk): Promise<void> {
   expect(again, 'votes whose hooks had succeeded, rewarded again after the restart').toEqual([]);
   expect([...calls].sort()).toEqual([...keys].sort());
   expect(lines.filter((l) => l.level === 'error' && /could not close the vote ledger/.test(l.message))).toEqual([]);
+  expect(lines.filter((l) => /could not record that a vote is finished/.test(l.message))).toEqual([]);
 }
 
 describe('the agent on a state directory that fills up and turns read-only (fake disk)', () => {
@@ -247,6 +248,42 @@ describe('the agent on a state directory that fills up and turns read-only (fake
 
   it('a clean stop on a full disk and a restart fire no reward twice', async () => {
     await stopOnFullDisk(await fakeFor());
+  });
+
+  it('a stop while read-only says at error which votes will be rewarded again, and why; they are, once', async () => {
+    const disk = await fakeFor();
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const calls: string[] = [];
+    const lines: Line[] = [];
+    let open: () => void = () => undefined;
+    const agent = await startAgent(disk, emu, fx.projectToken, calls, lines, new Promise<void>((resolve) => (open = resolve)));
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const vote = voteBody();
+      expect((await deliver(agent, vote.body)).status).toBe(204);
+      keys.push(vote.key);
+    }
+    await disk.readOnly();
+    open();
+    await until('the 3 rewards', () => calls.length === 3);
+    await until('the first record failure', () => lines.some((l) => l.level === 'warn' && l.message.startsWith('could not record that a vote is finished')));
+    const first = lines.find((l) => l.message.startsWith('could not record that a vote is finished'))!;
+    expect(first.fields.error).toMatch(/read-only file system/);
+    await agent.stop();
+    const closing = lines.find((l) => l.message === 'votes: could not close the vote ledger cleanly');
+    expect(closing?.level).toBe('error');
+    expect(closing?.fields.err).toContain(`the state directory ${disk.directory} is read-only: nothing can be written there; 3 vote(s) whose hooks succeeded (or gave up) are not recorded as done, so their hooks run again at the next start`);
+    expect([...(closing?.fields.rewardedAgain as string[])].sort()).toEqual([...keys].sort());
+    expect(lines.filter((l) => /the next start records it/.test(l.message))).toEqual([]);
+
+    // What the line said happens: those three, and only those, run again.
+    disk.readWrite();
+    const again: string[] = [];
+    const restarted = await startAgent(disk, emu, fx.projectToken, again, []);
+    await until('the announced repeats', () => again.length === 3);
+    await restarted.stop();
+    expect([...again].sort()).toEqual([...keys].sort());
   });
 });
 
