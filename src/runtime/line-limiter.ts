@@ -24,7 +24,7 @@ export const unrefDelay: Delay = (callback, delayMs) => {
 };
 
 /** One interval's events of one kind. */
-export interface KindCount {
+interface KindCount {
   /** Every event of the kind in the interval. */
   total: number;
   /** Those that had a line of their own. */

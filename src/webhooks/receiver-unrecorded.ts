@@ -12,7 +12,7 @@ import { createLineLimiter, type Delay, type IntervalSummary } from '../runtime/
  */
 
 /** Why a vote was not recorded: the words of the log line. */
-export interface Unrecorded {
+interface Unrecorded {
   /** The line's message (`could not record a webhook vote; answered 503 so the service retries`). */
   readonly msg: string;
   /** What went wrong, in one line (an error's message: never a secret). */
