@@ -5,6 +5,7 @@ import type { RedisConnection, RedisScript } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import {
   afterAcquire,
+  afterLook,
   afterRenew,
   decide,
   initialLeaseState,
@@ -77,6 +78,13 @@ export interface RedisLeadership extends Leadership {
   readonly timing: LeaseTiming;
   /** Starts trying to take the lease (in the background). Safe to call more than once. */
   start(): void;
+  /**
+   * Reads who holds the lease, without trying to take it: an agent that has not started yet (or a
+   * standby between two tries) then names the leader at once, and `leaderId` stays undefined only
+   * when no agent holds the lease. Emits `leader` when that changes what this agent saw. Resolves
+   * false when Redis could not be read (never rejects).
+   */
+  look(): Promise<boolean>;
   /**
    * Stops trying and renewing; releases the lease if it is still ours, so that a standby takes
    * over at its next try instead of waiting for the key to expire. Emits `change(false)` when
@@ -232,8 +240,26 @@ function start(run: LeaseRun): void {
   if (run.running || run.stopping) return;
   run.running = true;
   run.connection.on('up', run.onUp);
-  run.lease = initialLeaseState(run.now());
+  // The holder read before the start is still the best knowledge until the first try answers.
+  run.lease = initialLeaseState(run.now(), run.lease.role === 'standby' ? run.lease.leaderId : undefined);
   void tick(run);
+}
+
+/** Reads the lease's holder (see `RedisLeadership.look`). */
+async function look(run: LeaseRun): Promise<boolean> {
+  if (run.stopping) return false;
+  const before = run.lease;
+  let value: string | null;
+  try {
+    value = await run.connection.client.get(run.leaderKey);
+  } catch (error) {
+    failed(run, 'read the lease', error);
+    return false;
+  }
+  // A try that answered meanwhile knows better.
+  if (run.lease !== before || run.stopping) return true;
+  transition(run, afterLook(run.lease, value === null ? undefined : (parseLeaseValue(value)?.agentId ?? value)));
+  return true;
 }
 
 async function stopAndRelease(run: LeaseRun): Promise<void> {
@@ -311,6 +337,7 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
     fencingToken: { get: () => (run.lease.role === 'leader' && leading(run) ? run.lease.token : undefined), enumerable: true },
     leaderId: { get: () => leaderIdOf(run, run.lease), enumerable: true },
     start: { value: () => start(run) },
+    look: { value: () => look(run) },
     stop: { value: halt },
     [Symbol.asyncDispose]: { value: halt },
   }) as unknown as RedisLeadership;

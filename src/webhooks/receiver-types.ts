@@ -66,6 +66,11 @@ export interface WebhookReceiverOptions {
   metrics?: Pick<AgentMetrics, 'webhookDeliveries'>;
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
+  /**
+   * The timer of the log's summaries (refusals and 503s past the first of each kind: one summary
+   * per 10 s). Default: an unref'd `setTimeout`; tests pass a manual one.
+   */
+  schedule?: (callback: () => void, delayMs: number) => () => void;
   /** The setting a `ListenError` names. Default `webhooks.listen` (`LISTING_AGENT_WEBHOOKS_LISTEN`). */
   setting?: ListenSetting;
 }

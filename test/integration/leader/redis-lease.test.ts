@@ -99,6 +99,32 @@ describe.skipIf(!programPath('redis-server'))('the leader lease in Redis', () =>
     void connectionA;
   });
 
+  it('look() names the holder before the first try, and start() keeps it; no holder: none; no Redis: false', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    expect(await b.leadership.look()).toBe(true);
+    expect(b.leadership.leaderId).toBeUndefined();
+    a.leadership.start();
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+
+    const seen: (string | undefined)[] = [];
+    b.leadership.on('leader', (id) => seen.push(id));
+    expect(await b.leadership.look()).toBe(true);
+    expect(b.leadership.leaderId).toBe('a');
+    expect(seen).toEqual(['a']);
+    // Its first try is in flight now: what it read stays until that answers (the same holder: no event).
+    b.leadership.start();
+    expect(b.leadership.leaderId).toBe('a');
+    await sleep(LEASE / 5 + 100);
+    expect(b.leadership.leaderId).toBe('a');
+    expect(seen).toEqual(['a']);
+    expect(b.leadership.isLeader).toBe(false);
+
+    await b.connection.close();
+    expect(await b.leadership.look()).toBe(false);
+    expect(b.leadership.leaderId).toBe('a');
+  });
+
   it('never two leaders at once while three agents compete, start and stop', async () => {
     const all = await Promise.all(['x', 'y', 'z'].map((id) => agent(id)));
     const tokens = new Set<number>();
