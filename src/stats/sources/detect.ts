@@ -18,7 +18,7 @@ export const isErisClient = shapes.isErisClient as (value: unknown) => value is 
 export const isOceanicClient = shapes.isOceanicClient as (value: unknown) => value is OceanicClientLike;
 
 /** What the embedded source takes, in words, for errors. */
-export const EMBEDDED_SHAPES = 'a discord.js Client, ShardingManager or ClusterManager, an Eris Client or an Oceanic.js Client';
+const EMBEDDED_SHAPES = 'a discord.js Client, ShardingManager or ClusterManager, an Eris Client or an Oceanic.js Client';
 
 /** What an unexpected value is, for the error (never its contents: it may hold a token). */
 function describeValue(value: unknown): string {

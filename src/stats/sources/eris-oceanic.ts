@@ -15,7 +15,7 @@ import { listIds } from './discord-client.js';
  */
 
 /** The libraries read here, as their names are written. */
-export type GatewayLibrary = 'Eris' | 'Oceanic.js';
+type GatewayLibrary = 'Eris' | 'Oceanic.js';
 
 /** One shard a Client runs, as both libraries hold it. */
 interface GatewayShardSnapshot {

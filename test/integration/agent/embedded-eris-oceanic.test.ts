@@ -11,7 +11,7 @@ import { createErisClientSource, createOceanicClientSource } from '../../../src/
 import type { CountSource } from '../../../src/stats/source.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startFakeDiscord, type FakeDiscord, type FakeGatewayOptions } from '../../helpers/fake-discord/index.js';
-import { erisClient, oceanicClient } from '../../helpers/fake-discord/other-libraries.js';
+import { clientErrors, erisClient, oceanicClient } from '../../helpers/fake-discord/other-libraries.js';
 
 /**
  * The README's three lines with a real Eris or Oceanic.js Client connected to the fake gateway:
@@ -130,6 +130,8 @@ describe.each([eris, oceanic] as Library<unknown>[])('embedded in three lines wi
     // Every shard down: the client emits `disconnect`, then resumes by itself.
     fake.gateway.disconnectShard(0, { code: 4000 });
     await vi.waitFor(() => expect(fake.gateway.sessions()[0]?.resumes).toBe(1), WAIT);
+    // Both libraries report the drop as an error event (the bot's listener keeps it from throwing).
+    expect(clientErrors).toContainEqual(expect.objectContaining({ code: 4000 }));
     await vi.waitFor(() => expect(library.ready(client)).toBe(true), WAIT);
     library.disconnectAndReconnect(client);
     expect(await source.read()).toMatchObject({ ready: false, reason: expect.stringContaining(`the ${library.name} Client is not ready yet`) });
