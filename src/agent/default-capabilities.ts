@@ -89,7 +89,7 @@ function embeddedBot(options: ListingAgentOptions): unknown {
       {
         path: 'stats.source',
         message:
-          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
+          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager, or your Eris or Oceanic.js Client, as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
       },
     ]);
   }

@@ -96,7 +96,7 @@ const statsSchema = z
       .enum(['embedded', 'discord-rest', 'push', 'redis'])
       .default('embedded')
       .describe(
-        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
+        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager, or the Eris or Oceanic.js Client, passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
       ),
     interval: duration('1m', '1d').prefault('30m').describe('How often counts are posted (when no schedule is set).'),
     schedule: cronPattern().optional().describe('A cron expression for posting, instead of interval.'),
@@ -144,7 +144,7 @@ const commandsSchema = z
       .enum(['discord', 'file'])
       .default('discord')
       .describe(
-        "Where the commands come from: discord (the bot's global commands, through the discord.js Client given to createListingAgent or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
+        "Where the commands come from: discord (the bot's global commands, through the discord.js, Eris or Oceanic.js Client given to createListingAgent, or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
       ),
     file: z.string().min(1).optional().describe('The JSON file of command objects, for source file (relative to the working directory).'),
     interval: duration('1m', '7d').optional().describe('Also check for changes this often (a sync happens only when they changed). Default: on start only.'),

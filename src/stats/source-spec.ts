@@ -99,7 +99,7 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
     }
     case 'embedded':
       throw new SourceConfigError(
-        "stats.source is embedded: the counts come from the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
+        "stats.source is embedded: the counts come from the bot's Client (discord.js, Eris or Oceanic.js), ShardingManager or ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
       );
   }
 }
