@@ -122,12 +122,20 @@ function configuredSourceOnStart(spec: SourceSpec): CountSource {
   let inner: CountSource | undefined;
   let loading: Promise<CountSource> | undefined;
   const subscriptions = new Set<{ listener: () => void; off: () => void }>();
+  // Made once and kept: a stats capability started again (a leader that leads again) starts the
+  // same source anew. A failed load is not kept, so the next start tries again.
   const load = () =>
-    (loading ??= loadSourceFromSpec(spec).then((made) => {
-      for (const subscription of subscriptions) subscription.off = made.onChange?.(subscription.listener) ?? (() => undefined);
-      inner = made;
-      return made;
-    }));
+    (loading ??= loadSourceFromSpec(spec).then(
+      (made) => {
+        for (const subscription of subscriptions) subscription.off = made.onChange?.(subscription.listener) ?? (() => undefined);
+        inner = made;
+        return made;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
   return {
     get description() {
       return inner?.description ?? `the ${spec.kind} source`;

@@ -38,9 +38,13 @@ export const PUSH_DEFAULTS = {
 
 /** The push source: a count source with the HTTP endpoint the bot reports to. */
 export interface PushSource extends CountSource {
-  /** Listens. Rejects with a `ListenError` naming the address and the fix. Calling it again returns the same promise. */
+  /**
+   * Listens. Rejects with a `ListenError` naming the address and the fix. Calling it again while
+   * it listens changes nothing; after `stop()` it listens again (the reports received before are
+   * kept, and age out after `staleAfterMs` as always).
+   */
   start(): Promise<void>;
-  /** Closes the port and every open connection. Safe to call more than once, or before `start()`. */
+  /** Closes the port and every open connection. Safe to call more than once, or before `start()`; `start()` may follow. */
   stop(): Promise<void>;
   /** The endpoint's URL (`http://127.0.0.1:9466/stats`, with the real port). Throws before `start()` has resolved. */
   url(): string;
@@ -96,13 +100,22 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
   const setting = options.setting ?? PUSH_DEFAULTS.setting;
   const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handlePush(state, req, res) });
 
+  // Counts the stops: a listen that resolves after a later stop() must not say it listens.
+  let stops = 0;
+
   async function start(): Promise<void> {
+    const asked = stops;
+    state.stopped = false;
     const base = await server.start();
-    state.listeningUrl = `${base}${path}`;
-    logger.info({ url: state.listeningUrl }, 'push endpoint listening');
+    if (asked !== stops) return;
+    const url = `${base}${path}`;
+    if (state.listeningUrl === url) return;
+    state.listeningUrl = url;
+    logger.info({ url }, 'push endpoint listening');
   }
 
   async function stop(): Promise<void> {
+    stops += 1;
     state.stopped = true;
     state.listeningUrl = undefined;
     await server.stop();

@@ -143,7 +143,7 @@ export interface ShardReporterOptions {
 
 /** Writes this process's shard counts to Redis on a timer (every agent, leader or not). */
 export interface ShardReporter {
-  /** Writes the first round now, then every `everyMs`. Safe to call more than once. */
+  /** Writes the first round now, then every `everyMs`. Safe to call more than once; after `stop()` it reports again. */
   start(): void;
   /**
    * Writes the reports now; resolves with the shard IDs written (none when the source is not
@@ -172,6 +172,8 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
   const script = connection.script(REPORT_SCRIPT);
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  /** Counts the starts: a round of an earlier run, finishing after a stop and a new start, arms nothing. */
+  let runs = 0;
   let round: Promise<unknown> | undefined;
   /** The last problem logged, so a condition that lasts is logged once, not every round. */
   let lastProblem: string | undefined;
@@ -202,7 +204,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
     return reports.map((r) => r.shard_id);
   };
 
-  const tick = async (): Promise<void> => {
+  const tick = async (run: number): Promise<void> => {
     try {
       await reportNow();
     } catch (error) {
@@ -210,13 +212,15 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
       if (lastProblem !== problem) logger.warn({ err: problem }, 'could not write the shard reports to Redis; trying again next round');
       lastProblem = problem;
     }
-    if (running) schedule(everyMs);
+    if (running && run === runs) schedule(everyMs);
   };
 
   function schedule(delayMs: number): void {
+    clearTimeout(timer);
+    const run = runs;
     timer = setTimeout(() => {
       timer = undefined;
-      round = tick();
+      round = tick(run);
     }, delayMs);
     if (options.unref ?? true) timer.unref();
   }
@@ -232,6 +236,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
     start() {
       if (running) return;
       running = true;
+      runs += 1;
       schedule(0);
     },
     reportNow,
