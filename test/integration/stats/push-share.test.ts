@@ -6,6 +6,17 @@ import { redisShardsSource } from '../../../src/stats/sources/redis-shards.js';
 import { PUSH_WORDING } from '../../../src/stats/sources/redis-shards-reports.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { programPath } from '../../setup/provided.js';
+import { Registry } from 'prom-client';
+import { parseConfig } from '../../../src/agent/agent.js';
+import { createListingClient } from '../../../src/api/client.js';
+import { silentLogger } from '../../../src/log/agent-logger.js';
+import type { CapabilityContext } from '../../../src/runtime/capability.js';
+import { createAgentMetrics } from '../../../src/runtime/metrics.js';
+import { createReadiness } from '../../../src/runtime/readiness.js';
+import { createPushShareCapability } from '../../../src/stats/push-share-capability.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { call } from '../../helpers/http.js';
+import { freePort } from '../../helpers/ports.js';
 
 /**
  * The push sharer against a real redis-server: the write script keeps the newest push of each
@@ -119,6 +130,41 @@ describe.skipIf(!programPath('redis-server'))('pushed counts shared through Redi
     } finally {
       await own.close();
       await vi.waitFor(() => expect(connection.isUp).toBe(true), { timeout: 5_000 });
+    }
+  });
+
+  it('the push capability listens, shares, and does so again after a stop and a start (as often as the agent restarts it)', async () => {
+    const port = await freePort();
+    const key = 'push-share-capability-key-0123456789';
+    const config = parseConfig({
+      service: { token: 'aaa.bbb.ccc', v1: 'http://127.0.0.1:9/api/v1' },
+      state: { directory: '.', redis: { url: redis.url, prefix: PREFIX } },
+      stats: { enabled: true, source: 'push', push: { listen: `127.0.0.1:${port}`, key } },
+    });
+    const readiness = createReadiness(Date.now);
+    const context: CapabilityContext = {
+      config,
+      client: createListingClient({ projectToken: 'aaa.bbb.ccc', v1BaseUrl: 'http://127.0.0.1:9/api/v1' }),
+      store: createMemoryStore(),
+      logger: silentLogger,
+      metrics: createAgentMetrics(new Registry(), readiness),
+      readiness,
+      now: Date.now,
+      reportError: () => undefined,
+      emit: () => undefined,
+    };
+    const capability = createPushShareCapability({ connection, process: 'agent-a' });
+    expect(capability.startsBeforeService).toBe(true);
+    const url = `http://127.0.0.1:${port}/stats`;
+    for (const servers of [5, 6]) {
+      await capability.start(context);
+      expect(readiness.snapshot().components.push).toMatchObject({ ready: true, detail: `listening on ${url}; pushes shared through Redis` });
+      expect((await call(url, { method: 'POST', bearer: key, json: { shards: [servers] } })).status).toBe(204);
+      expect(await stored(0)).toMatchObject({ server_count: servers, process: 'agent-a' });
+      // GET with the key answers the shared sum.
+      expect((await call(url, { bearer: key })).body).toMatchObject({ ready: true, serverCount: servers, reports: [{ shard_id: 0, server_count: servers }] });
+      await capability.stop(Date.now() + 1_000);
+      await expect(call(url, { method: 'POST', bearer: key, json: { shards: [1] } })).rejects.toThrow();
     }
   });
 });
