@@ -211,13 +211,16 @@ describe.skipIf(!programPath('redis-server'))('reliability: Redis outage longer 
       const refusedPushes = [...statuses].filter(([status]) => status !== '204' && status !== '202');
       const signs = daemons.flatMap((daemon, i) => crashSigns(daemon.output()).map((sign) => `${names[i]}: ${sign}`));
       const hits = transcript.scan(secrets);
+      // One warning per outage for the pushes that could not be shared, not one per push.
+      const shareWarnings = daemons.map((daemon) => daemon.output().split('\n').filter((line) => line.includes('could not share pushed counts through Redis')).length);
+      const shareResumed = daemons.map((daemon) => daemon.output().split('\n').filter((line) => line.includes('pushed counts shared through Redis again')).length);
       const errorLines = daemons.map((daemon) => daemon.output().split('\n').filter((line) => line.includes('"level":"error"') || line.includes('"level":50')).length);
 
       console.log(
         `redis outage with push stats: ${OUTAGES} outage(s) of ${OUTAGE_MS} ms (lease ${LEASE_MS} ms); ${pushes} pushes (${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}), ` +
           `held pushes per outage ${outages.map((o) => o.heldPushes).join('/')}, posted the held counts ${outages.map((o) => o.postedAfterMs).join('/')} ms after Redis returned, ${posted().length} batch entries; ` +
           `${cast.length} votes (${lost.length} lost, ${twice.length} fired twice, ${badRepeats.length} not in flight), ${hook.calls.length} hook calls; ` +
-          `${leaders} leader(s) at the end, error lines ${errorLines.join('/')}, ${signs.length} crash signs, ${transcript.lines} lines scanned (${hits.length} secrets), ${Math.round((Date.now() - started) / 1000)} s (seed ${SEED})`,
+          `${leaders} leader(s) at the end, share warnings ${shareWarnings.join('/')} (resumed ${shareResumed.join('/')}), error lines ${errorLines.join('/')}, ${signs.length} crash signs, ${transcript.lines} lines scanned (${hits.length} secrets), ${Math.round((Date.now() - started) / 1000)} s (seed ${SEED})`,
       );
 
       expect(alive, 'both daemons alive at the end').toEqual([true, true]);
@@ -226,6 +229,10 @@ describe.skipIf(!programPath('redis-server'))('reliability: Redis outage longer 
       expect(hits, 'secrets in the captured output').toEqual([]);
       expect(refusedPushes, 'every push answered 204 (shared) or 202 (held while Redis was away)').toEqual([]);
       for (const outage of outages) expect(outage.heldPushes).toBeGreaterThan(0);
+      for (const [i, warnings] of shareWarnings.entries()) {
+        expect(warnings, `share warnings of ${names[i]}`).toBeLessThanOrEqual(OUTAGES);
+        expect(shareResumed[i], `'shared again' lines of ${names[i]}`).toBe(warnings);
+      }
       expect(leaders).toBe(1);
       expect(lost).toEqual([]);
       expect(badRepeats).toEqual([]);
