@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/agent/agent.js';
 import type { AgentCluster } from '../../../src/agent/cluster.js';
 import { defaultCapabilities } from '../../../src/agent/default-capabilities.js';
-import type { AgentConfigInput, ListingAgentOptions } from '../../../src/agent/options.js';
+import type { ListingAgentOptions } from '../../../src/agent/options.js';
+import type { ListingAgentConfigInput } from '../../../src/config/schema.js';
 import { createListingClient } from '../../../src/api/client.js';
 import { signDelivery } from '../../../src/contract/signature.js';
 import { createHealthServer } from '../../../src/health/server.js';
@@ -136,7 +137,7 @@ async function setup() {
   const project = await createListingClient({ projectToken: fx.projectToken, v1BaseUrl: emu.urls.v1 }).projects.get();
   const dir = await tempDir('la-restart-caps-');
   const hook = recordingHook();
-  const base = (more: AgentConfigInput): AgentConfigInput => ({
+  const base = (more: Partial<ListingAgentConfigInput>): ListingAgentConfigInput => ({
     service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
     state: { directory: dir },
     ...more,
@@ -210,18 +211,16 @@ describe('every capability through start, stop, start, stop under whileLeading',
     expect(hook.keys).toHaveLength(4);
   });
 
-  it('stats from Discord REST and from a bot object post again after the second start', { timeout: 20_000 }, async () => {
+  it('stats from Discord REST and from a count source of your own post again after the second start', { timeout: 20_000 }, async () => {
     const { emu, fx, project, base } = await setup();
     const discord = await startFakeDiscordRest({ approximateGuildCount: 50 });
     const rest = parseConfig(base({ stats: { enabled: true, source: 'discord-rest' }, discord: { token: discord.state.token, apiBaseUrl: discord.url } }));
     const guilds = { size: 70 };
-    const bot = { guilds: { cache: guilds }, ws: { shards: new Map([[0, { id: 0 }]]) }, options: { shardCount: 1 }, isReady: () => true };
     const embedded = parseConfig(base({ stats: { enabled: true, source: 'embedded' } }));
     const sources = [
       defaultCapabilities(rest, {}, undefined)[0]!,
-      defaultCapabilities(embedded, { countSource: { description: 'a bot object', read: async () => ({ ready: true, serverCount: guilds.size, shardCount: 1 }) } }, undefined)[0]!,
+      defaultCapabilities(embedded, { countSource: { description: 'your own counts', read: async () => ({ ready: true, serverCount: guilds.size, shardCount: 1 }) } }, undefined)[0]!,
     ];
-    void bot;
     const all: Gated[] = [];
     for (const capability of sources) all.push(await gated(capability, contextFor(rest, project, createMemoryStore(), [])));
     cleanup.push(() => Promise.all(all.map((g) => g.gate.stop(Date.now() + 2_000))));
