@@ -3,7 +3,7 @@ import { ListingAgentError } from '../../errors.js';
 import { formatAddress, type ListenAddress, type ListenSetting } from '../../http/listen-error.js';
 import { createLocalServer } from '../../http/local-server.js';
 import type { CountSource } from '../source.js';
-import { digest, handlePush, pushReading, type PushState } from './push-endpoint.js';
+import { digest, handlePush, pushReading, type PushShare, type PushState } from './push-endpoint.js';
 
 export { pushShardCounts, PushRejectedError, type PushShardCountsOptions } from './push-client.js';
 export type { PushBody, ShardCountReport } from './push-reports.js';
@@ -64,6 +64,19 @@ export interface PushSource extends CountSource {
  *   for the expected shard count; otherwise the reason names the missing and stale shards.
  */
 export function createPushSource(options: PushSourceOptions): PushSource {
+  return pushSource(options, undefined);
+}
+
+/**
+ * A push source whose pushes are shared with other agents (`state.redis`): each push is handed to
+ * `share` before the bot is answered (204 when shared, 202 when only held here), and `read()` and
+ * `GET {path}` give the shared reading. Not public: the agent wires it.
+ */
+export function createSharedPushSource(options: PushSourceOptions, share: PushShare): PushSource {
+  return pushSource(options, share);
+}
+
+function pushSource(options: PushSourceOptions, share: PushShare | undefined): PushSource {
   const { listen, shardCount } = options;
   if (options.key === '') throw new ListingAgentError('invalid_option', 'the push source needs a shared key: set stats.push.key');
   if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
@@ -81,6 +94,7 @@ export function createPushSource(options: PushSourceOptions): PushSource {
     pushedShardCount: undefined,
     listeningUrl: undefined,
     stopped: false,
+    ...(share ? { share } : {}),
   };
   const { path, logger } = state;
   const setting = options.setting ?? PUSH_DEFAULTS.setting;
@@ -111,7 +125,7 @@ export function createPushSource(options: PushSourceOptions): PushSource {
     get description() {
       return `push endpoint (${state.listeningUrl ?? `http://${formatAddress(listen)}${path}`})`;
     },
-    read: () => Promise.resolve(pushReading(state)),
+    read: (signal) => (share ? share.read(signal) : Promise.resolve(pushReading(state))),
     onChange(listener) {
       state.listeners.add(listener);
       return () => void state.listeners.delete(listener);

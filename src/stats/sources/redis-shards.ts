@@ -8,10 +8,12 @@ import {
   hasOwnShards,
   ownShardsFromReading,
   parseStoredReport,
+  REPORTER_WORDING,
   reportsFor,
   summariseRedisReports,
   type OwnShardsReading,
   type RedisShardReport,
+  type ReportWording,
 } from './redis-shards-reports.js';
 
 /*
@@ -75,6 +77,14 @@ export interface RedisShardsSourceOptions {
  * poster's next poll.
  */
 export function createRedisShardsSource(options: RedisShardsSourceOptions): CountSource {
+  return redisShardsSource(options);
+}
+
+/**
+ * {@link createRedisShardsSource}, with the reasons worded for where the reports come from (the
+ * agents' push endpoints, with `stats.source: push`). Not public: the wording is the agent's.
+ */
+export function redisShardsSource(options: RedisShardsSourceOptions, wording?: ReportWording): CountSource {
   const { connection, staleAfterMs } = options;
   const now = options.now ?? Date.now;
   const index = connection.key(REDIS_KEYS.shardIndex);
@@ -92,7 +102,7 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
 
   return {
     get description() {
-      return `shard reports in ${connection.describe()}${options.shardCount !== undefined ? ` (${options.shardCount} shards expected)` : ''}`;
+      return `${(wording ?? REPORTER_WORDING).what} in ${connection.describe()}${options.shardCount !== undefined ? ` (${options.shardCount} shards expected)` : ''}`;
     },
     async read(signal): Promise<CountReading> {
       signal?.throwIfAborted();
@@ -103,7 +113,7 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
         signal?.throwIfAborted();
         return { ready: false, reason: `counts not ready: ${redisFailure('read the shard reports', error).message}` };
       }
-      return summariseRedisReports(reports, { now: now(), shardCount: options.shardCount });
+      return summariseRedisReports(reports, { now: now(), shardCount: options.shardCount, ...(wording ? { wording } : {}) });
     },
     onChange: changes,
   };
