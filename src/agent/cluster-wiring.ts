@@ -26,26 +26,43 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
   const { connection, leadership, agentId } = cluster;
   const { readiness, metrics, logger } = wiring;
   const where = connection.describe();
+  /** Whether the lease was read at least once: before that, no leader seen is not "none". */
+  let read = false;
+  const markLeader = () => {
+    const token = leadership.fencingToken;
+    if (token !== undefined) readiness.set('leader', true, `leading (token ${token}); agent ${agentId}`);
+    else readiness.set('leader', true, `standing by (leader: ${leadership.leaderId ?? (read ? 'none yet' : 'not known yet, Redis not read')}); agent ${agentId}`);
+  };
+  /** Reads who holds the lease (one read at a time), so that a standby names its leader before its first try answers. */
+  let looking: Promise<void> | undefined;
+  const look = () =>
+    (looking ??= leadership.look().then((done) => {
+      looking = undefined;
+      if (done) read = true;
+      markLeader();
+    }));
   readiness.set('redis', false, `connecting to ${where}`);
-  readiness.set('leader', true, `standing by (leader: none yet); agent ${agentId}`);
+  markLeader();
   connection.on('up', () => {
     readiness.set('redis', true, where);
+    if (!read) void look();
     wiring.onRedisUp();
   });
   connection.on('down', (reason) => {
     readiness.set('redis', false, `${where} is down (${reason}): webhook votes are answered 503 until it returns`);
   });
-  const markLeader = () => {
-    const token = leadership.fencingToken;
-    if (token !== undefined) readiness.set('leader', true, `leading (token ${token}); agent ${agentId}`);
-    else readiness.set('leader', true, `standing by (leader: ${leadership.leaderId ?? 'none yet'}); agent ${agentId}`);
+  const heard = () => {
+    read = true;
+    markLeader();
   };
-  leadership.on('change', markLeader);
-  leadership.on('leader', markLeader);
+  leadership.on('change', heard);
+  leadership.on('leader', heard);
   metrics.watchCluster(() => ({ redisUp: connection.isUp, agentId, leading: leadership.isLeader }));
   connection.start();
   try {
     await connection.whenUp({ timeoutMs: REDIS_START_WAIT_MS, signal: wiring.signal });
+    // Before the health server answers: its first /readyz names the leader another agent may be.
+    if (!read) await look();
   } catch {
     readiness.set('redis', false, `${where} not reachable: the agent runs, and its capabilities start when Redis comes back`);
     logger.warn({ redis: where }, 'Redis is not reachable; starting without it and reconnecting in the background');

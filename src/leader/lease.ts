@@ -94,9 +94,20 @@ export type RenewOutcome =
   | { kind: 'lost'; holder: string; ttlMs: number }
   | { kind: 'failed' };
 
-/** The state of an agent that has just started: it tries at once. */
-export function initialLeaseState(now: number): StandbyState {
-  return { role: 'standby', leaderId: undefined, nextTryAt: now, previousValue: undefined };
+/**
+ * The state of an agent that has just started: it tries at once. `leaderId`: the holder it read
+ * before starting (see `look` in `redis-lease.ts`), kept until its first try says otherwise.
+ */
+export function initialLeaseState(now: number, leaderId?: string): StandbyState {
+  return { role: 'standby', leaderId, nextTryAt: now, previousValue: undefined };
+}
+
+/**
+ * The state after reading who holds the lease (`holder`: undefined when no key): only a standby
+ * learns from it, a leader's own requests say more.
+ */
+export function afterLook(state: LeaseState, holder: string | undefined): LeaseState {
+  return state.role === 'standby' && state.leaderId !== holder ? { ...state, leaderId: holder } : state;
 }
 
 /** What to do at `now`. A leader past its `validUntil` steps down before anything else. */

@@ -5,6 +5,7 @@ import type { RedisConnection, RedisScript } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
 import {
   afterAcquire,
+  afterLook,
   afterRenew,
   decide,
   initialLeaseState,
@@ -75,12 +76,22 @@ export interface RedisLeadershipOptions {
 export interface RedisLeadership extends Leadership {
   /** The lease periods in use. */
   readonly timing: LeaseTiming;
-  /** Starts trying to take the lease (in the background). Safe to call more than once. */
+  /**
+   * Starts trying to take the lease (in the background). Safe to call more than once; after
+   * `stop()` (or during one, once it is done) it tries again as a standby.
+   */
   start(): void;
+  /**
+   * Reads who holds the lease, without trying to take it: an agent that has not started yet (or a
+   * standby between two tries) then names the leader at once, and `leaderId` stays undefined only
+   * when no agent holds the lease. Emits `leader` when that changes what this agent saw. Resolves
+   * false when Redis could not be read (never rejects).
+   */
+  look(): Promise<boolean>;
   /**
    * Stops trying and renewing; releases the lease if it is still ours, so that a standby takes
    * over at its next try instead of waiting for the key to expire. Emits `change(false)` when
-   * it led. Safe to call more than once.
+   * it led. Safe to call more than once; `start()` may follow.
    */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -109,6 +120,8 @@ interface LeaseRun {
   inFlight: Promise<void> | undefined;
   timer: NodeJS.Timeout | undefined;
   stopping: Promise<void> | undefined;
+  /** `start()` was called during a stop: start again once it is done. */
+  restart: boolean;
   /** Why the lease could not be taken or renewed last (logged at debug when it changes). */
   lastFailure: string | undefined;
 }
@@ -229,11 +242,34 @@ async function act(run: LeaseRun, action: 'acquire' | 'renew'): Promise<void> {
 }
 
 function start(run: LeaseRun): void {
-  if (run.running || run.stopping) return;
+  if (run.running) return;
+  if (run.stopping) {
+    // Started again while stopping: once the lease is released, try for it anew.
+    run.restart = true;
+    return;
+  }
   run.running = true;
   run.connection.on('up', run.onUp);
-  run.lease = initialLeaseState(run.now());
+  // The holder read before the start is still the best knowledge until the first try answers.
+  run.lease = initialLeaseState(run.now(), run.lease.role === 'standby' ? run.lease.leaderId : undefined);
   void tick(run);
+}
+
+/** Reads the lease's holder (see `RedisLeadership.look`). */
+async function look(run: LeaseRun): Promise<boolean> {
+  if (run.stopping) return false;
+  const before = run.lease;
+  let value: string | null;
+  try {
+    value = await run.connection.client.get(run.leaderKey);
+  } catch (error) {
+    failed(run, 'read the lease', error);
+    return false;
+  }
+  // A try that answered meanwhile knows better.
+  if (run.lease !== before || run.stopping) return true;
+  transition(run, afterLook(run.lease, value === null ? undefined : (parseLeaseValue(value)?.agentId ?? value)));
+  return true;
 }
 
 async function stopAndRelease(run: LeaseRun): Promise<void> {
@@ -260,7 +296,14 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
 }
 
 function stop(run: LeaseRun): Promise<void> {
-  run.stopping ??= stopAndRelease(run);
+  run.restart = false;
+  run.stopping ??= stopAndRelease(run).finally(() => {
+    run.stopping = undefined;
+    if (run.restart) {
+      run.restart = false;
+      start(run);
+    }
+  });
   return run.stopping;
 }
 
@@ -300,6 +343,7 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
     inFlight: undefined,
     timer: undefined,
     stopping: undefined,
+    restart: false,
     lastFailure: undefined,
   };
   const halt = () => stop(run);
@@ -311,6 +355,7 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
     fencingToken: { get: () => (run.lease.role === 'leader' && leading(run) ? run.lease.token : undefined), enumerable: true },
     leaderId: { get: () => leaderIdOf(run, run.lease), enumerable: true },
     start: { value: () => start(run) },
+    look: { value: () => look(run) },
     stop: { value: halt },
     [Symbol.asyncDispose]: { value: halt },
   }) as unknown as RedisLeadership;

@@ -1,4 +1,5 @@
 import { ListingAgentError } from '../errors.js';
+import { unrefDelay } from '../runtime/line-limiter.js';
 import type { Vote, VoteHook } from './types.js';
 
 /**
@@ -8,11 +9,7 @@ import type { Vote, VoteHook } from './types.js';
 export type Schedule = (callback: () => void, delayMs: number) => () => void;
 
 /** The default {@link Schedule}: `setTimeout`, unref'd so that a library agent never holds the process open. */
-export const realSchedule: Schedule = (callback, delayMs) => {
-  const timer = setTimeout(callback, Math.max(0, delayMs));
-  timer.unref();
-  return () => clearTimeout(timer);
-};
+export const realSchedule: Schedule = unrefDelay;
 
 /**
  * Waits until `work` is empty (its promises remove themselves when settled, and may add others

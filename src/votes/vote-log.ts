@@ -1,5 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { realSchedule, type Schedule } from './pipeline-parts.js';
+import { createLineLimiter } from '../runtime/line-limiter.js';
+import type { Schedule } from './pipeline-parts.js';
 import type { Vote } from './types.js';
 
 /**
@@ -7,8 +8,9 @@ import type { Vote } from './types.js';
  * received`) and one when every hook succeeded for it (`vote rewarded`). At thousands of votes a
  * second that would be thousands of lines a second, so each kind gets `linesPerInterval` lines per
  * interval of `intervalMs`; past that the votes are only counted, and one summary line at the end
- * of the interval gives the interval's totals. Duplicates are not logged here (the receiver logs
- * them at `debug`); failures are logged where they happen (`warn`, `error`).
+ * of the interval gives the interval's totals (the agent's one line limiter,
+ * `runtime/line-limiter.ts`). Duplicates are not logged here (the receiver logs them at `debug`);
+ * failures are logged where they happen (`warn`, `error`).
  */
 
 /** Defaults of {@link VoteLogOptions}: 50 lines of each kind per 10 s, at most 10 lines a second in all. */
@@ -37,8 +39,6 @@ export interface VoteLog {
   flush(): void;
 }
 
-type Kind = 'received' | 'rewarded';
-
 /** Whether `logger` writes `info` lines: a line is not even built otherwise. */
 function infoEnabled(logger: AgentLogger): boolean {
   const check = (logger as { isLevelEnabled?: unknown }).isLevelEnabled;
@@ -47,57 +47,36 @@ function infoEnabled(logger: AgentLogger): boolean {
 
 /** Creates the vote lines of a pipeline. */
 export function createVoteLog(options: VoteLogOptions): VoteLog {
-  const { logger, now } = options;
+  const { logger } = options;
   const limit = options.linesPerInterval ?? VOTE_LOG_DEFAULTS.linesPerInterval;
   const intervalMs = options.intervalMs ?? VOTE_LOG_DEFAULTS.intervalMs;
-  const schedule = options.schedule ?? realSchedule;
-  /** When the interval under way began (none: the next line begins one). */
-  let since: number | undefined;
-  const counts: Record<Kind, number> = { received: 0, rewarded: 0 };
-  let cancelSummary: (() => void) | undefined;
-
-  /** Ends the interval under way: its summary when some of its votes were only counted. */
-  function endInterval(): void {
-    cancelSummary?.();
-    cancelSummary = undefined;
-    if (counts.received > limit || counts.rewarded > limit) {
-      const { received, rewarded } = counts;
+  const limiter = createLineLimiter<'received' | 'rewarded'>({
+    now: options.now,
+    linesPerInterval: limit,
+    intervalMs,
+    ...(options.schedule ? { schedule: options.schedule } : {}),
+    summarise({ kinds }) {
+      const received = kinds.get('received')?.total ?? 0;
+      const rewarded = kinds.get('rewarded')?.total ?? 0;
       logger.info(
         { received, rewarded, loggedOneByOne: limit, intervalMs },
         `votes in the last ${intervalMs / 1000} s: ${received} received, ${rewarded} rewarded (the first ${limit} of each were logged one by one)`,
       );
-    }
-    since = undefined;
-    counts.received = 0;
-    counts.rewarded = 0;
-  }
-
-  /** Counts one line of `kind`; true when it is to be written. */
-  function take(kind: Kind): boolean {
-    const at = now();
-    if (since !== undefined && at - since >= intervalMs) endInterval();
-    since ??= at;
-    counts[kind] += 1;
-    if (counts[kind] <= limit) return true;
-    cancelSummary ??= schedule(() => {
-      cancelSummary = undefined;
-      endInterval();
-    }, since + intervalMs - at);
-    return false;
-  }
+    },
+  });
 
   return {
     received(vote, traceId) {
-      if (!infoEnabled(logger) || !take('received')) return;
+      if (!infoEnabled(logger) || !limiter.take('received')) return;
       const fields: Record<string, unknown> = { key: vote.key, road: vote.road, userId: vote.userId };
       if (vote.voteId !== undefined) fields.voteId = vote.voteId;
       if (traceId !== undefined) fields.traceId = traceId;
       logger.info(fields, 'vote received');
     },
     rewarded(vote, hooks) {
-      if (!infoEnabled(logger) || !take('rewarded')) return;
+      if (!infoEnabled(logger) || !limiter.take('rewarded')) return;
       logger.info({ key: vote.key, hooks }, 'vote rewarded');
     },
-    flush: endInterval,
+    flush: limiter.flush,
   };
 }

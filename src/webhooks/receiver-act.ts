@@ -17,6 +17,7 @@ import {
 } from './receiver-core.js';
 import type { Reply } from './receiver-http.js';
 import { record } from './receiver-record.js';
+import { fixFor } from './receiver-unrecorded.js';
 import { count, errorText, refreshable, refuse, secretStore, type ReceiverState } from './receiver-state.js';
 import type { ReceivedDelivery } from './receiver-types.js';
 
@@ -113,7 +114,7 @@ async function recordLegacy(s: ReceiverState, verdict: LegacyVerdict & { kind: '
   try {
     made = await s.legacyKeys.voteFor(verdict.vote, verdict.projectId);
   } catch (error) {
-    s.logger.error({ generation: 'v0', err: errorText(error) }, 'could not record a legacy vote anchor; answered 503');
+    s.unrecorded.failed({ msg: 'could not record a legacy vote anchor; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) }, { generation: 'v0' });
     count(s, 'error');
     return { reply: REPLIES.anchorFailed };
   }
@@ -123,12 +124,8 @@ async function recordLegacy(s: ReceiverState, verdict: LegacyVerdict & { kind: '
 /** A v0 upvote before the service answered: v0 bodies do not name the project, and its ID comes from the service. */
 function notReady(s: ReceiverState, verdict: NotReady): Reply {
   count(s, 'error');
-  const skipped = s.throttle('legacy_no_project');
-  if (skipped !== undefined) {
-    s.logger.warn(
-      { generation: 'v0', status: 503, ...(skipped > 0 ? { alsoAnsweredSince: skipped } : {}) },
-      'legacy v0 vote before the service answered (its project ID is not known yet): answered 503 so the service retries it',
-    );
+  if (s.refusals.take('legacy_no_project')) {
+    s.logger.warn({ generation: 'v0', status: 503 }, 'legacy v0 vote before the service answered (its project ID is not known yet): answered 503 so the service retries it');
   }
   return verdict.reply;
 }

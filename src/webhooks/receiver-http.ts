@@ -3,8 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * The receiver's HTTP plumbing, apart from what it decides: reading a capped body, writing a
- * reply, closing a connection whose body is not worth reading, and keeping a flood of bad
- * requests from flooding the log too.
+ * reply, closing a connection whose body is not worth reading, answering in batches.
  */
 
 /** What the receiver answers. */
@@ -54,24 +53,6 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply): v
     });
   }
   res.end(text);
-}
-
-/**
- * At most one log line per reason per `everyMs`; the lines in between are counted and the next
- * logged line says how many were left out.
- */
-export function createLogThrottle(now: () => number, everyMs = 10_000): (reason: string) => number | undefined {
-  const last = new Map<string, { at: number; skipped: number }>();
-  return (reason) => {
-    const at = now();
-    const seen = last.get(reason);
-    if (seen !== undefined && at - seen.at < everyMs) {
-      seen.skipped += 1;
-      return undefined;
-    }
-    last.set(reason, { at, skipped: 0 });
-    return seen?.skipped ?? 0;
-  };
 }
 
 /**

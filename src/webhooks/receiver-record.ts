@@ -3,6 +3,7 @@ import type { IngestResult, Vote } from '../runtime/votes.js';
 import { recordFields, REPLIES, type LegacyVerdict, type RecordOutcome, type VoteVerdict } from './receiver-core.js';
 import type { Reply } from './receiver-http.js';
 import { count, errorText, type ReceiverState, type Recording } from './receiver-state.js';
+import { fixFor, LATE_FIX } from './receiver-unrecorded.js';
 
 /**
  * Votes into the pipeline within the deadline: answered 204 once durably pending (accepted, or a
@@ -54,14 +55,14 @@ export function record(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, v
 /** The late watch's answer to a recording still in flight at the deadline. */
 export function answerLate(s: ReceiverState, recording: Recording): void {
   // Not a lie either way: if the record lands later, the retry is answered as a duplicate.
-  s.logger.warn({ ...recordFields(recording.verdict), withinMs: s.answerWithinMs }, 'vote not recorded in time; answered 503 so the service retries');
+  s.unrecorded.failed({ msg: 'vote not recorded in time; answered 503 so the service retries', cause: `not recorded within ${s.answerWithinMs} ms`, fix: LATE_FIX }, recordFields(recording.verdict));
   count(s, 'error');
   settle(recording, REPLIES.notInTime, 'error');
 }
 
 function notRecorded(s: ReceiverState, recording: Recording, error: unknown): void {
   if (!s.lateWatch.settle(recording.watched!)) return;
-  s.logger.error({ ...recordFields(recording.verdict), err: errorText(error) }, 'could not record a webhook vote; answered 503 so the service retries');
+  s.unrecorded.failed({ msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) }, recordFields(recording.verdict));
   count(s, 'error');
   settle(recording, REPLIES.notRecorded, 'error');
 }
@@ -75,6 +76,7 @@ function recorded(s: ReceiverState, recording: Recording, result: IngestResult):
     return;
   }
   if (!s.lateWatch.settle(recording.watched!)) return;
+  if (s.unrecorded.failing) s.unrecorded.recorded();
   count(s, outcome);
   // A new vote is logged by the pipeline (`vote received`, at info); a repeat only here, at debug.
   if (outcome === 'duplicate' && s.debugOn()) {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import type { IntervalSummary, LineLimiter } from '../runtime/line-limiter.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { Vote, VoteSink } from '../runtime/votes.js';
 import type { LateWatch, Watched } from './late-watch.js';
@@ -8,6 +9,7 @@ import type { LegacyVerdict, Outcome, ReceiverRules, RecordOutcome, Refusal, Vot
 import { REPLIES, receivedOf } from './receiver-core.js';
 import { send, type Reply } from './receiver-http.js';
 import type { ReceivedDelivery, WebhookReceiverOptions } from './receiver-types.js';
+import type { UnrecordedLog } from './receiver-unrecorded.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
 
 /**
@@ -42,8 +44,10 @@ export interface ReceiverState {
   readonly publicUrl: string | undefined;
   readonly onDelivery: ((delivery: ReceivedDelivery) => void) | undefined;
   readonly legacyKeys: LegacyVoteKeys;
-  /** At most one line per reason per 10 s: undefined to skip, else how many were skipped since. */
-  readonly throttle: (reason: string) => number | undefined;
+  /** Refusals (and v0 votes before the service answered), by reason: one line per reason per 10 s, then a summary. */
+  readonly refusals: LineLimiter<string>;
+  /** Votes answered 503 because they could not be recorded: the first line of an outage, then a summary per 10 s. */
+  readonly unrecorded: UnrecordedLog;
   /** One labels object per outcome, made once (a counter call per delivery need not allocate). */
   readonly labelsOf: Map<Outcome, { outcome: Outcome }>;
   /** Recordings in flight, each with the moment it is late (one coarse timer for all). */
@@ -84,11 +88,24 @@ export function count(s: ReceiverState, outcome: Outcome): void {
 /** A refusal: counted, logged at most once per reason per 10 s (a flood must not flood the log). */
 export function refuse(s: ReceiverState, req: IncomingMessage, refusal: Refusal): Reply {
   count(s, refusal.outcome);
-  const skipped = s.throttle(refusal.reason);
-  if (skipped !== undefined) {
-    s.logger.warn({ reason: refusal.reason, status: refusal.reply.status, remote: req.socket.remoteAddress, ...(skipped > 0 ? { alsoRefusedSince: skipped } : {}) }, 'webhook delivery refused');
-  }
+  const remote = req.socket.remoteAddress;
+  if (s.refusals.take(refusal.reason, remote)) s.logger.warn({ reason: refusal.reason, status: refusal.reply.status, remote }, 'webhook delivery refused');
   return refusal.reply;
+}
+
+/** The summary of an interval's refusals past the first of each reason (`summarise` of `refusals`). */
+export function refusalSummary(logger: AgentLogger, { kinds, notes, notesLeftOut, intervalMs }: IntervalSummary<string>): void {
+  const byReason: Record<string, number> = {};
+  let written = 0;
+  for (const [reason, seen] of kinds) {
+    byReason[reason] = seen.total;
+    written += seen.written;
+  }
+  const words = Object.entries(byReason).map(([reason, total]) => `${total} ${reason}`);
+  logger.warn(
+    { refused: byReason, loggedOneByOne: written, remotes: notesLeftOut > 0 ? [...notes, `${notesLeftOut} more`] : notes, intervalMs },
+    `webhook deliveries refused in the last ${intervalMs / 1000} s: ${words.join(', ')} (the first of each reason was logged)`,
+  );
 }
 
 /** Answers, then tells `onDelivery` of an accepted delivery. */

@@ -66,6 +66,11 @@ export interface WebhookReceiverOptions {
   metrics?: Pick<AgentMetrics, 'webhookDeliveries'>;
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
+  /**
+   * The timer of the log's summaries (refusals and 503s past the first of each kind: one summary
+   * per 10 s). Default: an unref'd `setTimeout`; tests pass a manual one.
+   */
+  schedule?: (callback: () => void, delayMs: number) => () => void;
   /** The setting a `ListenError` names. Default `webhooks.listen` (`LISTING_AGENT_WEBHOOKS_LISTEN`). */
   setting?: ListenSetting;
 }
@@ -81,7 +86,10 @@ export const RECEIVER_DEFAULTS = {
 
 /** The webhook receiver: `start()`, `stop()`, `url()`. */
 export interface WebhookReceiver {
-  /** Listens; resolves with the receiver's URL (`http://127.0.0.1:9465/webhooks/listing`). Rejects with a `ListenError`. */
+  /**
+   * Listens; resolves with the receiver's URL (`http://127.0.0.1:9465/webhooks/listing`). Rejects
+   * with a `ListenError`. After `stop()` it listens again.
+   */
   start(): Promise<string>;
   /** Stops accepting; requests in flight finish until `deadline` (epoch ms), then every connection closes. */
   stop(options?: LocalServerStopOptions): Promise<void>;

@@ -8,9 +8,11 @@ import { createLateWatch } from './late-watch.js';
 import { createLegacyVoteKeys } from './legacy-votes.js';
 import { act } from './receiver-act.js';
 import { judgeDelivery, judgeRequest, receiverRules, REPLIES, type Verdict } from './receiver-core.js';
-import { createLogThrottle, createTurnBatch, send } from './receiver-http.js';
+import { createTurnBatch, send } from './receiver-http.js';
 import { answerLate, newRecording, recordThen } from './receiver-record.js';
-import { count, currentSecrets, debugCheck, errorText, failed, finish, finishRecording, refuse, type ReceiverState, type Recording } from './receiver-state.js';
+import { count, currentSecrets, debugCheck, errorText, failed, finish, finishRecording, refusalSummary, refuse, type ReceiverState, type Recording } from './receiver-state.js';
+import { createUnrecordedLog } from './receiver-unrecorded.js';
+import { createLineLimiter, unrefDelay } from '../runtime/line-limiter.js';
 import { RECEIVER_DEFAULTS, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
 
 
@@ -70,16 +72,26 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     handler: (req, res) => handle(s, req, res),
   });
 
+  // Counts the stops: a listen that resolves after a later stop() must not say it listens.
+  let stops = 0;
   const receiver: WebhookReceiver = {
     async start() {
-      const base = await server.start();
-      s.listeningUrl = `${base}${path}`;
-      logger.info({ url: s.listeningUrl, legacy: options.legacyAuthorization !== undefined }, 'webhook receiver listening');
-      return s.listeningUrl;
+      const asked = stops;
+      const url = `${await server.start()}${path}`;
+      if (asked === stops && s.listeningUrl !== url) {
+        s.listeningUrl = url;
+        logger.info({ url, legacy: options.legacyAuthorization !== undefined }, 'webhook receiver listening');
+      }
+      return url;
     },
     async stop(stopOptions) {
+      stops += 1;
+      // Kept until the requests in flight are answered (an integration's reply names it).
       await server.stop(stopOptions);
       s.listeningUrl = undefined;
+      // What the last interval only counted is written now, not lost with the process.
+      s.refusals.flush();
+      s.unrecorded.flush();
     },
     url() {
       if (s.listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the webhook receiver is not listening: await start() first');
@@ -90,11 +102,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   return receiver;
 }
 
+/** Refusals and 503s alike: the first of each kind at once, the rest in one summary per 10 s. */
+const LOG_INTERVAL_MS = 10_000;
+
 /** The state of a receiver, its defaults applied. */
 function receiverState(options: WebhookReceiverOptions): ReceiverState {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
   const answerWithinMs = options.answerWithinMs ?? RECEIVER_DEFAULTS.answerWithinMs;
+  const schedule = options.schedule ?? unrefDelay;
   const s: ReceiverState = {
     rules: receiverRules({
       path: options.path ?? RECEIVER_DEFAULTS.path,
@@ -113,7 +129,8 @@ function receiverState(options: WebhookReceiverOptions): ReceiverState {
     publicUrl: options.publicUrl,
     onDelivery: options.onDelivery,
     legacyKeys: createLegacyVoteKeys({ now, ...(options.anchorStore ? { store: options.anchorStore } : {}) }),
-    throttle: createLogThrottle(now),
+    refusals: createLineLimiter({ now, linesPerInterval: 1, intervalMs: LOG_INTERVAL_MS, schedule, summarise: (summary) => refusalSummary(logger, summary) }),
+    unrecorded: createUnrecordedLog({ logger, now, intervalMs: LOG_INTERVAL_MS, schedule }),
     labelsOf: new Map(),
     // A queue and one coarse timer: a timer, or a promise race, per delivery costs more than its verification.
     lateWatch: createLateWatch<Recording>({

@@ -18,6 +18,8 @@ describe('docs/metrics.md', () => {
     metrics.watchVoteLedger(() => ({ pending: 0, deadLetters: 0 }));
     // These with a state directory (a file store or a file vote ledger).
     metrics.watchStateWrites(createWriteHealth({ directory: '/state', fs: nodeFileStoreFs }));
+    // With the push source on Redis.
+    metrics.watchPushShare(() => 0);
     const served = await registry.getMetricsAsJSON();
     expect(served.length).toBeGreaterThan(10);
 

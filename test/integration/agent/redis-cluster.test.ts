@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
+import type { ComponentState } from '../../../src/runtime/readiness.js';
 import type { CountSource } from '../../../src/stats/source.js';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
@@ -13,7 +14,9 @@ import { tempDir, waitFor, webhooksFor } from './redis-fixture.js';
  * Several in-process agents on one real Redis and one emulator: exactly one leads (posts stats,
  * syncs commands, polls the votes cursor), the others stand by and still take webhook votes; a
  * vote delivered to every agent and seen on the cursor fires its hook once; /readyz and /metrics
- * of each say who leads; a graceful stop of the leader hands over at once.
+ * of each say who leads; a graceful stop of the leader hands over at once. A standby that starts
+ * while another agent leads names it from its first answer on (it reads the lease's holder before
+ * its health server answers); `none yet` only when nobody holds the lease.
  */
 
 const LEASE = '2s';
@@ -153,5 +156,51 @@ describe.skipIf(!programPath('redis-server'))('several agents on one Redis', () 
       expect(standbys.filter((agent) => agent.leadership!.isLeader)).toEqual([next]);
       console.log(`cluster: graceful handover to ${nextId} ${handover} ms after stop() was called (stop took ${stopTook} ms; lease ${LEASE})`);
     }
+  });
+
+  it('agent B, started while A leads: its first leader detail, /readyz and capabilities name A; A itself saw none', { timeout: 30_000 }, async () => {
+    const emu = await startTestEmulator({ settings: { allowHttpLoopback: true } });
+    const fx = setupBot(emu);
+    const counts: CountSource = { description: 'test counts', read: async () => ({ ready: true, serverCount: 7, shardCount: 1 }) };
+    const make = async (name: string) => {
+      const agent = createListingAgent({
+        config: {
+          service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
+          // A long lease: A leads throughout, whatever the load on the machine.
+          state: { directory: await tempDir('la-standby-'), redis: { url: redis.url, lease: '30s', agentId: name } },
+          health: { listen: '127.0.0.1:0' },
+          stats: { enabled: true, mode: 'patch', interval: '1h' },
+        },
+        countSource: counts,
+        reconnectDelaysMs: [200],
+      });
+      agent.on('error', () => undefined);
+      const leaderDetails: string[] = [];
+      agent.on('readiness', (component: string, state: ComponentState) => {
+        if (component === 'leader') leaderDetails.push(state.detail);
+      });
+      agents.push(agent);
+      return { agent, leaderDetails };
+    };
+
+    const a = await make('agent-a');
+    await a.agent.start();
+    await waitFor('A to lead', () => a.agent.leadership!.isLeader === true);
+    // Nobody held the lease when A read it: then, and only then, "none yet".
+    expect(a.leaderDetails.filter((detail) => detail.startsWith('standing by') && !detail.includes('not known yet'))).toEqual(['standing by (leader: none yet); agent agent-a']);
+
+    const b = await make('agent-b');
+    await b.agent.start();
+    // Right after start() resolves: B's own try at the lease may still be in flight; A is named anyway.
+    const snapshot = b.agent.readiness.snapshot().components;
+    expect(snapshot.leader?.detail).toBe('standing by (leader: agent-a); agent agent-b');
+    expect(snapshot.stats?.detail).toBe('standing by (leader: agent-a)');
+    const ready = await call(`${b.agent.healthServerUrl}/readyz`);
+    expect(ready.body.components.leader.detail).toBe('standing by (leader: agent-a); agent agent-b');
+    // Every detail B ever reported once Redis was read names A (the one before is from before the health server answered).
+    const known = b.leaderDetails.filter((detail) => !detail.includes('not known yet'));
+    expect(known.length).toBeGreaterThan(0);
+    expect(known.every((detail) => detail === 'standing by (leader: agent-a); agent agent-b')).toBe(true);
+    expect(b.agent.leadership!.leaderId).toBe('agent-a');
   });
 });

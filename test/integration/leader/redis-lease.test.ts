@@ -99,6 +99,32 @@ describe.skipIf(!programPath('redis-server'))('the leader lease in Redis', () =>
     void connectionA;
   });
 
+  it('look() names the holder before the first try, and start() keeps it; no holder: none; no Redis: false', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    expect(await b.leadership.look()).toBe(true);
+    expect(b.leadership.leaderId).toBeUndefined();
+    a.leadership.start();
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+
+    const seen: (string | undefined)[] = [];
+    b.leadership.on('leader', (id) => seen.push(id));
+    expect(await b.leadership.look()).toBe(true);
+    expect(b.leadership.leaderId).toBe('a');
+    expect(seen).toEqual(['a']);
+    // Its first try is in flight now: what it read stays until that answers (the same holder: no event).
+    b.leadership.start();
+    expect(b.leadership.leaderId).toBe('a');
+    await sleep(LEASE / 5 + 100);
+    expect(b.leadership.leaderId).toBe('a');
+    expect(seen).toEqual(['a']);
+    expect(b.leadership.isLeader).toBe(false);
+
+    await b.connection.close();
+    expect(await b.leadership.look()).toBe(false);
+    expect(b.leadership.leaderId).toBe('a');
+  });
+
   it('never two leaders at once while three agents compete, start and stop', async () => {
     const all = await Promise.all(['x', 'y', 'z'].map((id) => agent(id)));
     const tokens = new Set<number>();
@@ -136,5 +162,33 @@ describe.skipIf(!programPath('redis-server'))('the leader lease in Redis', () =>
     // A new lease: a new token (the counter survived the restart in the append-only file).
     expect(a.leadership.fencingToken).toBeGreaterThan(before);
     expect(a.changes).toEqual([true, false, true]);
+  });
+
+  it('starts again after a stop (and after a stop still under way), releasing and taking the lease anew', async () => {
+    const a = await agent('a');
+    a.leadership.start();
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    const first = a.leadership.fencingToken!;
+    await a.leadership.stop();
+    expect(await redis.command('EXISTS', 'lease-test:leader')).toBe(':0');
+    a.leadership.start();
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    const second = a.leadership.fencingToken!;
+    expect(second).toBeGreaterThan(first);
+    // start() while the stop runs: once the lease is released, it is taken again under a new token.
+    const stopping = a.leadership.stop();
+    a.leadership.start();
+    await stopping;
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    expect(a.leadership.fencingToken).toBeGreaterThan(second);
+    // stop, start, stop: the last call wins.
+    const again = a.leadership.stop();
+    a.leadership.start();
+    await a.leadership.stop();
+    await again;
+    await sleep(LEASE / 2);
+    expect(a.leadership.isLeader).toBe(false);
+    expect(await redis.command('EXISTS', 'lease-test:leader')).toBe(':0');
+    expect(a.changes).toEqual([true, false, true, false, true, false]);
   });
 });

@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../src/log/logger.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
 import { createVotePipeline } from '../../../src/votes/pipeline.js';
 import { createWebhookReceiver } from '../../../src/webhooks/receiver.js';
 import { signDelivery } from '../../../src/contract/signature.js';
 import { call } from '../../helpers/http.js';
+import { capturedLog } from '../../helpers/log-lines.js';
 
 /** The lines a signed vote leaves at the daemon's default level, through the real receiver. */
 
@@ -17,16 +16,7 @@ afterEach(async () => {
 
 describe('webhook receiver log lines at info', () => {
   it('a new vote: received (key, vote ID, trace ID) and rewarded; its retry: nothing at info; never the secret or the signature', async () => {
-    const lines: Record<string, unknown>[] = [];
-    let text = '';
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        text += chunk.toString();
-        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-        done();
-      },
-    });
-    const logger = createLogger({ level: 'info', format: 'json', destination, secrets: [SECRET] });
+    const { logger, lines, text } = capturedLog({ level: 'info', secrets: [SECRET] });
     const pipeline = createVotePipeline({ ledger: createMemoryVoteLedger(), hooks: [{ name: 'reward', retries: 0, run: async () => undefined }], logger, now: Date.now });
     await pipeline.start();
     cleanup.push(() => pipeline.stop(Date.now() + 1_000));
@@ -58,7 +48,7 @@ describe('webhook receiver log lines at info', () => {
       expect.objectContaining({ level: 'info', msg: 'vote received', key, road: 'webhook', voteId: 'vote-77', traceId: 'trace-77', userId: 'user-77' }),
       expect.objectContaining({ level: 'info', msg: 'vote rewarded', key, hooks: ['reward'] }),
     ]);
-    expect(text).not.toContain(SECRET);
-    expect(text).not.toContain(signed['x-topgg-signature']!.split('v1=')[1]);
+    expect(text()).not.toContain(SECRET);
+    expect(text()).not.toContain(signed['x-topgg-signature']!.split('v1=')[1]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   afterAcquire,
+  afterLook,
   afterRenew,
   decide,
   initialLeaseState,
@@ -24,6 +25,16 @@ describe('leaseTiming', () => {
 });
 
 describe('the lease core', () => {
+  it('a look at the lease tells a standby who holds it, and a start keeps that; a leader learns nothing from it', () => {
+    const standby = afterLook(initialLeaseState(0), 'a');
+    expect(standby).toEqual({ role: 'standby', leaderId: 'a', nextTryAt: 0, previousValue: undefined });
+    expect(afterLook(standby, undefined)).toMatchObject({ leaderId: undefined });
+    expect(afterLook(standby, 'a')).toBe(standby);
+    expect(initialLeaseState(5, 'a')).toEqual({ role: 'standby', leaderId: 'a', nextTryAt: 5, previousValue: undefined });
+    const leader = afterAcquire(initialLeaseState(0), { kind: 'acquired', token: 1, value: 'b|1' }, 0, 5, timing);
+    expect(afterLook(leader, 'a')).toBe(leader);
+  });
+
   it('a new agent tries at once; a free lease makes it leader until sent + lease - margin', () => {
     let state: LeaseState = initialLeaseState(1_000);
     expect(decide(state, 1_000)).toEqual({ action: 'acquire', wakeAt: 1_000 });
