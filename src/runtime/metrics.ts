@@ -212,6 +212,32 @@ function registerStateWriteMetrics(registry: Registry, watched: ReadonlySet<Writ
   });
 }
 
+/** {@link AgentMetrics.watchStateWrites} of one registry: the metrics made at the first call. */
+function stateWritesWatcher(registry: Registry): AgentMetrics['watchStateWrites'] {
+  /** Each watched health with its watchers (the store and the ledger share one) and its failure listener's removal. */
+  const writeHealths = new Map<WriteHealth, { watchers: number; unlisten: () => void }>();
+  const watchedHealths = new Set<WriteHealth>();
+  let writeErrors: LabeledCounter<{ problem: WriteProblem }> | undefined;
+  return (health) => {
+    const errors = (writeErrors ??= registerStateWriteMetrics(registry, watchedHealths));
+    const known = writeHealths.get(health);
+    if (known) known.watchers += 1;
+    else writeHealths.set(health, { watchers: 1, unlisten: health.onFailure((problem) => errors.inc({ problem })) });
+    watchedHealths.add(health);
+    let removed = false;
+    return () => {
+      const entry = writeHealths.get(health);
+      if (removed || !entry) return;
+      removed = true;
+      entry.watchers -= 1;
+      if (entry.watchers > 0) return;
+      entry.unlisten();
+      writeHealths.delete(health);
+      watchedHealths.delete(health);
+    };
+  };
+}
+
 /**
  * Creates the agent's metrics on `registry`, never on prom-client's global registry, so that
  * several agents can live in one process.
@@ -234,10 +260,6 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     help: 'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of stats.schedule in the coming week, plus stats.jitter.',
   });
   let readLedger: (() => VoteLedgerSizes | undefined) | undefined;
-  /** Each watched health with its watchers (the store and the ledger share one) and its failure listener's removal. */
-  const writeHealths = new Map<WriteHealth, { watchers: number; unlisten: () => void }>();
-  const watchedHealths = new Set<WriteHealth>();
-  let writeErrors: LabeledCounter<{ problem: WriteProblem }> | undefined;
   let readPushShare: (() => number | undefined) | undefined;
 
   return {
@@ -290,24 +312,7 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
       readPushShare = read;
     },
     watchCluster: (read) => registerClusterGauges(registry, read),
-    watchStateWrites(health) {
-      const errors = (writeErrors ??= registerStateWriteMetrics(registry, watchedHealths));
-      const known = writeHealths.get(health);
-      if (known) known.watchers += 1;
-      else writeHealths.set(health, { watchers: 1, unlisten: health.onFailure((problem) => errors.inc({ problem })) });
-      watchedHealths.add(health);
-      let removed = false;
-      return () => {
-        const entry = writeHealths.get(health);
-        if (removed || !entry) return;
-        removed = true;
-        entry.watchers -= 1;
-        if (entry.watchers > 0) return;
-        entry.unlisten();
-        writeHealths.delete(health);
-        watchedHealths.delete(health);
-      };
-    },
+    watchStateWrites: stateWritesWatcher(registry),
   };
 }
 
