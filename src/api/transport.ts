@@ -12,6 +12,7 @@ import {
   retryAfterFromV0Body,
   type RetryPolicy,
 } from './retry.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** Time as the transport sees it; injected in tests so waits need no real sleeping. */
 export interface TransportClock {
@@ -25,7 +26,7 @@ export const systemClock: TransportClock = {
   now: () => Date.now(),
   // `timers/promises` rejects with its own AbortError; callers are promised the signal's reason.
   sleep: (ms, signal) =>
-    delay(ms, undefined, signal ? { signal } : {}).catch((error: unknown) => {
+    delay(timerDelay(ms), undefined, signal ? { signal } : {}).catch((error: unknown) => {
       throw signal?.aborted ? signal.reason : error;
     }),
 };
@@ -215,7 +216,7 @@ function encodeRequest(state: TransportState, req: TransportRequest): { headers:
 async function attempt(state: TransportState, req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
   const { headers, body } = encodeRequest(state, req);
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const timer = setTimeout(() => timeout.abort(), timerDelay(timeoutMs));
   const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
   try {
     const res = await request(req.url, {

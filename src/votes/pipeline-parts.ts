@@ -1,5 +1,6 @@
 import { ListingAgentError } from '../errors.js';
 import type { Vote, VoteHook } from './types.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /**
  * Runs `callback` after `delayMs` and returns a function that cancels it. The pipeline's only
@@ -9,7 +10,7 @@ export type Schedule = (callback: () => void, delayMs: number) => () => void;
 
 /** The default {@link Schedule}: `setTimeout`, unref'd so that a library agent never holds the process open. */
 export const realSchedule: Schedule = (callback, delayMs) => {
-  const timer = setTimeout(callback, Math.max(0, delayMs));
+  const timer = setTimeout(callback, timerDelay(delayMs));
   timer.unref();
   return () => clearTimeout(timer);
 };
