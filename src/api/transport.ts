@@ -212,8 +212,23 @@ function encodeRequest(state: TransportState, req: TransportRequest): { headers:
   return { headers, body };
 }
 
+/**
+ * Closes a dispatcher the transport made. Bun's stand-in for undici has an `Agent` with no methods
+ * (its requests go through Bun's own fetch pool, which needs no closing): nothing to close there.
+ */
+function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
+  return typeof dispatcher.close === 'function' ? dispatcher.close() : Promise.resolve();
+}
+
+/** The error of a call sent after `close()`, the same on every runtime (undici's code for it). */
+function closedError(): Error {
+  return Object.assign(new Error('the client was closed'), { code: 'UND_ERR_CLOSED' });
+}
+
 /** Sends `req` once, within `timeoutMs`; throws only the caller's abort reason. */
 async function attempt(state: TransportState, req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
+  // undici refuses a closed Agent by itself; Bun's stand-in would send: refuse here, alike.
+  if (state.ownsDispatcher && state.closing) return { networkError: closedError(), sent: false, final: true };
   const { headers, body } = encodeRequest(state, req);
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), timerDelay(timeoutMs));
@@ -305,7 +320,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
     async close() {
       // Once only: undici rejects a second close() of the same Agent (ClientDestroyedError), and a
       // client may well be closed twice (an explicit close() and `await using`).
-      if (state.ownsDispatcher) await (state.closing ??= state.dispatcher.close());
+      if (state.ownsDispatcher) await (state.closing ??= closeDispatcher(state.dispatcher));
     },
   };
 }
