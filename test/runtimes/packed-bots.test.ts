@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { setupBot, startTestEmulator } from '../helpers/emulator.js';
 import { startFakeDiscord } from '../helpers/fake-discord/index.js';
 import { botProject } from './packed.js';
-import { runWithRuntime, RUNTIME_KIND, warningLines } from './runtime.js';
+import { runWithRuntime, RUNTIME_KIND } from './runtime.js';
+import { warningLines } from './warnings.js';
 
 /**
  * The packed package in a CommonJS bot and in an ES module bot (test/runtimes/bots/), each a
@@ -29,7 +30,7 @@ async function runBot(type: 'commonjs' | 'module', file: string, guilds: number)
 }
 
 describe(`the packed package from a bot project (${RUNTIME_KIND})`, () => {
-  it('CommonJS: require() of the root and every subpath; one copy with import(); posts and stops with the client', async () => {
+  it('CommonJS bot, packed: require() of the root and every subpath; one copy with import(); posts and stops with the client', async () => {
     const { code, output, metrics, stateDir } = await runBot('commonjs', 'cjs-bot.cjs', 4);
     expect(output).toContain('posted 4 servers');
     expect(output).toContain('one copy of the package');
@@ -41,7 +42,7 @@ describe(`the packed package from a bot project (${RUNTIME_KIND})`, () => {
     expect(warningLines(output)).toEqual([]);
   });
 
-  it('ES module: import of the root and every subpath; one copy with require(); posts and stops with the client', async () => {
+  it('ES module bot, packed: import of the root and every subpath; one copy with require(); posts and stops with the client', async () => {
     const { code, output, metrics } = await runBot('module', 'esm-bot.mjs', 6);
     expect(output).toContain('one copy of the package');
     expect(output).toContain('posted 6 servers');

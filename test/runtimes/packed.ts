@@ -13,7 +13,7 @@ import { afterAll } from 'vitest';
  */
 
 const run = promisify(execFile);
-export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const temps: string[] = [];
 afterAll(async () => {

@@ -5,7 +5,8 @@ import { setupBot, startTestEmulator } from '../helpers/emulator.js';
 import { startFakeDiscordRest } from '../helpers/fake-discord/rest.js';
 import { startVoteHookServer } from '../helpers/vote-hook-server.js';
 import { botProject, installedCli } from './packed.js';
-import { runWithRuntime, RUNTIME_KIND, warningLines } from './runtime.js';
+import { runWithRuntime, RUNTIME_KIND } from './runtime.js';
+import { warningLines } from './warnings.js';
 
 /**
  * The packed package's CLI, run with the runtime under test from a bot project where it is
@@ -28,7 +29,7 @@ describe(`the packed CLI (${RUNTIME_KIND})`, () => {
     expect(warningLines(output)).toEqual([]);
   });
 
-  it('listing-agent run with health off: posts the counts, rewards a vote through an http hook, and stops on SIGTERM with exit 0', async () => {
+  it('listing-agent run, health off: posts the counts, rewards a vote through an http hook, and stops on SIGTERM with exit 0', async () => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);
     const voter = emu.admin.createUser({ username: 'voter' });

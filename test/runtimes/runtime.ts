@@ -13,17 +13,6 @@ export const RUNTIME = process.env.LISTING_AGENT_RUNTIME ?? process.execPath;
 /** `node`, `bun` or `deno`, from the executable's name. */
 export const RUNTIME_KIND: 'node' | 'bun' | 'deno' = /^bun/.test(basename(RUNTIME)) ? 'bun' : /^deno/.test(basename(RUNTIME)) ? 'deno' : 'node';
 
-/**
- * Lines a runtime prints for a warning: Node's `(node:123) SomeWarning: ...` (and `[DEP0040]`
- * deprecations), Bun's `warn:` lines. A smoke run fails on any of them.
- */
-const WARNING = /\(node:\d+\) (\[\w+\] )?\w*Warning\b|^\s*warn(ing)?:|\b(Deprecation|Experimental|TimeoutOverflow|TimeoutNegative)Warning\b/im;
-
-/** The warning lines of `text` (stdout and stderr of a program). */
-export function warningLines(text: string): string[] {
-  return text.split('\n').filter((line) => WARNING.test(line));
-}
-
 /** A program run with {@link RUNTIME}, its output collected. */
 export interface RuntimeChild {
   readonly child: ChildProcess;
@@ -42,7 +31,9 @@ afterEach(() => {
 /** Runs `RUNTIME ...args` in `cwd` with exactly `env` (plus PATH and HOME); killed after the test. */
 export function runWithRuntime(args: string[], options: { cwd: string; env?: Record<string, string> }): RuntimeChild {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env };
-  const child = spawn(RUNTIME, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Deno runs a program with `deno run`, with every permission (a bot owner's `deno run -A bot.js`).
+  const argv = RUNTIME_KIND === 'deno' ? ['run', '-A', ...args] : args;
+  const child = spawn(RUNTIME, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
   let stderr = '';
