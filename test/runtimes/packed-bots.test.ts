@@ -29,7 +29,8 @@ async function runBot(type: 'commonjs' | 'module', file: string, guilds: number)
   return { code, output: bot.output(), metrics: emu.admin.metrics(fx.projectId), stateDir };
 }
 
-describe(`the packed package from a bot project (${RUNTIME_KIND})`, () => {
+// npm pack (once per file) and a runtime's start are slow on a loaded machine: a minute each.
+describe(`the packed package from a bot project (${RUNTIME_KIND})`, { timeout: 60_000 }, () => {
   it('CommonJS bot, packed: require() of the root and every subpath; one copy with import(); posts and stops with the client', async () => {
     const { code, output, metrics, stateDir } = await runBot('commonjs', 'cjs-bot.cjs', 4);
     expect(output).toContain('posted 4 servers');

@@ -14,7 +14,8 @@ import { warningLines } from './warnings.js';
  * Each ends cleanly on SIGINT or SIGTERM, with nothing printed as a warning.
  */
 
-describe(`the packed CLI (${RUNTIME_KIND})`, () => {
+// npm pack (once per file) and a runtime's start are slow on a loaded machine: a minute each.
+describe(`the packed CLI (${RUNTIME_KIND})`, { timeout: 60_000 }, () => {
   it('listing-agent demo: posts, rewards votes, receives a signed webhook, and ends cleanly on Ctrl-C', async () => {
     const project = await botProject('commonjs');
     const demo = runWithRuntime([installedCli(project), 'demo'], { cwd: project.dir });
