@@ -2,7 +2,7 @@
  * Checks the package as npm would publish it: `publint --strict` (the `exports` map, the files it
  * names, the fields) and `@arethetypeswrong/cli` on the packed tarball with its full default
  * profile: every subpath resolves to JavaScript and types under node10, node16 from CommonJS and
- * from ESM, and bundlers (the `require` side is dist/cjs/, written by scripts/build-cjs.ts).
+ * from ESM, and bundlers (the `require` side is dist/cjs/, written by scripts/build-cjs.mjs).
  * Run `npm run build` first.
  *
  *   node --import ./test/helpers/ts-register.mjs scripts/package-check.ts

@@ -12,52 +12,71 @@
  *   `require` without error TS1479 (a `.d.cts` that re-exported the ESM `.d.ts` would have it).
  * - `dist/cli/main.js` made executable (tsc writes 0644; `npx listing-agent` needs the bit).
  *
- *   node --import ./test/helpers/ts-register.mjs scripts/build-cjs.ts
+ * Plain JavaScript, so that the build needs nothing but Node (the Dockerfile's build stage copies
+ * this file and no test helper). test/architecture/build-cjs.test.ts checks what it writes.
+ *
+ *   node scripts/build-cjs.mjs
  */
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 
-/** One entry of the `exports` map with both conditions. */
-interface DualEntry {
-  import: { types: string; default: string };
-  require: { types: string; default: string };
-}
+/** @typedef {{ import: { types: string; default: string }; require: { types: string; default: string } }} DualEntry */
 
 /** The folder of the CommonJS side, inside dist/. */
-export const CJS_DIR = 'dist/cjs';
+const CJS_DIR = 'dist/cjs';
 
-/** A relative specifier from `fromFile` to `toFile` (both package paths), starting with `./` or `../`. */
-function specifier(fromFile: string, toFile: string): string {
+/**
+ * A relative specifier from `fromFile` to `toFile` (both package paths), starting with `./` or `../`.
+ * @param {string} fromFile
+ * @param {string} toFile
+ */
+function specifier(fromFile, toFile) {
   const path = posix.relative(posix.dirname(fromFile), toFile);
   return path.startsWith('.') ? path : `./${path}`;
 }
 
-/** The text of an entry's `.cjs` file, loading `esmFile` (both package paths). */
-export function cjsEntryText(cjsFile: string, esmFile: string): string {
+/**
+ * The text of an entry's `.cjs` file, loading `esmFile` (both package paths).
+ * @param {string} cjsFile
+ * @param {string} esmFile
+ */
+function cjsEntryText(cjsFile, esmFile) {
   return `'use strict';\n// require('listing-agent...') loads the ES module build: one copy of the package per process.\nmodule.exports = require('${specifier(cjsFile, esmFile)}');\n`;
 }
 
-/** A `.d.ts` text as a `.d.cts` one: relative `.js` specifiers become `.cjs`, no source map. */
-export function declarationAsCjs(text: string): string {
+/**
+ * A `.d.ts` text as a `.d.cts` one: relative `.js` specifiers become `.cjs`, no source map.
+ * @param {string} text
+ */
+function declarationAsCjs(text) {
   return text.replace(/(['"])(\.{1,2}\/[^'"\n]*?)\.js\1/g, '$1$2.cjs$1').replace(/^\/\/# sourceMappingURL=.*\n?/m, '');
 }
 
-async function declarationFiles(folder: string): Promise<string[]> {
-  const found: string[] = [];
+/** @param {string} folder */
+async function declarationFiles(folder) {
+  /** @type {string[]} */
+  const found = [];
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
     if (entry.isFile() && entry.name.endsWith('.d.ts')) found.push(join(entry.parentPath, entry.name));
   }
   return found;
 }
 
-/** The entries of `exports` that have an `import` and a `require` condition. */
-export function dualEntries(manifest: { exports: Record<string, unknown> }): Array<[string, DualEntry]> {
-  return Object.entries(manifest.exports).filter((pair): pair is [string, DualEntry] => typeof pair[1] === 'object' && pair[1] !== null && 'require' in pair[1]);
+/**
+ * The entries of `exports` that have an `import` and a `require` condition.
+ * @param {{ exports: Record<string, unknown> }} manifest
+ * @returns {Array<[string, DualEntry]>}
+ */
+function dualEntries(manifest) {
+  return /** @type {Array<[string, DualEntry]>} */ (Object.entries(manifest.exports).filter((pair) => typeof pair[1] === 'object' && pair[1] !== null && 'require' in pair[1]));
 }
 
-/** Writes dist/cjs/ for the package at `root` (dist/ built by tsc) and marks the CLI executable. */
-export async function buildCjs(root: string): Promise<{ entries: number; declarations: number }> {
-  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+/**
+ * Writes dist/cjs/ for the package at `root` (dist/ built by tsc) and marks the CLI executable.
+ * @param {string} root
+ */
+async function buildCjs(root) {
+  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
   const dist = join(root, 'dist');
   const cjs = join(root, CJS_DIR);
   await rm(cjs, { recursive: true, force: true });
@@ -76,8 +95,6 @@ export async function buildCjs(root: string): Promise<{ entries: number; declara
     await writeFile(join(root, cjsFile), cjsEntryText(cjsFile, esmFile));
   }
   await chmod(join(dist, 'cli/main.js'), 0o755);
-  return { entries: entries.length, declarations: declarations.length };
 }
 
-const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.dirname, 'build-cjs.ts');
-if (invokedDirectly) await buildCjs(resolve(import.meta.dirname, '..'));
+await buildCjs(resolve(import.meta.dirname, '..'));
