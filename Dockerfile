@@ -18,6 +18,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The build's second step (dist/cjs/, for CommonJS bots; the daemon does not use it).
+COPY scripts/build-cjs.mjs ./scripts/
 RUN npm run build
 
 # ---- runtime: production dependencies and dist/ only, as the non-root `node` user ----

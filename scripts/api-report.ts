@@ -29,9 +29,11 @@ export function apiEntries(root: string): ApiEntry[] {
   const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
   const entries: ApiEntry[] = [];
   for (const [subpath, target] of Object.entries(manifest.exports)) {
-    if (typeof target !== 'object' || target === null || !('types' in target)) continue;
+    // The ES module declarations (`import.types`); the `require` side's .d.cts are a copy of them.
+    const types = typeof target === 'object' && target !== null ? (target as { import?: { types?: unknown } }).import?.types : undefined;
+    if (typeof types !== 'string') continue;
     const name = subpath === '.' ? 'index' : subpath.slice(2).replaceAll('/', '-');
-    entries.push({ name, declarations: resolve(root, String((target as { types: string }).types)) });
+    entries.push({ name, declarations: resolve(root, types) });
   }
   return entries;
 }

@@ -8,6 +8,7 @@ import { createServiceLog } from './service-log.js';
 import { startInOrder, type StartHooks } from './start-capabilities.js';
 import { settleWithin } from '../runtime/settle.js';
 import { errorMessage } from '../errors.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** What {@link createBringUp} works with: the agent's parts. */
 export interface BringUpOptions {
@@ -172,7 +173,7 @@ function schedule(state: BringUpState, tries: number, delayMs: number, waitsForR
     // Back already (between the failure and now): no 'up' will come, so try again soon.
     if (cluster.connection.isUp) delayMs = Math.min(delayMs, 100);
   }
-  state.timer = setTimeout(next, delayMs);
+  state.timer = setTimeout(next, timerDelay(delayMs));
   state.timer.unref();
 }
 

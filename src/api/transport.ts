@@ -12,6 +12,7 @@ import {
   retryAfterFromV0Body,
   type RetryPolicy,
 } from './retry.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** Time as the transport sees it; injected in tests so waits need no real sleeping. */
 export interface TransportClock {
@@ -25,7 +26,7 @@ export const systemClock: TransportClock = {
   now: () => Date.now(),
   // `timers/promises` rejects with its own AbortError; callers are promised the signal's reason.
   sleep: (ms, signal) =>
-    delay(ms, undefined, signal ? { signal } : {}).catch((error: unknown) => {
+    delay(timerDelay(ms), undefined, signal ? { signal } : {}).catch((error: unknown) => {
       throw signal?.aborted ? signal.reason : error;
     }),
 };
@@ -211,11 +212,26 @@ function encodeRequest(state: TransportState, req: TransportRequest): { headers:
   return { headers, body };
 }
 
+/**
+ * Closes a dispatcher the transport made. Bun's stand-in for undici has an `Agent` with no methods
+ * (its requests go through Bun's own fetch pool, which needs no closing): nothing to close there.
+ */
+function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
+  return typeof dispatcher.close === 'function' ? dispatcher.close() : Promise.resolve();
+}
+
+/** The error of a call sent after `close()`, the same on every runtime (undici's code for it). */
+function closedError(): Error {
+  return Object.assign(new Error('the client was closed'), { code: 'UND_ERR_CLOSED' });
+}
+
 /** Sends `req` once, within `timeoutMs`; throws only the caller's abort reason. */
 async function attempt(state: TransportState, req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
+  // undici refuses a closed Agent by itself; Bun's stand-in would send: refuse here, alike.
+  if (state.ownsDispatcher && state.closing) return { networkError: closedError(), sent: false, final: true };
   const { headers, body } = encodeRequest(state, req);
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const timer = setTimeout(() => timeout.abort(), timerDelay(timeoutMs));
   const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
   try {
     const res = await request(req.url, {
@@ -304,7 +320,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
     async close() {
       // Once only: undici rejects a second close() of the same Agent (ClientDestroyedError), and a
       // client may well be closed twice (an explicit close() and `await using`).
-      if (state.ownsDispatcher) await (state.closing ??= state.dispatcher.close());
+      if (state.ownsDispatcher) await (state.closing ??= closeDispatcher(state.dispatcher));
     },
   };
 }

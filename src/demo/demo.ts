@@ -8,6 +8,7 @@ import { DEFAULT_SEED } from '../emulator/seed.js';
 import type { ProjectRecord } from '../emulator/state.js';
 import { recordRotatedSecret, secretFilePath } from '../webhooks/secrets.js';
 import { createSimulatedBot, simulatedBotSource, type SimulatedBot } from './simulated-bot.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -197,8 +198,8 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
     setInterval(() => {
       bot.drift();
       print(`[bot]      now ${describeBot(bot)}`);
-    }, options.driftEveryMs ?? 5_000),
-    setInterval(castVote, options.voteEveryMs ?? 4_000),
+    }, timerDelay(options.driftEveryMs ?? 5_000)),
+    setInterval(castVote, timerDelay(options.voteEveryMs ?? 4_000)),
   );
   print('Ctrl-C stops the demo.');
   await options.until;

@@ -6,6 +6,7 @@ import type { EmulatorClock } from './clock.js';
 import type { EmulatorSettings } from './settings.js';
 import type { DeliveryAttempt, DeliveryRecord, EmulatorState } from './state.js';
 import { iso } from './clock.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** Where a delivery goes and how it is signed. */
 interface DeliveryTarget {
@@ -154,7 +155,7 @@ function wait(d: Deliveries, ms: number): Promise<void> {
     const timer = setTimeout(() => {
       d.timers.delete(timer);
       resolve();
-    }, ms);
+    }, timerDelay(ms));
     timer.unref();
     d.timers.set(timer, resolve);
   });

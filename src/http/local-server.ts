@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AgentLogger } from '../log/agent-logger.js';
 import { formatAddress, ListenError, type ListenAddress, type ListenSetting } from './listen-error.js';
 import { ListingAgentError } from '../errors.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /**
  * The agent's own small HTTP servers (health, the push endpoint, the webhook receiver) share one
@@ -190,7 +191,7 @@ function startRun(state: LocalServerState): Promise<string> {
 function settle(run: LocalServerRun, deadline: number, now: () => number): Promise<void> {
   if (run.active === 0) return Promise.resolve();
   return new Promise<void>((resolve) => {
-    const timer = setTimeout(finish, Math.max(0, deadline - now()));
+    const timer = setTimeout(finish, timerDelay(deadline - now()));
     timer.unref();
     function finish() {
       clearTimeout(timer);

@@ -19,6 +19,7 @@ import {
 } from './lease.js';
 import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
 import { errorMessage } from '../errors.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /**
  * Takes the lease when it is free: a new fencing token (INCR) and the key set with the lease as
@@ -164,7 +165,7 @@ function settle(run: LeaseRun, next: LeaseState): void {
 function schedule(run: LeaseRun, at: number): void {
   clearTimeout(run.timer);
   if (!run.running) return;
-  run.timer = setTimeout(() => void tick(run), Math.max(0, at - run.now()));
+  run.timer = setTimeout(() => void tick(run), timerDelay(at - run.now()));
   run.timer.unref();
 }
 

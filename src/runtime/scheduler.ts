@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { MAX_TIMER_DELAY_MS, timerDelay } from '../contract/timer-delay.js';
 
 /**
  * A small schedule abstraction: a cron expression (croner's syntax), a fixed interval, or one
@@ -65,7 +66,7 @@ export type ScheduleFactory = (options: ScheduleOptions) => Schedule;
  * The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days); a longer wait is cut into
  * pieces, each re-checked against the clock when it fires.
  */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = MAX_TIMER_DELAY_MS;
 
 /**
  * The next run of an interval schedule anchored at `anchor` (epoch ms), as of `now`: the first
@@ -186,7 +187,7 @@ function arm(schedule: TimedSchedule): void {
   clearTimeout(schedule.timer);
   schedule.timer = undefined;
   if (!schedule.started || schedule.dueAt === undefined) return;
-  schedule.timer = setTimeout(() => fire(schedule), Math.min(MAX_TIMER_MS, Math.max(0, schedule.dueAt - schedule.now())));
+  schedule.timer = setTimeout(() => fire(schedule), timerDelay(schedule.dueAt - schedule.now()));
   schedule.timer.unref();
 }
 

@@ -1,3 +1,5 @@
+import { timerDelay } from '../contract/timer-delay.js';
+
 /**
  * Waiting with a time limit, the way every stop with a deadline waits: for work in flight to end,
  * but never past the deadline, and without a timer that keeps the process alive.
@@ -11,7 +13,7 @@
 export async function settleWithin(work: Promise<unknown>, ms: number): Promise<'done' | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), Math.max(0, ms));
+    timer = setTimeout(() => resolve('timeout'), timerDelay(ms));
     timer.unref();
   });
   try {

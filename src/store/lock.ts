@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from './errors.js';
 import type { FileStoreFs } from './fs.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** Who holds a state directory. Only `src/cli` knows these; embedded agents usually pass none. */
 export interface LockOwner {
@@ -236,7 +237,7 @@ function holdLock({ options, path, warnings }: Attempt, ino: number, key: string
   const heartbeat = setInterval(() => {
     const time = new Date(now());
     fs.utimes(path, time, time).catch(() => undefined);
-  }, Math.max(10, Math.floor(staleMs / 3)));
+  }, timerDelay(Math.max(10, Math.floor(staleMs / 3))));
   heartbeat.unref();
 
   let released = false;

@@ -6,6 +6,7 @@ import { parseCounts } from './ledger-redis-scripts.js';
 import { claim, COMPACT_BATCH, forgetAt, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import { copyVote } from './ledger-state.js';
 import type { LedgerEntry } from './types.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /**
  * The life of a Redis vote ledger: open (heartbeat, the votes pending under this agent, the known
@@ -95,7 +96,7 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
     });
     for (const entry of entries) r.known.hold(entry.vote.key, forgetAt(r, entry.vote));
     r.queue = createWriteQueue({ connection, logger: r.logger, apply: async (args) => void (r.counts = parseCounts(await r.scripts.apply.run(r.keys, [r.recordPrefix, r.now(), r.keepKeysForMs, ...args]))) });
-    r.heartbeatTimer = setInterval(() => void beat(r), Math.max(10, Math.floor(leaseMs / 3)));
+    r.heartbeatTimer = setInterval(() => void beat(r), timerDelay(Math.max(10, Math.floor(leaseMs / 3))));
     r.heartbeatTimer.unref();
     r.sweepTimer = setInterval(() => void sweep(r), leaseMs);
     r.sweepTimer.unref();

@@ -1,6 +1,7 @@
 import { isRedisErrorReply } from '../redis/client-module.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { redisFailure, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /**
  * The ordered queue of the Redis vote ledger's writes that follow a hook run (hook done, vote
@@ -155,7 +156,7 @@ function failedBatch(q: QueueState, error: unknown): void {
   q.retryTimer = setTimeout(() => {
     q.retryTimer = undefined;
     start(q);
-  }, q.delays[Math.min(q.failures - 1, q.delays.length - 1)] ?? 1_000);
+  }, timerDelay(q.delays[Math.min(q.failures - 1, q.delays.length - 1)] ?? 1_000));
   q.retryTimer.unref();
 }
 

@@ -16,6 +16,7 @@ import {
 } from './cursor-state.js';
 import { pollReadiness } from './poll-readiness.js';
 import type { Vote } from './types.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /** The readiness component of the votes capability (the poller reports under it). */
 export const VOTES_COMPONENT = 'votes';
@@ -288,7 +289,7 @@ async function stop(p: PollerState, deadline: number): Promise<void> {
   if (!running) return;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - p.now()));
+    timer = setTimeout(() => resolve('timeout'), timerDelay(deadline - p.now()));
     timer.unref();
   });
   const outcome = await Promise.race([running.then(() => 'done' as const), timedOut]);

@@ -8,6 +8,7 @@ import {
   type StreamEntry,
 } from './stream-entries.js';
 import type { Vote } from './types.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 /*
  * The reward stream, consumer side: bot processes read the votes the agent appended through one
@@ -94,7 +95,7 @@ export interface VoteConsumer {
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, timerDelay(ms));
     function done() {
       clearTimeout(timer);
       signal.removeEventListener('abort', done);

@@ -15,6 +15,7 @@ import {
   type SecretFileContent,
 } from './secrets-file.js';
 import { readRedisSecrets, redisSecretNames, updateRedisSecrets } from './secrets-redis.js';
+import { timerDelay } from '../contract/timer-delay.js';
 
 export {
   DEFAULT_SECRET_GRACE_MS,
@@ -287,7 +288,7 @@ function startWatching(w: SecretsState, path: string): void {
     w.watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
       if (name !== null && name !== basename(path)) return;
       clearTimeout(w.debounce);
-      w.debounce = setTimeout(() => void refreshFile(w), w.options.debounceMs ?? 50);
+      w.debounce = setTimeout(() => void refreshFile(w), timerDelay(w.options.debounceMs ?? 50));
       w.debounce.unref();
     });
     w.watcher.on('error', (error) => {

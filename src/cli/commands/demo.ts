@@ -3,6 +3,7 @@ import { runDemo } from '../../demo/demo.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { keepProcessAlive } from '../keep-alive.js';
+import { timerDelay } from '../../contract/timer-delay.js';
 
 export const DEMO_HELP = `Usage: listing-agent demo [options]
 
@@ -29,7 +30,7 @@ export async function runDemoCommand(argv: string[], io: CliIo): Promise<number>
   if (typeof values.duration === 'string') {
     const ms = parseDuration(values.duration);
     if (ms === undefined || ms <= 0) throw new UsageError(`--duration must be a duration such as 30s or 5m (got '${values.duration}')`, 'demo');
-    until = Promise.race([io.stopRequested, new Promise((resolve) => setTimeout(resolve, ms))]);
+    until = Promise.race([io.stopRequested, new Promise((resolve) => setTimeout(resolve, timerDelay(ms)))]);
   }
   // Up until told to stop (or --duration), whatever socket or timer is left (see keepProcessAlive).
   const release = keepProcessAlive();

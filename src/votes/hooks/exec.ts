@@ -3,6 +3,7 @@ import type { HookCallContext, Vote, VoteHook } from '../types.js';
 import { voteHookBody, voteHookEnvironment } from './body.js';
 import { HOOK_DEFAULTS, oneLine, VoteHookError } from './errors.js';
 import { OutputTail } from './output-tail.js';
+import { timerDelay } from '../../contract/timer-delay.js';
 
 /** Options of {@link createExecHook}. */
 export interface ExecHookOptions {
@@ -177,7 +178,7 @@ function watch(run: Run, stdin: string): void {
 }
 
 function later(run: Run, ms: number, what: () => void): void {
-  const timer = setTimeout(what, ms);
+  const timer = setTimeout(what, timerDelay(ms));
   timer.unref();
   run.timers.push(timer);
 }

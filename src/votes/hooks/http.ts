@@ -92,7 +92,7 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
       if (status >= 200 && status < 300) {
         // Read to the end so the connection goes back to the pool. The receiver has accepted the
         // vote already: a body that breaks off now does not undo that.
-        await response.body.dump({ limit: EXCERPT_READ_BYTES }).catch(() => undefined);
+        await drain(response.body).catch(() => undefined);
         return;
       }
       excerpt = await readExcerpt(response.body);
@@ -110,6 +110,16 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
   }
 
   return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run };
+}
+
+/**
+ * Reads an accepted answer's body (at most {@link EXCERPT_READ_BYTES}) so that the connection goes
+ * back to the pool: undici's `dump()`, or where it is missing (Bun's stand-in for undici) the same
+ * bounded read as an excerpt's.
+ */
+async function drain(body: Dispatcher.ResponseData['body']): Promise<void> {
+  if (typeof body.dump === 'function') await body.dump({ limit: EXCERPT_READ_BYTES });
+  else await readExcerpt(body);
 }
 
 /** The start of an answer's body on one line, reading at most {@link EXCERPT_READ_BYTES}. */

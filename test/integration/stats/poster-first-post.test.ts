@@ -26,9 +26,10 @@ const KEY = 'push-key-0123456789abcdef';
 type StatsInput = NonNullable<ListingAgentConfigInput['stats']>;
 
 const pushSources: PushSource[] = [];
-const posters: StatsPoster[] = [];
+/** Each poster with its clock: a stop deadline is a time on the poster's clock, not the real one. */
+const posters: Array<{ poster: StatsPoster; now: () => number }> = [];
 afterEach(async () => {
-  await Promise.all(posters.splice(0).map((poster) => poster.stop(Date.now())));
+  await Promise.all(posters.splice(0).map(({ poster, now }) => poster.stop(now())));
   await Promise.all(pushSources.splice(0).map((source) => source.stop()));
 });
 
@@ -69,7 +70,7 @@ async function setup(options: { stats?: StatsInput; store?: StateStore; clock?: 
   const makePoster = (source: CountSource, extra: { project?: { platform: string; type: string } } = {}) => {
     const scheduler = createManualScheduler(clock.now);
     const poster = createStatsPoster({ source, config: config.stats, client, store, now: clock.now, schedules: scheduler.factory, ...extra });
-    posters.push(poster);
+    posters.push({ poster, now: clock.now });
     return { poster, scheduler };
   };
   /** v1 posts: batches, or PATCHes in patch mode. */

@@ -1,0 +1,131 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { MAX_TIMER_DELAY_MS, timerDelay } from '../../src/contract/timer-delay.js';
+
+/**
+ * Two rules of src/ that keep the package loadable and quiet on every runtime it supports:
+ *
+ * - No top-level await: CommonJS bots load the ES module build with `require()` (dist/cjs/), and
+ *   Node's require of ES modules refuses a graph with a top-level await (ERR_REQUIRE_ASYNC_MODULE).
+ * - Every computed timer delay goes through `timerDelay()` (src/contract/timer-delay.ts): a delay
+ *   over 2^31 - 1 ms becomes 1 ms with a TimeoutOverflowWarning, a negative one warns on Node 24+.
+ *   A delay may be a literal, a constant expression of literals, or a name or property (a value
+ *   set and bounded elsewhere); anything computed right there (arithmetic, a call) must be clamped.
+ */
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+function parse(file: string, text: string): ts.SourceFile {
+  return ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+}
+
+const where = (source: ts.SourceFile, node: ts.Node) => `${source.fileName}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`;
+
+/** `file:line` of every `await` (and `for await`) outside any function of `source`. */
+export function topLevelAwaits(source: ts.SourceFile): string[] {
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) || ts.isClassStaticBlockDeclaration(node)) return;
+    if (ts.isAwaitExpression(node) || (ts.isForOfStatement(node) && node.awaitModifier)) found.push(where(source, node));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** A delay that needs no clamp: a number literal, or arithmetic of number literals only. */
+function isConstant(node: ts.Expression): boolean {
+  if (ts.isNumericLiteral(node)) return true;
+  if (ts.isParenthesizedExpression(node)) return isConstant(node.expression);
+  if (ts.isBinaryExpression(node)) return isConstant(node.left) && isConstant(node.right);
+  return false;
+}
+
+function delayIsFine(node: ts.Expression): boolean {
+  if (isConstant(node) || ts.isIdentifier(node) || ts.isPropertyAccessExpression(node)) return true;
+  return ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'timerDelay';
+}
+
+/** The local names of `setTimeout`/`setInterval` imported from node:timers/promises (delay first). */
+function promiseTimerNames(source: ts.SourceFile): Set<string> {
+  const names = new Set<string>();
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    if (!/^(node:)?timers\/promises$/.test(statement.moduleSpecifier.text)) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (!bindings || !ts.isNamedImports(bindings)) continue;
+    for (const element of bindings.elements) {
+      if (['setTimeout', 'setInterval'].includes((element.propertyName ?? element.name).text)) names.add(element.name.text);
+    }
+  }
+  return names;
+}
+
+/** `file:line delay` of every timer armed with a delay computed in place and not clamped. */
+export function unclampedDelays(source: ts.SourceFile): string[] {
+  const promiseTimers = promiseTimerNames(source);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression)) {
+      const name = node.expression.text;
+      const delay = promiseTimers.has(name) ? node.arguments[0] : ['setTimeout', 'setInterval'].includes(name) ? node.arguments[1] : undefined;
+      if (delay && !delayIsFine(delay)) found.push(`${where(source, node)} ${delay.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function checkTree(check: (source: ts.SourceFile) => string[]): string[] {
+  return sourceFiles(join(REPO, 'src')).flatMap((file) => check(parse(relative(REPO, file), readFileSync(file, 'utf8'))));
+}
+
+describe('src/ loads with require() on every runtime', () => {
+  it('has no top-level await', () => {
+    expect(checkTree(topLevelAwaits)).toEqual([]);
+  });
+
+  it('finds a top-level await, and none inside functions', () => {
+    const text = 'const a = await f();\nfor await (const x of y) g(x);\nasync function h() { await f(); }\nconst i = async () => { for await (const x of y) g(x); };\n';
+    expect(topLevelAwaits(parse('planted.ts', text))).toEqual(['planted.ts:1', 'planted.ts:2']);
+  });
+});
+
+describe('timer delays are clamped', () => {
+  it('clamps to [0, 2^31 - 1], NaN to 0', () => {
+    expect(timerDelay(23_103_871_113)).toBe(MAX_TIMER_DELAY_MS);
+    expect(timerDelay(-5)).toBe(0);
+    expect(timerDelay(Number.NaN)).toBe(0);
+    expect(timerDelay(1_500.5)).toBe(1_500.5);
+    expect(MAX_TIMER_DELAY_MS).toBe(2_147_483_647);
+  });
+
+  it('every computed delay in src/ goes through timerDelay()', () => {
+    expect(checkTree(unclampedDelays)).toEqual([]);
+  });
+
+  it('finds a computed delay, and lets literals, names and timerDelay() pass', () => {
+    const text = [
+      "import { setTimeout as delay } from 'node:timers/promises';",
+      'setTimeout(f, deadline - now());',
+      'setInterval(f, Math.max(10, ms / 3));',
+      'await delay(a + b);',
+      'setTimeout(f, 2 ** 31 - 1);',
+      'setTimeout(f, options.timeoutMs);',
+      'setTimeout(f, delayMs);',
+      'setTimeout(f, timerDelay(deadline - now()));',
+      'await delay(timerDelay(ms));',
+    ].join('\n');
+    expect(unclampedDelays(parse('planted.ts', text))).toEqual(['planted.ts:2 deadline - now()', 'planted.ts:3 Math.max(10, ms / 3)', 'planted.ts:4 a + b']);
+  });
+});

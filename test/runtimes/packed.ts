@@ -1,0 +1,74 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll } from 'vitest';
+
+/**
+ * The package as a bot owner gets it: `npm pack`ed (dist/ built by `npm test`), extracted into a
+ * temporary bot project's node_modules/listing-agent. Offline: the package's own dependencies and
+ * the bot's discord.js are symlinks to this repository's node_modules (what `npm ci` installed).
+ */
+
+const run = promisify(execFile);
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const temps: string[] = [];
+afterAll(async () => {
+  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function temp(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+let packing: Promise<string> | undefined;
+
+/**
+ * The packed tarball: `LISTING_AGENT_PACKED` when set (the runtime matrix packs once for every
+ * runtime), else `npm pack` of this repository, once per test file.
+ */
+export function packedTarball(): Promise<string> {
+  const given = process.env.LISTING_AGENT_PACKED;
+  if (given) return Promise.resolve(given);
+  packing ??= (async () => {
+    const folder = await temp('listing-agent-packed-');
+    await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: REPO });
+    const tarball = (await readdir(folder)).find((name) => name.endsWith('.tgz'));
+    if (!tarball) throw new Error(`npm pack wrote no tarball in ${folder}`);
+    return join(folder, tarball);
+  })();
+  return packing;
+}
+
+/** A bot project: its folder and its entry file. */
+export interface BotProject {
+  dir: string;
+  main: string;
+}
+
+/**
+ * A temporary bot project of `type` (`commonjs` or `module`) with the packed package installed and
+ * discord.js beside it, running `bot` (a file of test/runtimes/bots/, copied as its main file;
+ * none for a project that only runs the package's CLI).
+ */
+export async function botProject(type: 'commonjs' | 'module', bot?: string): Promise<BotProject> {
+  const dir = await temp(`listing-agent-${type}-bot-`);
+  const installed = join(dir, 'node_modules', 'listing-agent');
+  await mkdir(installed, { recursive: true });
+  await run('tar', ['xzf', await packedTarball(), '-C', installed, '--strip-components=1']);
+  // The package's dependencies, where npm would have put them for it; the bot's own discord.js.
+  await symlink(join(REPO, 'node_modules'), join(installed, 'node_modules'), 'dir');
+  await symlink(join(REPO, 'node_modules', 'discord.js'), join(dir, 'node_modules', 'discord.js'), 'dir');
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: `${type}-bot`, private: true, type, dependencies: { 'listing-agent': '*', 'discord.js': '*' } }, null, 2)}\n`);
+  const main = join(dir, bot ?? 'index.js');
+  if (bot !== undefined) await copyFile(join(REPO, 'test', 'runtimes', 'bots', bot), main);
+  return { dir, main };
+}
+
+/** The packed package's CLI inside `project` (what `npx listing-agent` runs there). */
+export const installedCli = (project: BotProject) => join(project.dir, 'node_modules', 'listing-agent', 'dist', 'cli', 'main.js');
