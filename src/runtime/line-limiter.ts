@@ -10,6 +10,8 @@
  * on time even when no event follows.
  */
 
+import { timerDelay } from '../contract/timer-delay.js';
+
 /**
  * Runs `callback` once after `delayMs` and returns what cancels it. Tests pass a manual one; the
  * vote pipeline's `Schedule` is the same shape.
@@ -18,7 +20,7 @@ export type Delay = (callback: () => void, delayMs: number) => () => void;
 
 /** The default {@link Delay}: `setTimeout`, unref'd so that a library agent never holds the process open. */
 export const unrefDelay: Delay = (callback, delayMs) => {
-  const timer = setTimeout(callback, Math.max(0, delayMs));
+  const timer = setTimeout(callback, timerDelay(delayMs));
   timer.unref();
   return () => clearTimeout(timer);
 };
