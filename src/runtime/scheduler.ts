@@ -68,6 +68,15 @@ export type ScheduleFactory = (options: ScheduleOptions) => Schedule;
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
+ * The delay to arm a timer with for `dueAt` (epoch ms) as of `now`: never negative, never more than
+ * `maxStepMs` (default and ceiling {@link MAX_TIMER_MS}). A wait longer than that is taken in steps:
+ * the caller re-checks the clock when the timer fires and arms the next step.
+ */
+export function timerDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_MS): number {
+  return Math.max(0, Math.min(MAX_TIMER_MS, maxStepMs, dueAt - now));
+}
+
+/**
  * The next run of an interval schedule anchored at `anchor` (epoch ms), as of `now`: the first
  * multiple of `intervalMs` after the anchor that is later than `now`. Runs are computed from the
  * anchor, not from the previous run, so late timers never add up to drift, and runs missed while
@@ -186,7 +195,7 @@ function arm(schedule: TimedSchedule): void {
   clearTimeout(schedule.timer);
   schedule.timer = undefined;
   if (!schedule.started || schedule.dueAt === undefined) return;
-  schedule.timer = setTimeout(() => fire(schedule), Math.min(MAX_TIMER_MS, Math.max(0, schedule.dueAt - schedule.now())));
+  schedule.timer = setTimeout(() => fire(schedule), timerDelay(schedule.dueAt, schedule.now()));
   schedule.timer.unref();
 }
 
