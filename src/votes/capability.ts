@@ -10,6 +10,9 @@ import type { VoteListener } from './hooks/in-process.js';
 import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from './pipeline.js';
 import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } from './poller.js';
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
+import { startReminders, type RunningReminders } from './reminders/configured.js';
+import { withReminders } from './reminders/ingest.js';
+import type { Reminders } from './reminders/reminders.js';
 
 /** Options of {@link createVotesCapability}; everything else comes from the agent's context and `config.votes`. */
 export interface VotesCapabilityOptions {
@@ -60,6 +63,8 @@ export interface VotesCapabilityOptions {
 export interface VotesCapability extends Capability<VotesEvents> {
   /** The running pipeline (both roads feed it), or undefined before start and after stop. */
   readonly pipeline: VotePipeline | undefined;
+  /** The vote reminders (`votes.reminders.enabled`), or undefined when off or not running. */
+  readonly reminders: Reminders | undefined;
   /**
    * Polls the votes cursor now (what a tick does). Rejects when the capability is not running, or
    * when it stands by (another agent leads and polls).
@@ -96,6 +101,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
   const v: VotesState = {
     options,
     pipeline: undefined,
+    reminders: undefined,
     poller: undefined,
     ledger: undefined,
     started: undefined,
@@ -113,6 +119,9 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     startsBeforeService: true,
     get pipeline() {
       return v.pipeline;
+    },
+    get reminders() {
+      return v.reminders?.reminders;
     },
     start: (context) => start(v, context),
     serviceWaiting(reason) {
@@ -136,6 +145,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
 interface VotesState {
   readonly options: VotesCapabilityOptions;
   pipeline: VotePipeline | undefined;
+  reminders: RunningReminders | undefined;
   poller: VotePoller | undefined;
   ledger: VoteLedger | undefined;
   /** The context while started (set once the pipeline runs). */
@@ -227,6 +237,19 @@ function reconcilePoller(v: VotesState): Promise<void> {
   return v.pollerChain;
 }
 
+/** Starts the reminders beside `running` (stopping it when they cannot start). */
+async function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline): Promise<RunningReminders> {
+  const { ledger, redis, leadership, hookOptions } = v.options;
+  const kind = typeof ledger === 'string' ? ledger : 'file';
+  try {
+    return await startReminders(context, { kind, ...(hookOptions ? { hookOptions } : {}), ...(redis ? { redis: redis.connection } : {}), ...(leadership ? { leadership } : {}) });
+  } catch (error) {
+    await running.stop(context.now());
+    await closeLedger(v).catch(() => undefined);
+    throw error;
+  }
+}
+
 async function closeLedger(v: VotesState): Promise<void> {
   const open = v.ledger;
   v.ledger = undefined;
@@ -255,7 +278,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
     await closeLedger(v).catch(() => undefined);
     throw error;
   }
-  v.pipeline = running;
+  v.pipeline = config.votes.reminders.enabled ? withReminders(running, (v.reminders = await startOwnReminders(v, context, running))) : running;
   context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
   v.started = context;
   v.project = context.project;
@@ -282,9 +305,11 @@ async function stop(v: VotesState, deadline: number): Promise<void> {
     await v.pollerChain.catch(() => undefined);
     await v.poller?.stop(deadline);
     await v.pipeline?.stop(deadline);
+    await v.reminders?.stop(deadline);
   } finally {
     v.poller = undefined;
     v.pipeline = undefined;
+    v.reminders = undefined;
     await closeLedger(v);
   }
 }
