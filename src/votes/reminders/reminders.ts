@@ -125,23 +125,9 @@ export function createReminders(options: RemindersOptions): Reminders {
       r.cancel = timer(() => void reminders.fire(), 5_000);
       return;
     }
-    for (const line of send) {
-      const seen = info(line);
-      if (seen) r.sent.unshift(seen);
-    }
-    r.sent.length = Math.min(r.sent.length, 10);
-    await removeLines([...send, ...late]);
+    r.sent = [...send.flatMap((line) => info(line) ?? []).reverse(), ...r.sent].slice(0, 10);
+    await removeLines(r, journal, [...send, ...late]);
     arm();
-  };
-
-  const removeLines = async (lines: readonly string[]) => {
-    if (lines.length === 0) return;
-    await journal.record([], lines);
-    r.removedSinceCompaction += lines.length;
-    if (r.removedSinceCompaction > 1000 && r.removedSinceCompaction > 2 * r.schedule.size) {
-      r.removedSinceCompaction = 0;
-      await journal.compact(r.schedule.lines());
-    }
   };
 
   const reminders: Reminders = {
@@ -154,26 +140,7 @@ export function createReminders(options: RemindersOptions): Reminders {
       logger.info({ reminders: r.schedule.size, journal: journal.describe() }, 'vote reminders scheduled');
     },
     async schedule(votes) {
-      const added: string[] = [];
-      const replaced: string[] = [];
-      const at = now();
-      for (const vote of votes) {
-        const outcome = r.schedule.add(vote, at);
-        if (outcome.result !== 'scheduled' || outcome.line === undefined) continue;
-        added.push(outcome.line);
-        if (outcome.replaced !== undefined) replaced.push(outcome.replaced);
-      }
-      if (added.length === 0) return;
-      try {
-        await journal.record(added, replaced);
-      } catch (error) {
-        for (const line of added) r.schedule.remove(line);
-        for (const line of replaced) r.schedule.restore(line);
-        throw error;
-      }
-      options.count?.('scheduled', added.length);
-      if (replaced.length > 0) options.count?.('skipped', replaced.length);
-      if (r.running) arm();
+      if (await addVotes(r.schedule, journal, votes, now(), options.count)) arm();
     },
     fire() {
       r.firing = r.firing.then(fireNow, fireNow);
@@ -193,6 +160,40 @@ export function createReminders(options: RemindersOptions): Reminders {
     },
   };
   return reminders;
+}
+
+/** Removes sent and skipped lines from the journal, compacting it once removed lines outnumber the live ones. */
+async function removeLines(r: { schedule: ReminderSchedule; removedSinceCompaction: number }, journal: ReminderJournal, lines: readonly string[]): Promise<void> {
+  if (lines.length === 0) return;
+  await journal.record([], lines);
+  r.removedSinceCompaction += lines.length;
+  if (r.removedSinceCompaction > 1000 && r.removedSinceCompaction > 2 * r.schedule.size) {
+    r.removedSinceCompaction = 0;
+    await journal.compact(r.schedule.lines());
+  }
+}
+
+/** Schedules the reminders of `votes` and records them; true when any was added. Undone when the journal refuses. */
+async function addVotes(schedule: ReminderSchedule, journal: ReminderJournal, votes: readonly Vote[], at: number, count: RemindersOptions['count']): Promise<boolean> {
+  const added: string[] = [];
+  const replaced: string[] = [];
+  for (const vote of votes) {
+    const outcome = schedule.add(vote, at);
+    if (outcome.result !== 'scheduled' || outcome.line === undefined) continue;
+    added.push(outcome.line);
+    if (outcome.replaced !== undefined) replaced.push(outcome.replaced);
+  }
+  if (added.length === 0) return false;
+  try {
+    await journal.record(added, replaced);
+  } catch (error) {
+    for (const line of added) schedule.remove(line);
+    for (const line of replaced) schedule.restore(line);
+    throw error;
+  }
+  count?.('scheduled', added.length);
+  if (replaced.length > 0) count?.('skipped', replaced.length);
+  return true;
 }
 
 function infoOf(schedule: ReminderSchedule, line: string): ReminderInfo | undefined {

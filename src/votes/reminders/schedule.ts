@@ -36,7 +36,7 @@ export function voteExpiryMs(vote: Pick<Vote, 'createdAt' | 'expiresAt'>): numbe
   return Date.parse(vote.createdAt) + VOTE_LIFETIME_MS;
 }
 
-const clean = (value: string) => value.replace(/[\t\n]/g, ' ');
+const clean = (value: string) => (value.includes('\t') || value.includes('\n') ? value.replace(/[\t\n]/g, ' ') : value);
 
 /**
  * The line of a vote's reminder: tab-separated project, user, created ms, expires ms, platform ID
@@ -159,7 +159,7 @@ export function createReminderSchedule(options: ReminderScheduleOptions = {}): R
   const dropStale = () => {
     while (heap.length > 0 && !live(heap[0]!)) heapPop(heap);
   };
-  const put = (line: string, record: ReminderRecord): AddOutcome => {
+  const put = (line: string, record: Pick<ReminderRecord, 'createdMs' | 'expiresMs'>): AddOutcome => {
     const slot = reminderSlot(line);
     const existing = bySlot.get(slot);
     let replaced: string | undefined;
@@ -177,11 +177,13 @@ export function createReminderSchedule(options: ReminderScheduleOptions = {}): R
   };
   return {
     add(vote, now) {
-      const line = reminderLine(vote);
-      const record = line === undefined ? undefined : parseReminderLine(line);
-      if (line === undefined || record === undefined) return { result: 'invalid' };
-      if (record.expiresMs <= now) return { result: 'expired' };
-      return { ...put(line, record), line };
+      const createdMs = Date.parse(vote.createdAt);
+      const parsed = Date.parse(vote.expiresAt);
+      const expiresMs = Number.isFinite(parsed) ? parsed : createdMs + VOTE_LIFETIME_MS;
+      if (!Number.isFinite(createdMs) || !Number.isFinite(expiresMs)) return { result: 'invalid' };
+      if (expiresMs <= now) return { result: 'expired' };
+      const line = `${clean(vote.projectId)}\t${clean(vote.userId)}\t${createdMs}\t${expiresMs}\t${clean(vote.platformId ?? '')}\t${vote.weight}\t${vote.road}`;
+      return { ...put(line, { createdMs, expiresMs }), line };
     },
     restore(line) {
       const record = parseReminderLine(line);
