@@ -22,12 +22,12 @@ import { createMemoryReminderJournal, createReminders, type Reminders } from './
  */
 
 /** The in-process reminder hook's name (the `reminder` event). */
-export const REMINDER_EVENT_HOOK = 'reminder-event';
+const REMINDER_EVENT_HOOK = 'reminder-event';
 /** The reminder stream hook's name. */
-export const REMINDER_STREAM_HOOK = 'reminder-stream';
+const REMINDER_STREAM_HOOK = 'reminder-stream';
 
 /** The reminder hooks of `config`: the `reminder` event's listeners, `votes.reminders.hooks`, then the stream. */
-export function configuredReminderHooks(
+function configuredReminderHooks(
   config: ListingAgentConfig,
   options: HooksFromConfigOptions & { listeners?: () => readonly ((vote: Vote) => unknown)[]; redis?: RedisConnection } = {},
 ): VoteHook[] {

@@ -11,7 +11,7 @@ import type { ReminderJournal } from './reminders.js';
  */
 
 /** The journal's file name in the state directory. */
-export const REMINDERS_JOURNAL = 'reminders.journal';
+const REMINDERS_JOURNAL = 'reminders.journal';
 
 /** A {@link ReminderJournal} in `directory` (the agent's state directory, whose lock the file store holds). */
 export function createFileReminderJournal(directory: string): ReminderJournal & { readonly path: string } {
@@ -71,7 +71,7 @@ export function createFileReminderJournal(directory: string): ReminderJournal & 
 }
 
 /** The lines a journal's text leaves scheduled, in the order they were first added. */
-export function replay(text: string): string[] {
+function replay(text: string): string[] {
   const live = new Set<string>();
   const records = text.split('\n');
   // The last piece has no newline: a torn append (or the empty rest after the last newline).

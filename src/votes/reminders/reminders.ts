@@ -26,7 +26,7 @@ export interface ReminderJournal {
 }
 
 /** One reminder, as the status page and the CLI list them. */
-export interface ReminderInfo {
+interface ReminderInfo {
   /** The reminded vote's key. */
   voteKey: string;
   userId: string;

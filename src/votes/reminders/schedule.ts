@@ -11,10 +11,10 @@ import type { Vote, VoteRoad } from '../types.js';
  */
 
 /** A vote's lifetime when the vote carries no usable `expires_at` (decisions.md: 12 h). */
-export const VOTE_LIFETIME_MS = DECISION_DEFAULTS.voteExpirySeconds * 1000;
+const VOTE_LIFETIME_MS = DECISION_DEFAULTS.voteExpirySeconds * 1000;
 
 /** The prefix of a reminder's idempotency key: `reminder:<vote key>`. */
-export const REMINDER_KEY_PREFIX = 'reminder:';
+const REMINDER_KEY_PREFIX = 'reminder:';
 
 /** A scheduled reminder, as its line says. */
 export interface ReminderRecord {
@@ -30,7 +30,7 @@ export interface ReminderRecord {
 }
 
 /** When the vote expires: its `expiresAt`, or created + the contract's vote lifetime when absent or malformed. */
-export function voteExpiryMs(vote: Pick<Vote, 'createdAt' | 'expiresAt'>): number {
+function voteExpiryMs(vote: Pick<Vote, 'createdAt' | 'expiresAt'>): number {
   const expires = Date.parse(vote.expiresAt);
   if (Number.isFinite(expires)) return expires;
   return Date.parse(vote.createdAt) + VOTE_LIFETIME_MS;
@@ -68,7 +68,7 @@ export function parseReminderLine(line: string): ReminderRecord | undefined {
 }
 
 /** Which voter and project a line is for: the slot it holds (one reminder per slot). */
-export function reminderSlot(line: string): string {
+function reminderSlot(line: string): string {
   const second = line.indexOf('\t', line.indexOf('\t') + 1);
   return line.slice(0, second);
 }
@@ -96,7 +96,7 @@ export function reminderVote(record: ReminderRecord): Vote {
 }
 
 /** What {@link ReminderSchedule.add} did with a vote. */
-export type AddOutcome =
+type AddOutcome =
   /** Scheduled; `replaced` is the older reminder of the same voter it superseded. */
   | { result: 'scheduled'; replaced?: string }
   /** Not scheduled: the vote had expired when it arrived. */
@@ -107,7 +107,7 @@ export type AddOutcome =
   | { result: 'invalid' };
 
 /** What {@link ReminderSchedule.takeDue} took off the schedule. */
-export interface DueReminders {
+interface DueReminders {
   /** Due, and within `maxLateness`: to send. */
   send: string[];
   /** Due more than `maxLateness` ago: counted as skipped, not sent. */
