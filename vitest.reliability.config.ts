@@ -10,6 +10,8 @@ export default defineConfig({
   test: {
     include: ['test/reliability/**/*.reliability.ts'],
     environment: 'node',
+    // Finds redis-server (lease churn needs one), installing it as root, else skips that file.
+    globalSetup: ['./test/setup/global-setup.ts'],
     // One file at a time: each test drives a daemon hard, and the machine's two cores are shared.
     fileParallelism: false,
     maxWorkers: 1,

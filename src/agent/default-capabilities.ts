@@ -5,7 +5,8 @@ import { commandsSourceFor } from '../commands/configured-source.js';
 import { whileLeading } from '../leader/gate.js';
 import type { AgentCluster } from './cluster.js';
 import { createShardReporterCapability, createStatsCapability } from '../stats/capability.js';
-import { loadSourceFromSpec, sourceSpec, type ConfiguredSourceOptions } from '../stats/source-spec.js';
+import { createPushShareCapability, pushSumSpec } from '../stats/push-share-capability.js';
+import { loadSourceFromSpec, sourceSpec, type SourceSpec } from '../stats/source-spec.js';
 import type { CountReading, CountSource } from '../stats/source.js';
 import { countSourceFor } from '../stats/sources/detect.js';
 import { ownShardsSourceFor } from '../stats/sources/redis-shards-local.js';
@@ -21,7 +22,7 @@ import type { Capability } from '../runtime/capability.js';
  * run. With a `cluster` (several agents on one Redis), stats and commands run on the leader only,
  * the votes poller too; the vote pipeline and the webhook receiver run on every agent, on the
  * Redis ledger; an embedded bot's shards are reported to Redis by every agent and summed by the
- * leader's poster.
+ * leader's poster, and so are the counts the bot pushes to any agent's push endpoint.
  */
 export function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions, cluster: AgentCluster | undefined): Capability[] {
   const capabilities: Capability[] = [];
@@ -31,8 +32,13 @@ export function defaultCapabilities(config: ListingAgentConfig, options: Listing
       if (config.stats.source === 'embedded') {
         capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
       }
-      const summed = configuredSourceOnStart({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection });
+      const summed = configuredSourceOnStart(sourceSpec({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection }));
       capabilities.push(leaderOnly(createStatsCapability(summed)));
+    } else if (cluster && options.countSource === undefined && config.stats.source === 'push') {
+      // Every agent takes pushes and shares them through Redis; the leader posts their sum.
+      sourceSpec(config); // a missing key is refused now, not when the endpoint starts
+      capabilities.push(createPushShareCapability({ connection: cluster.connection, process: cluster.agentId }));
+      capabilities.push(leaderOnly(createStatsCapability(configuredSourceOnStart(pushSumSpec(config, cluster.connection)))));
     } else {
       capabilities.push(leaderOnly(createStatsCapability(statsSource(config, options))));
     }
@@ -89,7 +95,7 @@ function embeddedBot(options: ListingAgentOptions): unknown {
       {
         path: 'stats.source',
         message:
-          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
+          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager, or your Eris or Oceanic.js Client, as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
       },
     ]);
   }
@@ -99,30 +105,37 @@ function embeddedBot(options: ListingAgentOptions): unknown {
 function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
   if (options.countSource) return options.countSource;
   if (config.stats.source !== 'embedded') {
-    return configuredSourceOnStart(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {});
+    return configuredSourceOnStart(sourceSpec(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {}));
   }
   return countSourceFor(embeddedBot(options));
 }
 
 /**
- * The source `stats.source` names. Its options are checked now (a missing key or token throws
- * `SourceConfigError`, as `createConfiguredSource` would), but its module (the push endpoint's
+ * The source of `spec`. `sourceSpec` checked its options already (a missing key or token throws
+ * `SourceConfigError`, as `createConfiguredSource` would); its module (the push endpoint's
  * server, the discord-rest or Redis reader) is loaded and the source made only when the stats
  * capability starts it: an agent loads only the source it is configured for, and none without
  * stats (issue 20, idle footprint). Until then it reads as not ready; `onChange` listeners given
  * before are handed to the real source.
  */
-function configuredSourceOnStart(config: ListingAgentConfig, options: ConfiguredSourceOptions): CountSource {
-  const spec = sourceSpec(config, options);
+function configuredSourceOnStart(spec: SourceSpec): CountSource {
   let inner: CountSource | undefined;
   let loading: Promise<CountSource> | undefined;
   const subscriptions = new Set<{ listener: () => void; off: () => void }>();
+  // Made once and kept: a stats capability started again (a leader that leads again) starts the
+  // same source anew. A failed load is not kept, so the next start tries again.
   const load = () =>
-    (loading ??= loadSourceFromSpec(spec).then((made) => {
-      for (const subscription of subscriptions) subscription.off = made.onChange?.(subscription.listener) ?? (() => undefined);
-      inner = made;
-      return made;
-    }));
+    (loading ??= loadSourceFromSpec(spec).then(
+      (made) => {
+        for (const subscription of subscriptions) subscription.off = made.onChange?.(subscription.listener) ?? (() => undefined);
+        inner = made;
+        return made;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
   return {
     get description() {
       return inner?.description ?? `the ${spec.kind} source`;

@@ -35,17 +35,21 @@ export interface ListingAgentOptions {
   /** The Prometheus registry `/metrics` serves. Default: a new one for this agent. */
   registry?: Registry;
   /**
-   * The bot, for `stats.source: embedded`: a discord.js `Client`, `ShardingManager`, or a
-   * discord-hybrid-sharding `ClusterManager` (detected by shape; no hard dependency). Given, it
+   * The bot, for `stats.source: embedded`: a discord.js `Client`, `ShardingManager`, a
+   * discord-hybrid-sharding `ClusterManager`, an Eris `Client` (0.18) or an Oceanic.js `Client`
+   * (1.x), detected by shape: none of these libraries is a dependency, and any object is accepted
+   * here without a cast (one that is none of them is refused when the stats start). Given, it
    * turns `stats.enabled` on unless the config says otherwise, and the agent follows the bot (see
-   * `autoStart`); with `commands.enabled`, a Client's registered commands are synced.
+   * `autoStart`); with `commands.enabled`, a Client's registered global commands are synced.
    */
   discord?: unknown;
   /**
    * Whether the agent starts by itself. Default: true when `discord` is given: a discord.js Client
    * starts the agent once it is ready (at once if it already is) and its `destroy()` stops the
-   * agent first; a ShardingManager or ClusterManager starts it at once. A start that fails is
-   * logged and emitted as `error`. False: call `start()` and `stop()` yourself.
+   * agent first; an Eris or Oceanic.js Client starts it at `ready` (at once if it already is) and
+   * a `disconnect()` that does not reconnect stops it (Eris `disconnect({ reconnect: false })`,
+   * Oceanic.js `disconnect(false)`); a ShardingManager or ClusterManager starts it at once. A
+   * start that fails is logged and emitted as `error`. False: call `start()` and `stop()` yourself.
    */
   autoStart?: boolean;
   /** Counts from your own code instead (any {@link CountSource}); wins over `discord`. */

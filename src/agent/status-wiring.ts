@@ -191,6 +191,7 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
       known.startedAt = now();
       const read = () => void readDeliveries(registry).then((counts) => collector.deliveries(counts), () => undefined);
       read();
+      clearInterval(timer);
       timer = setInterval(read, DELIVERY_READING_MS);
       timer.unref();
     },

@@ -1,8 +1,9 @@
 import { decodeProjectToken } from '../contract/project-token.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ValidationError } from '../errors.js';
-import { isDiscordClient } from '../discord/shapes.js';
+import { isDiscordClient, isErisClient, isOceanicClient } from '../discord/shapes.js';
 import { createClientCommandsSource, type CommandsClientLike } from './sources/discord-client.js';
+import { createErisCommandsSource, createOceanicCommandsSource, type ErisCommandsClientLike, type OceanicCommandsClientLike } from './sources/eris-oceanic.js';
 import { createDiscordCommandsSource } from './sources/discord-rest.js';
 import { createFileCommandsSource } from './sources/file.js';
 import { createStaticCommandsSource } from './sources/static.js';
@@ -12,7 +13,7 @@ import type { CommandSource } from './types.js';
 export interface CommandsSourceInputs {
   /** Commands or builders passed in code: they win over the config. */
   commands?: readonly unknown[];
-  /** The bot object given to the agent; a discord.js Client is asked directly. */
+  /** The bot object given to the agent; a discord.js, Eris or Oceanic.js Client is asked directly. */
   discord?: unknown;
   /** Where a relative `commands.file` is found. Default: the process's working directory. */
   cwd?: string;
@@ -20,7 +21,7 @@ export interface CommandsSourceInputs {
 
 /**
  * The command source the configuration names: commands passed in code; else `file`; else
- * `discord` through the given discord.js Client, or Discord's API with `discord.token` (the
+ * `discord` through the given discord.js, Eris or Oceanic.js Client, or Discord's API with `discord.token` (the
  * application ID from `discord.applicationId` or the project token). Throws `ValidationError`
  * (subject `config`) when none can be built, saying what to set.
  */
@@ -29,14 +30,19 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
   if (config.commands.source === 'file') {
     return createFileCommandsSource({ path: config.commands.file!, ...(inputs.cwd !== undefined ? { cwd: inputs.cwd } : {}) });
   }
-  if (inputs.discord !== undefined && isDiscordClient(inputs.discord)) return createClientCommandsSource(inputs.discord as unknown as CommandsClientLike);
+  const bot = inputs.discord;
+  if (bot !== undefined) {
+    if (isDiscordClient(bot)) return createClientCommandsSource(bot as unknown as CommandsClientLike);
+    if (isErisClient(bot)) return createErisCommandsSource(bot as unknown as ErisCommandsClientLike);
+    if (isOceanicClient(bot)) return createOceanicCommandsSource(bot as unknown as OceanicCommandsClientLike);
+  }
   const token = config.discord.token;
   if (token === undefined) {
     throw new ValidationError('config', 'the configuration', [
       {
         path: 'commands.source',
         message:
-          'is discord, but there is no way to read the commands: pass your discord.js Client as `discord` to createListingAgent, set discord.token (LISTING_AGENT_DISCORD_TOKEN), or use source file',
+          'is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as `discord` to createListingAgent, set discord.token (LISTING_AGENT_DISCORD_TOKEN), or use source file',
       },
     ]);
   }

@@ -96,7 +96,7 @@ const statsSchema = z
       .enum(['embedded', 'discord-rest', 'push', 'redis'])
       .default('embedded')
       .describe(
-        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
+        'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager, or the Eris or Oceanic.js Client, passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
       ),
     interval: duration('1m', '1d').prefault('30m').describe('How often counts are posted (when no schedule is set).'),
     schedule: cronPattern().optional().describe('A cron expression for posting, instead of interval.'),
@@ -117,7 +117,7 @@ const statsSchema = z
       .describe('The discord-rest source (needs discord.token).'),
     push: z
       .strictObject({
-        listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9466').describe('Where the push endpoint listens.'),
+        listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9466').describe('Where the push endpoint listens (with state.redis: on every agent, leader or not).'),
         path: z.string().startsWith('/', 'must start with /').default('/stats').describe('The push endpoint\'s path.'),
         key: secret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
         staleAfter: duration('10s', '1d').prefault('10m').describe('A shard report older than this is stale: no total is posted while one is.'),
@@ -127,7 +127,7 @@ const statsSchema = z
       .describe('The push source: the bot POSTs {shard_id, shard_count, server_count} per shard.'),
     redis: z
       .strictObject({
-        reportEvery: duration('1s', '1h').prefault('30s').describe("How often an embedded agent writes its own shards' counts to Redis (with state.redis)."),
+        reportEvery: duration('1s', '1h').prefault('30s').describe("How often an embedded agent writes its own shards' counts to Redis, and an agent with the push source writes again what the bot pushed to it (with state.redis)."),
         staleAfter: duration('3s', '1d').prefault('2m').describe('A shard report older than this has expired: no total is posted while an expected shard has none.'),
         shardCount: z.number().int().min(1).optional().describe('Shards expected in all; default: the shard count the reports carry (read from Discord by each bot process).'),
       })
@@ -144,7 +144,7 @@ const commandsSchema = z
       .enum(['discord', 'file'])
       .default('discord')
       .describe(
-        "Where the commands come from: discord (the bot's global commands, through the discord.js Client given to createListingAgent or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
+        "Where the commands come from: discord (the bot's global commands, through the discord.js, Eris or Oceanic.js Client given to createListingAgent, or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
       ),
     file: z.string().min(1).optional().describe('The JSON file of command objects, for source file (relative to the working directory).'),
     interval: duration('1m', '7d').optional().describe('Also check for changes this often (a sync happens only when they changed). Default: on start only.'),

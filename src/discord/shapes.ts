@@ -1,13 +1,14 @@
 /*
  * The bot objects a bot owner hands the agent, told apart by shape, never by `instanceof`:
- * discord.js and discord-hybrid-sharding are optional peers, and the bot's copy of discord.js need
- * not be the one this package would resolve. Each source then reads the rest of the object it
+ * discord.js, discord-hybrid-sharding, Eris and Oceanic.js are optional peers, never imported, and
+ * the bot's copy of a library need not be the one this package would resolve. Each source then reads the rest of the object it
  * needs, defensively.
  */
 
-/** A `Map` or a discord.js `Collection`, as far as the shapes below look. */
+/** A `Map`, a discord.js `Collection`, an Eris `Collection` or an Oceanic.js `TypedCollection`. */
 interface MapLike {
   readonly size: number;
+  keys(): Iterable<unknown>;
   values(): Iterable<unknown>;
   get(key: unknown): unknown;
 }
@@ -34,6 +35,32 @@ export interface BotClusterManager {
   totalClusters?: number;
 }
 
+/**
+ * An Eris `Client`: `guilds` and `unavailableGuilds` collections, a `shards` ShardManager (a
+ * collection of `Shard`), `options.maxShards` (a number, or `'auto'` before `connect()`), and the
+ * `requestHandler` that tells it from an Oceanic.js Client.
+ */
+export interface BotErisClient {
+  guilds: MapLike;
+  unavailableGuilds: MapLike;
+  shards: MapLike;
+  options: { maxShards: number | 'auto' };
+  requestHandler: object;
+  disconnect(options?: { reconnect?: boolean | 'auto' }): unknown;
+}
+
+/**
+ * An Oceanic.js `Client`: `guilds` and `unavailableGuilds` TypedCollections, a `shards`
+ * ShardManager with its `options.maxShards` (`-1` until `connect()` asked Discord), and `rest`.
+ */
+export interface BotOceanicClient {
+  guilds: MapLike;
+  unavailableGuilds: MapLike;
+  shards: MapLike & { options: { maxShards: number } };
+  rest: object;
+  disconnect(reconnect?: boolean): unknown;
+}
+
 type Fields = Record<string, unknown>;
 
 function isObject(value: unknown): value is Fields {
@@ -42,7 +69,7 @@ function isObject(value: unknown): value is Fields {
 
 /** A `Map` or a discord.js `Collection`. */
 function isMapLike(value: unknown): boolean {
-  return isObject(value) && typeof value.size === 'number' && typeof value.values === 'function' && typeof value.get === 'function';
+  return isObject(value) && typeof value.size === 'number' && typeof value.keys === 'function' && typeof value.values === 'function' && typeof value.get === 'function';
 }
 
 /** A discord-hybrid-sharding `ClusterManager`: `clusters`, `fetchClientValues`, `totalShards`/`totalClusters`. */
@@ -77,3 +104,25 @@ export function isDiscordClient(value: unknown): value is BotClient {
   );
 }
 
+
+/** What Eris and Oceanic.js Clients share: guild collections beside a `shards` collection. */
+function hasGatewayCaches(value: Fields): boolean {
+  return isMapLike(value.guilds) && isMapLike(value.unavailableGuilds) && isMapLike(value.shards) && typeof value.disconnect === 'function';
+}
+
+/**
+ * An Eris `Client`. Read with plain property access only: nothing here runs a getter of the
+ * library's (Oceanic.js's `application` and `user` getters throw before READY).
+ */
+export function isErisClient(value: unknown): value is BotErisClient {
+  if (!isObject(value) || !hasGatewayCaches(value) || !isObject(value.options) || !isObject(value.requestHandler)) return false;
+  const maxShards = value.options.maxShards;
+  return typeof maxShards === 'number' || maxShards === 'auto';
+}
+
+/** An Oceanic.js `Client` (see {@link isErisClient} on getters). */
+export function isOceanicClient(value: unknown): value is BotOceanicClient {
+  if (!isObject(value) || !hasGatewayCaches(value) || !isObject(value.rest)) return false;
+  const shards = value.shards as Fields;
+  return isObject(shards.options) && typeof shards.options.maxShards === 'number';
+}

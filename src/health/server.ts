@@ -36,11 +36,11 @@ export interface HealthPages {
 export interface HealthServer {
   /**
    * Listens; resolves with the base URL (`http://127.0.0.1:9464`, with the real port when 0 was
-   * asked). Rejects with a `ListenError` naming the address and the fix. Calling it again returns
-   * the same promise.
+   * asked). Rejects with a `ListenError` naming the address and the fix. Calling it again while it
+   * listens returns the same promise; after `stop()` it listens again.
    */
   start(): Promise<string>;
-  /** Closes the server and every open connection. Safe to call more than once, or before `start()`. */
+  /** Closes the server and every open connection. Safe to call more than once, or before `start()`; `start()` may follow. */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

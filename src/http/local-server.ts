@@ -9,7 +9,8 @@ import { ListingAgentError } from '../errors.js';
  * The agent's own small HTTP servers (health, the push endpoint, the webhook receiver) share one
  * way of listening and closing: short timeouts, bad bytes answered without a crash, a taken port
  * turned into a `ListenError`, an optional cap on open connections, and a stop that closes every
- * connection (at once, or once the requests in flight are answered).
+ * connection (at once, or once the requests in flight are answered). Start and stop may alternate
+ * any number of times.
  */
 
 /** Peers send small requests now and then; anything slow or large is not one of them. */
@@ -59,14 +60,21 @@ export interface LocalServerStopOptions {
 
 /** A server made by {@link createLocalServer}. */
 export interface LocalServer {
-  /** Listens; resolves with `http://host:port` (the real port when 0 was asked). Once. */
+  /**
+   * Listens; resolves with `http://host:port` (the real port when 0 was asked). While it listens (or
+   * is about to), a second call returns the same promise. After `stop()` it listens again, on a
+   * fresh node server (a leader that steps down and leads again starts the same server anew);
+   * called while a stop is under way, it listens once that stop is done. A failed listen (a
+   * `ListenError`) leaves nothing open: the next call tries again.
+   */
   start(): Promise<string>;
   /**
    * Closes the server and every connection, waiting for a listen in progress; with a `deadline`,
-   * requests in flight finish first (until then). Idempotent: a second call returns the first's promise.
+   * requests in flight finish first (until then). A second call during a stop returns the first's
+   * promise; a start waiting for that stop is called off (it rejects). `start()` may follow.
    */
   stop(options?: LocalServerStopOptions): Promise<void>;
-  /** Requests whose response is not finished yet. */
+  /** Requests whose response is not finished yet (of the current run: 0 when not listening). */
   inFlight(): number;
 }
 
@@ -88,15 +96,26 @@ function listenOn(server: Server, { host, port }: ListenAddress): Promise<number
   });
 }
 
-/** What a local server holds: its options, the node server, and the requests in flight. */
-interface LocalServerState {
-  readonly options: LocalServerOptions;
+/**
+ * One listening life of a local server: its own node server (a node server cannot listen again
+ * once closed, so each start makes one), the requests in flight on it, and its start and stop.
+ */
+interface LocalServerRun {
   readonly server: Server;
   /** Requests in flight, and who waits for them to be done (a graceful stop). */
   active: number;
   drained: (() => void) | undefined;
-  starting: Promise<string> | undefined;
+  starting: Promise<string>;
   stopping: Promise<void> | undefined;
+}
+
+/** What a local server holds: its options, the current run, and a start waiting for a stop. */
+interface LocalServerState {
+  readonly options: LocalServerOptions;
+  /** The run listening, starting or stopping; undefined before the first start and after a stop. */
+  run: LocalServerRun | undefined;
+  /** A start asked for while the run was stopping: it listens once that stop is done. */
+  queued: { promise: Promise<string>; cancelled: boolean } | undefined;
 }
 
 /** The timeouts in use: {@link LOCAL_SERVER_LIMITS} with the caller's, `headersTimeout` at most `requestTimeout`. */
@@ -120,37 +139,72 @@ function answerClientError(options: LocalServerOptions, error: NodeJS.ErrnoExcep
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
 }
 
-async function start(state: LocalServerState): Promise<string> {
-  const { what, listen, setting, logger } = state.options;
+/** A fresh node server for one run: the shared limits, the handler, the connection cap, and bad bytes answered. */
+function newRun(options: LocalServerOptions): LocalServerRun {
+  const { what, logger } = options;
+  // 'close' fires once per response (node guards it), whether it finished or the connection died:
+  // one listener shared by every response rather than a closure and a once-wrapper per request.
+  const onResponseClose = () => {
+    run.active -= 1;
+    if (run.active === 0) run.drained?.();
+  };
+  const server = createServer(localServerLimits(options.limits), (req, res) => {
+    run.active += 1;
+    res.on('close', onResponseClose);
+    options.handler(req, res);
+  });
+  const run: LocalServerRun = { server, active: 0, drained: undefined, starting: Promise.resolve(''), stopping: undefined };
+  if (options.maxConnections !== undefined) {
+    server.maxConnections = options.maxConnections;
+    server.on('drop', () => logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`));
+  }
+  // Garbage, oversized headers or a stalled client must not take the process down.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(options, error, socket));
+  return run;
+}
+
+async function listenRun(options: LocalServerOptions, run: LocalServerRun): Promise<string> {
+  const { what, listen, setting, logger } = options;
   try {
-    const port = await listenOn(state.server, listen);
+    const port = await listenOn(run.server, listen);
     // Errors after listening (accept failures such as EMFILE) are logged, never thrown.
-    state.server.on('error', (error) => logger.error({ err: error.message }, `${what} error`));
+    run.server.on('error', (error) => logger.error({ err: error.message }, `${what} error`));
     return `http://${formatAddress({ host: listen.host, port })}`;
   } catch (error) {
     throw new ListenError(what, listen, error, setting);
   }
 }
 
+/** Starts a run on a fresh node server; a failed listen leaves no run behind, so the next start tries again. */
+function startRun(state: LocalServerState): Promise<string> {
+  const run = newRun(state.options);
+  state.run = run;
+  run.starting = listenRun(state.options, run);
+  run.starting.catch(() => {
+    if (state.run === run && run.stopping === undefined) state.run = undefined;
+  });
+  return run.starting;
+}
+
 /** Resolves when no request is in flight, or at `deadline`, whichever comes first. */
-function settle(state: LocalServerState, deadline: number, now: () => number): Promise<void> {
-  if (state.active === 0) return Promise.resolve();
+function settle(run: LocalServerRun, deadline: number, now: () => number): Promise<void> {
+  if (run.active === 0) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const timer = setTimeout(finish, Math.max(0, deadline - now()));
     timer.unref();
     function finish() {
       clearTimeout(timer);
-      state.drained = undefined;
+      run.drained = undefined;
       resolve();
     }
-    state.drained = finish;
+    run.drained = finish;
   });
 }
 
-async function stop(state: LocalServerState, stopOptions: LocalServerStopOptions): Promise<void> {
-  const { server } = state;
+async function stopRun(run: LocalServerRun, stopOptions: LocalServerStopOptions): Promise<void> {
+  const { server } = run;
   // Let a listen in progress finish first, or the socket it opens would outlive stop().
-  await state.starting?.catch(() => undefined);
+  await run.starting.catch(() => undefined);
   const closed = new Promise<void>((resolve) => {
     // The callback gets ERR_SERVER_NOT_RUNNING when the server never listened: nothing to close.
     server.close(() => resolve());
@@ -158,44 +212,54 @@ async function stop(state: LocalServerState, stopOptions: LocalServerStopOptions
   if (stopOptions.deadline !== undefined) {
     // No new connection from here; idle keep-alive ones go now, busy ones once answered.
     server.closeIdleConnections();
-    await settle(state, stopOptions.deadline, stopOptions.now ?? Date.now);
+    await settle(run, stopOptions.deadline, stopOptions.now ?? Date.now);
   }
   server.closeAllConnections();
   await closed;
 }
 
-/** Creates a local server (not listening until `start()`). */
-export function createLocalServer(options: LocalServerOptions): LocalServer {
-  const { what, logger } = options;
-  // 'close' fires once per response (node guards it), whether it finished or the connection died:
-  // one listener shared by every response rather than a closure and a once-wrapper per request.
-  const onResponseClose = () => {
-    state.active -= 1;
-    if (state.active === 0) state.drained?.();
-  };
-  const server = createServer(localServerLimits(options.limits), (req, res) => {
-    state.active += 1;
-    res.on('close', onResponseClose);
-    options.handler(req, res);
+/** See {@link LocalServer.start}. */
+function start(state: LocalServerState): Promise<string> {
+  const { run } = state;
+  if (run === undefined) return startRun(state);
+  if (run.stopping === undefined) return run.starting;
+  // Stopping: listen again once the port is free (the gate's stop-then-start, or a caller's).
+  if (state.queued) return state.queued.promise;
+  const queued: NonNullable<LocalServerState['queued']> = { promise: Promise.resolve(''), cancelled: false };
+  queued.promise = run.stopping.then(() => {
+    if (state.queued === queued) state.queued = undefined;
+    if (queued.cancelled) throw new ListingAgentError('stopped', `the ${state.options.what} was stopped again before it could listen`);
+    return start(state);
   });
-  const state: LocalServerState = { options, server, active: 0, drained: undefined, starting: undefined, stopping: undefined };
-  if (options.maxConnections !== undefined) {
-    server.maxConnections = options.maxConnections;
-    server.on('drop', () => logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`));
-  }
-  // Garbage, oversized headers or a stalled client must not take the process down.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(options, error, socket));
+  state.queued = queued;
+  return queued.promise;
+}
 
+/** See {@link LocalServer.stop}. */
+function stop(state: LocalServerState, stopOptions: LocalServerStopOptions): Promise<void> {
+  if (state.queued) {
+    // The latest call wins: a start that waited for the stop under way no longer listens.
+    state.queued.cancelled = true;
+    state.queued = undefined;
+  }
+  const { run } = state;
+  if (run === undefined) return Promise.resolve();
+  run.stopping ??= stopRun(run, stopOptions).finally(() => {
+    if (state.run === run) state.run = undefined;
+  });
+  return run.stopping;
+}
+
+/**
+ * Creates a local server (not listening until `start()`). It can be started and stopped any
+ * number of times: each start listens on a fresh node server with the same options, so a
+ * capability stopped when its agent loses the leader lease listens again when it takes it back.
+ */
+export function createLocalServer(options: LocalServerOptions): LocalServer {
+  const state: LocalServerState = { options, run: undefined, queued: undefined };
   return {
-    start() {
-      if (state.stopping) return Promise.reject(new ListingAgentError('stopped', `the ${what} was stopped: create a new one`));
-      state.starting ??= start(state);
-      return state.starting;
-    },
-    stop(stopOptions = {}) {
-      state.stopping ??= stop(state, stopOptions);
-      return state.stopping;
-    },
-    inFlight: () => state.active,
+    start: () => start(state),
+    stop: (stopOptions = {}) => stop(state, stopOptions),
+    inFlight: () => state.run?.active ?? 0,
   };
 }

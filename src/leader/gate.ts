@@ -155,6 +155,9 @@ export function whileLeading<C extends Capability>(capability: C, leadership: Le
     async start(ctx) {
       gate.context = ctx;
       gate.stopped = false;
+      // Once each, however many starts came without a stop.
+      leadership.off('change', listeners.onChange);
+      leadership.off('leader', listeners.onLeader);
       leadership.on('change', listeners.onChange);
       leadership.on('leader', listeners.onLeader);
       if (!leadership.isLeader) markStandingBy(gate);

@@ -76,7 +76,10 @@ export interface RedisLeadershipOptions {
 export interface RedisLeadership extends Leadership {
   /** The lease periods in use. */
   readonly timing: LeaseTiming;
-  /** Starts trying to take the lease (in the background). Safe to call more than once. */
+  /**
+   * Starts trying to take the lease (in the background). Safe to call more than once; after
+   * `stop()` (or during one, once it is done) it tries again as a standby.
+   */
   start(): void;
   /**
    * Reads who holds the lease, without trying to take it: an agent that has not started yet (or a
@@ -88,7 +91,7 @@ export interface RedisLeadership extends Leadership {
   /**
    * Stops trying and renewing; releases the lease if it is still ours, so that a standby takes
    * over at its next try instead of waiting for the key to expire. Emits `change(false)` when
-   * it led. Safe to call more than once.
+   * it led. Safe to call more than once; `start()` may follow.
    */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -117,6 +120,8 @@ interface LeaseRun {
   inFlight: Promise<void> | undefined;
   timer: NodeJS.Timeout | undefined;
   stopping: Promise<void> | undefined;
+  /** `start()` was called during a stop: start again once it is done. */
+  restart: boolean;
   /** Why the lease could not be taken or renewed last (logged at debug when it changes). */
   lastFailure: string | undefined;
 }
@@ -237,7 +242,12 @@ async function act(run: LeaseRun, action: 'acquire' | 'renew'): Promise<void> {
 }
 
 function start(run: LeaseRun): void {
-  if (run.running || run.stopping) return;
+  if (run.running) return;
+  if (run.stopping) {
+    // Started again while stopping: once the lease is released, try for it anew.
+    run.restart = true;
+    return;
+  }
   run.running = true;
   run.connection.on('up', run.onUp);
   // The holder read before the start is still the best knowledge until the first try answers.
@@ -286,7 +296,14 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
 }
 
 function stop(run: LeaseRun): Promise<void> {
-  run.stopping ??= stopAndRelease(run);
+  run.restart = false;
+  run.stopping ??= stopAndRelease(run).finally(() => {
+    run.stopping = undefined;
+    if (run.restart) {
+      run.restart = false;
+      start(run);
+    }
+  });
   return run.stopping;
 }
 
@@ -326,6 +343,7 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
     inFlight: undefined,
     timer: undefined,
     stopping: undefined,
+    restart: false,
     lastFailure: undefined,
   };
   const halt = () => stop(run);

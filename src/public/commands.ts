@@ -12,5 +12,6 @@ export { planCommandSync, syncCommands, COMMANDS_STATE_KEY, CommandSourceError }
 export type { CommandSyncPlan, LastCommandSync } from '../commands/sync.js';
 export { createDiscordCommandsSource } from '../commands/sources/discord-rest.js';
 export { createClientCommandsSource } from '../commands/sources/discord-client.js';
+export { createErisCommandsSource, createOceanicCommandsSource } from '../commands/sources/eris-oceanic.js';
 export { createFileCommandsSource } from '../commands/sources/file.js';
 export { createStaticCommandsSource } from '../commands/sources/static.js';

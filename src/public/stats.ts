@@ -16,6 +16,7 @@ export { createDiscordClientSource } from '../stats/sources/discord-client.js';
 export type { EmbeddedSourceOptions } from '../stats/sources/discord-client.js';
 export { createShardingManagerSource } from '../stats/sources/sharding-manager.js';
 export { createClusterManagerSource } from '../stats/sources/hybrid-cluster.js';
+export { createErisClientSource, createOceanicClientSource } from '../stats/sources/eris-oceanic.js';
 export { createDiscordRestSource, DISCORD_REST_DEFAULTS } from '../stats/sources/discord-rest.js';
 export type { DiscordRestSourceOptions } from '../stats/sources/discord-rest.js';
 export { createPushSource, PUSH_DEFAULTS, pushShardCounts, PushRejectedError } from '../stats/sources/push.js';

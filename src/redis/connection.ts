@@ -70,7 +70,7 @@ export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
   readonly isUp: boolean;
   /** Why it is down (the last error), or undefined while up. */
   readonly downReason: string | undefined;
-  /** Starts connecting in the background (reconnecting forever); safe to call more than once. */
+  /** Starts connecting in the background (reconnecting forever); safe to call more than once, and after `close()`. */
   start(): void;
   /** Resolves once connected (at once when up); rejects after `timeoutMs` or when `signal` aborts. */
   whenUp(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
@@ -78,7 +78,7 @@ export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
   script(source: string): RedisScript;
   /** `redis redis://host:port/db` with any password removed, for logs and `/readyz`. */
   describe(): string;
-  /** Closes the connection (pending commands are answered first). Safe to call more than once. */
+  /** Closes the connection (pending commands are answered first). Safe to call more than once; `start()` may follow. */
   close(): Promise<void>;
 }
 
@@ -206,6 +206,7 @@ function scriptOn(client: RedisClient, source: string): RedisScript {
 
 async function closeClient(state: ConnectionState): Promise<void> {
   if (!state.started) return;
+  state.started = false;
   // A close asked for is not an outage: no "connection lost" warning, no `down` event.
   state.up = false;
   state.downReason = 'closed';
@@ -250,14 +251,24 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     start() {
       if (state.started) return;
       state.started = true;
-      client.connect().catch((error: unknown) => markDown(state, redisErrorText(error)));
+      const connect = () => void client.connect().catch((error: unknown) => markDown(state, redisErrorText(error)));
+      // Started again while closing: connect once the close is done (the client connects again after a close).
+      if (state.closing) {
+        void state.closing.then(() => {
+          if (state.started) connect();
+        });
+      } else connect();
     },
     whenUp: (waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}) => whenUp(state, waitOptions),
     script: (source: string): RedisScript => scriptOn(client, source),
     describe: () => state.description,
     close() {
-      state.closing ??= closeClient(state);
-      return state.closing;
+      if (state.closing) return state.closing;
+      const closing = closeClient(state).finally(() => {
+        if (state.closing === closing) state.closing = undefined;
+      });
+      state.closing = closing;
+      return closing;
     },
   });
   return connection as RedisConnection;

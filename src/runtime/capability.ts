@@ -65,7 +65,8 @@ export function knownProjectKind(context: Pick<CapabilityContext, 'project'>): {
 /**
  * One thing the agent does (stats, commands, votes, webhooks): started once the agent reached the
  * service (or, with `startsBeforeService`, at the agent's start), stopped before the store is
- * flushed.
+ * flushed. `start()` after `stop()` must work, any number of times: a leader that steps down and
+ * leads again starts the same capability anew (a fresh run, no timer or listener of the run before).
  */
 export interface Capability<Events extends EventMap<Events> = EventMap> {
   /** Short name: the readiness component and the log binding. */

@@ -85,6 +85,13 @@ export interface AgentMetrics {
    * is closed). A second call replaces the reader: the votes capability calls it at each start.
    */
   watchVoteLedger(read: () => VoteLedgerSizes | undefined): void;
+  /**
+   * Adds `listing_agent_push_reports_unshared`, read from `read` at every scrape: shard reports
+   * the bot pushed to this agent that are not in Redis yet (several agents with the push source;
+   * undefined keeps the last value). A second call replaces the reader: the push endpoint calls it
+   * at each start. An agent without it does not show the gauge.
+   */
+  watchPushShare(read: () => number | undefined): void;
 }
 
 /** What {@link AgentMetrics.watchVoteLedger} reads at each scrape. */
@@ -204,6 +211,7 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     help: 'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of stats.schedule in the coming week, plus stats.jitter.',
   });
   let readLedger: (() => VoteLedgerSizes | undefined) | undefined;
+  let readPushShare: (() => number | undefined) | undefined;
 
   return {
     posts: labeledCounter<PostsLabels>(registry, {
@@ -244,6 +252,20 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
     watchVoteLedger(read) {
       if (readLedger === undefined) registerLedgerGauges(registry, () => readLedger?.());
       readLedger = read;
+    },
+    watchPushShare(read) {
+      if (readPushShare === undefined) {
+        new Gauge({
+          name: 'listing_agent_push_reports_unshared',
+          help: 'Shard reports the bot pushed to this agent that are not in Redis yet (Redis unreachable: held, written when it returns); alert when above 0 for long.',
+          registers: [registry],
+          collect() {
+            const count = readPushShare?.();
+            if (count !== undefined) this.set(count);
+          },
+        });
+      }
+      readPushShare = read;
     },
     watchCluster: (read) => registerClusterGauges(registry, read),
   };

@@ -46,7 +46,7 @@ export interface ScheduleOptions {
 /** A schedule made by a {@link ScheduleFactory}. */
 export interface Schedule {
   readonly name: string;
-  /** Arms the timer. Calling it twice does nothing. */
+  /** Arms the timer. Calling it twice does nothing; after `stop()` it arms anew (a fresh grid, a fresh delay). */
   start(): void;
   /** Disarms the timer and cancels a jitter wait; a run in flight finishes on its own. */
   stop(): void;
@@ -342,7 +342,9 @@ function createManualSchedule(options: ScheduleOptions, now?: () => number): Man
       if (options.firstDelayMs !== undefined && now) dueAt = now() + options.firstDelayMs;
     },
     stop() {
+      // As the real one: nothing is due once stopped, and start() arms it anew.
       started = false;
+      dueAt = undefined;
     },
     async tick() {
       if (!started) return;

@@ -37,7 +37,12 @@ export interface ConfiguredSourceOptions {
 export type SourceSpec =
   | { kind: 'discord-rest'; options: DiscordRestSourceOptions }
   | { kind: 'push'; options: PushSourceOptions }
-  | { kind: 'redis'; options: RedisShardsSourceOptions };
+  | {
+      kind: 'redis';
+      options: RedisShardsSourceOptions;
+      /** `push`: the reports are pushes shared by the agents (`stats.source: push` with `state.redis`), and the reasons say so. */
+      wording?: 'push';
+    };
 
 /**
  * The {@link SourceSpec} of `config.stats.source`. Throws {@link SourceConfigError} for `embedded`,
@@ -99,7 +104,7 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
     }
     case 'embedded':
       throw new SourceConfigError(
-        "stats.source is embedded: the counts come from the discord.js Client, ShardingManager or ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
+        "stats.source is embedded: the counts come from the bot's Client (discord.js, Eris or Oceanic.js), ShardingManager or ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
       );
   }
 }
@@ -115,7 +120,9 @@ export async function loadSourceFromSpec(spec: SourceSpec): Promise<CountSource>
       return (await import('./sources/discord-rest.js')).createDiscordRestSource(spec.options);
     case 'push':
       return (await import('./sources/push.js')).createPushSource(spec.options);
-    case 'redis':
-      return (await import('./sources/redis-shards.js')).createRedisShardsSource(spec.options);
+    case 'redis': {
+      const wording = spec.wording === 'push' ? (await import('./sources/redis-shards-reports.js')).PUSH_WORDING : undefined;
+      return (await import('./sources/redis-shards.js')).redisShardsSource(spec.options, wording);
+    }
   }
 }

@@ -23,9 +23,9 @@ export interface CountSource {
   readonly description: string;
   /** Reads the counts; never throws for an expected condition (it answers `ready: false`). */
   read(signal?: AbortSignal): Promise<CountReading>;
-  /** Opens what the source needs (the push endpoint's port). Default: nothing. */
+  /** Opens what the source needs (the push endpoint's port). Default: nothing. Called again after `stop()` when the stats capability starts again. */
   start?(): Promise<void>;
-  /** Releases it. Default: nothing. */
+  /** Releases it; `start()` may follow. Default: nothing. */
   stop?(): Promise<void>;
   /**
    * Optional: calls `listener` whenever the reading may have changed (a report arrived), so

@@ -288,6 +288,9 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
     if (v.project === undefined || v.pollingEnded) markWaiting(v, context);
     else startPoller(v, context, running, v.project);
   } else {
+    // Once each, however many starts came without a stop.
+    leadership.off('change', v.onLeadership);
+    leadership.off('leader', v.onLeader);
     leadership.on('change', v.onLeadership);
     leadership.on('leader', v.onLeader);
     await reconcilePoller(v);

@@ -235,6 +235,8 @@ export function recover(s: PipelineRun, entries: readonly LedgerEntry[]): void {
 }
 
 export function scheduleCompaction(s: PipelineRun): void {
+  // One timer, however the runs and restarts interleave.
+  s.cancelCompaction?.();
   s.cancelCompaction = s.schedule(() => {
     if (s.phase !== 'running') return;
     track(

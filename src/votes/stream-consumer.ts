@@ -1,5 +1,5 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
-import { createRedisConnection, defaultAgentId, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnection, type RedisConnectionOptions } from '../redis/connection.js';
+import { createRedisConnection, defaultAgentId, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnection, type RedisConnectionOptions } from '../redis/connection.js';
 import {
   parseAutoClaimReply,
   parsePendingDeliveries,
@@ -82,11 +82,12 @@ export const VOTE_CONSUMER_DEFAULTS = {
 export interface VoteConsumer {
   /**
    * Connects, creates the group if needed (XGROUP CREATE MKSTREAM) and starts reading. Rejects
-   * with `RedisUnavailableError` when Redis cannot be reached within `startTimeoutMs`; the
-   * consumer is then spent (create another to try again). Later outages never reject: it reconnects.
+   * with `RedisUnavailableError` when Redis cannot be reached within `startTimeoutMs`; nothing is
+   * left running, and calling it again tries again. Later outages never reject: it reconnects.
+   * After `stop()` it starts again, on new connections.
    */
   start(): Promise<void>;
-  /** Stops reading, waits for the handlers in flight (at most `stopTimeoutMs`) and closes. */
+  /** Stops reading, waits for the handlers in flight (at most `stopTimeoutMs`) and closes. `start()` may follow. */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -123,8 +124,15 @@ export function createVoteConsumer(options: VoteConsumerOptions): VoteConsumer {
   const stop = () => stopConsumer(c);
   return {
     start() {
-      c.starting ??= startConsumer(c);
-      return c.starting;
+      if (c.starting) return c.starting;
+      // After (or during) a stop: a new run on new connections once that stop is done.
+      const starting: Promise<void> = (c.stopped ?? Promise.resolve()).then(() => startConsumer(c));
+      c.starting = starting;
+      // A failed start leaves nothing running: the next start() tries again.
+      starting.catch(() => {
+        if (c.starting === starting) c.starting = undefined;
+      });
+      return starting;
     },
     stop,
     [Symbol.asyncDispose]: stop,
@@ -145,14 +153,18 @@ interface ConsumerState {
   readonly startTimeoutMs: number;
   readonly handler: VoteConsumerOptions['handler'];
   readonly logger: AgentLogger;
+  /** Makes the connections of one run (a closed connection does not open again). */
+  readonly connect: () => { reader: RedisConnection; commands: RedisConnection };
   /** Blocking reads hold this connection for up to `blockMs`. */
-  readonly reader: RedisConnection;
+  reader: RedisConnection;
   /** Acknowledgements and claims, never behind a blocked read. */
-  readonly commands: RedisConnection;
+  commands: RedisConnection;
   /** Handlers in flight, by entry ID. */
   readonly inFlight: Map<string, Promise<void>>;
   slotWaiters: (() => void)[];
-  readonly stopping: AbortController;
+  stopping: AbortController;
+  /** Whether the connections were started (a run needs fresh ones then). */
+  used: boolean;
   running: boolean;
   starting: Promise<void> | undefined;
   stopped: Promise<void> | undefined;
@@ -176,6 +188,11 @@ function consumerState(options: VoteConsumerOptions): ConsumerState {
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.reconnectDelaysMs ? { reconnectDelaysMs: options.reconnectDelaysMs } : {}),
   };
+  const connect = () => ({
+    // The reader's outages are logged by the read loop; its own logger would also speak at stop().
+    reader: createRedisConnection({ ...base, commandTimeoutMs: blockMs + 5_000, logger: silentLogger }),
+    commands: createRedisConnection({ ...base, logger }),
+  });
   return {
     streamKey,
     group,
@@ -189,12 +206,12 @@ function consumerState(options: VoteConsumerOptions): ConsumerState {
     startTimeoutMs: options.startTimeoutMs ?? VOTE_CONSUMER_DEFAULTS.startTimeoutMs,
     handler: options.handler,
     logger,
-    // The reader's outages are logged by the read loop; its own logger would also speak at stop().
-    reader: createRedisConnection({ ...base, commandTimeoutMs: blockMs + 5_000, logger: silentLogger }),
-    commands: createRedisConnection({ ...base, logger }),
+    connect,
+    ...connect(),
     inFlight: new Map(),
     slotWaiters: [],
     stopping: new AbortController(),
+    used: false,
     running: false,
     starting: undefined,
     stopped: undefined,
@@ -332,7 +349,12 @@ function scheduleClaims(c: ConsumerState): void {
 }
 
 async function startConsumer(c: ConsumerState): Promise<void> {
-  if (c.stopped) throw new RedisUnavailableError('the vote consumer was stopped: create a new one');
+  if (c.used) {
+    // A run before this one (stopped, or failed to start): its connections are closed, and a closed one does not open again.
+    Object.assign(c, c.connect());
+    c.stopping = new AbortController();
+  }
+  c.used = true;
   const { reader, commands } = c;
   reader.start();
   commands.start();
@@ -352,8 +374,12 @@ async function startConsumer(c: ConsumerState): Promise<void> {
 }
 
 function stopConsumer(c: ConsumerState): Promise<void> {
-  c.stopped ??= (async () => {
-    await c.starting?.catch(() => undefined);
+  const starting = c.starting;
+  // Not started (or stopped already): nothing to stop.
+  if (starting === undefined) return c.stopped ?? Promise.resolve();
+  c.starting = undefined;
+  c.stopped = (async () => {
+    await starting.catch(() => undefined);
     c.running = false;
     c.stopping.abort();
     clearTimeout(c.claimTimer);

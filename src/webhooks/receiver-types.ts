@@ -86,7 +86,10 @@ export const RECEIVER_DEFAULTS = {
 
 /** The webhook receiver: `start()`, `stop()`, `url()`. */
 export interface WebhookReceiver {
-  /** Listens; resolves with the receiver's URL (`http://127.0.0.1:9465/webhooks/listing`). Rejects with a `ListenError`. */
+  /**
+   * Listens; resolves with the receiver's URL (`http://127.0.0.1:9465/webhooks/listing`). Rejects
+   * with a `ListenError`. After `stop()` it listens again.
+   */
   start(): Promise<string>;
   /** Stops accepting; requests in flight finish until `deadline` (epoch ms), then every connection closes. */
   stop(options?: LocalServerStopOptions): Promise<void>;

@@ -72,14 +72,21 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     handler: (req, res) => handle(s, req, res),
   });
 
+  // Counts the stops: a listen that resolves after a later stop() must not say it listens.
+  let stops = 0;
   const receiver: WebhookReceiver = {
     async start() {
-      const base = await server.start();
-      s.listeningUrl = `${base}${path}`;
-      logger.info({ url: s.listeningUrl, legacy: options.legacyAuthorization !== undefined }, 'webhook receiver listening');
-      return s.listeningUrl;
+      const asked = stops;
+      const url = `${await server.start()}${path}`;
+      if (asked === stops && s.listeningUrl !== url) {
+        s.listeningUrl = url;
+        logger.info({ url, legacy: options.legacyAuthorization !== undefined }, 'webhook receiver listening');
+      }
+      return url;
     },
     async stop(stopOptions) {
+      stops += 1;
+      // Kept until the requests in flight are answered (an integration's reply names it).
       await server.stop(stopOptions);
       s.listeningUrl = undefined;
       // What the last interval only counted is written now, not lost with the process.

@@ -44,14 +44,15 @@ export interface SecretSource {
 export interface WebhookSecrets extends SecretSource {
   /**
    * Loads the file (and the Redis secrets) once and starts watching them. Never rejects: a bad
-   * file or an unreachable Redis is logged and the other secrets go on.
+   * file or an unreachable Redis is logged and the other secrets go on. After `close()` it loads
+   * and watches again.
    */
   start(): Promise<void>;
   /** Stores an integration connection's secret durably (in Redis when given); it is accepted when this resolves. */
   addIntegration(connectionId: string, secret: string): Promise<void>;
   /** Forgets an integration connection's secret. */
   removeIntegration(connectionId: string): Promise<void>;
-  /** Stops watching the file. */
+  /** Stops watching the file and the Redis channel; `start()` may follow. */
   close(): void;
 }
 
@@ -134,6 +135,7 @@ export function createWebhookSecrets(options: WebhookSecretsOptions): WebhookSec
     debounce: undefined,
     refreshing: undefined,
     closed: false,
+    starts: 0,
     stopWatchingRedis: undefined,
     redisReading: undefined,
     readRedisAgain: false,
@@ -178,6 +180,8 @@ interface SecretsState {
   debounce: NodeJS.Timeout | undefined;
   refreshing: Promise<boolean> | undefined;
   closed: boolean;
+  /** Counts the starts: a start overtaken by a close and a new start stops short. */
+  starts: number;
   stopWatchingRedis: (() => void) | undefined;
   redisReading: Promise<boolean> | undefined;
   /** A change was announced while a read was in flight: that read may have missed it. */
@@ -275,6 +279,9 @@ async function refresh(w: SecretsState): Promise<boolean> {
 }
 
 function startWatching(w: SecretsState, path: string): void {
+  // One watcher, however many starts.
+  w.watcher?.close();
+  w.watcher = undefined;
   try {
     // The directory, not the file: a write replaces the file by a rename, which ends a file watch.
     w.watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
@@ -296,14 +303,17 @@ function startWatching(w: SecretsState, path: string): void {
 
 async function start(w: SecretsState): Promise<void> {
   const { file, redis } = w.options;
-  if (w.closed) return;
+  // Open again after a close (a receiver started again); a close during this start wins.
+  w.closed = false;
+  const run = (w.starts += 1);
+  const current = () => !w.closed && w.starts === run;
   if (redis !== undefined) {
     w.stopWatchingRedis ??= watchChannel(redis, redisSecretNames(redis).channel)(() => void refreshRedis(w, true));
     await refreshRedis(w, true);
   }
-  if (file === undefined || w.closed) return;
+  if (file === undefined || !current()) return;
   await reload(w, true);
-  if (w.options.watch !== false && !w.closed) startWatching(w, file);
+  if (w.options.watch !== false && current()) startWatching(w, file);
 }
 
 async function addIntegration(w: SecretsState, connectionId: string, secret: string): Promise<void> {

@@ -14,6 +14,8 @@ describe('docs/metrics.md', () => {
     // These appear once stats and votes run.
     metrics.setStatsInterval(1_800);
     metrics.watchVoteLedger(() => ({ pending: 0, deadLetters: 0 }));
+    // With the push source on Redis.
+    metrics.watchPushShare(() => 0);
     const served = await registry.getMetricsAsJSON();
     expect(served.length).toBeGreaterThan(10);
 

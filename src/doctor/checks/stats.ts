@@ -6,7 +6,7 @@ import { askLocal, localUrl } from './local-http.js';
 import { redisOrOutcome } from './redis.js';
 
 const EMBEDDED =
-  "stats.source is embedded: the counts come from the discord.js Client, ShardingManager or ClusterManager inside the bot's process, so only an agent embedded in the bot can read them; 'listing-agent run' cannot (a daemon needs discord-rest, push or redis)";
+  "stats.source is embedded: the counts come from the bot's Client (discord.js, Eris or Oceanic.js), ShardingManager or ClusterManager inside the bot's process, so only an agent embedded in the bot can read them; 'listing-agent run' cannot (a daemon needs discord-rest, push or redis)";
 
 const counts = (r: Extract<CountReading, { ready: true }>) => `${r.serverCount} servers, ${r.shardCount} shards`;
 

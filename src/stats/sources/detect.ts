@@ -4,6 +4,7 @@ import * as shapes from '../../discord/shapes.js';
 import { createDiscordClientSource, type DiscordClientLike, type EmbeddedSourceOptions } from './discord-client.js';
 import { createClusterManagerSource, type ClusterManagerLike } from './hybrid-cluster.js';
 import { createShardingManagerSource, type ShardingManagerLike } from './sharding-manager.js';
+import { createErisClientSource, createOceanicClientSource, type ErisClientLike, type OceanicClientLike } from './eris-oceanic.js';
 
 /*
  * The embedded source is chosen by the shape of the object the bot passes (`discord/shapes.ts`),
@@ -13,6 +14,11 @@ import { createShardingManagerSource, type ShardingManagerLike } from './shardin
 export const isClusterManager = shapes.isClusterManager as (value: unknown) => value is ClusterManagerLike;
 export const isShardingManager = shapes.isShardingManager as (value: unknown) => value is ShardingManagerLike;
 export const isDiscordClient = shapes.isDiscordClient as (value: unknown) => value is DiscordClientLike;
+export const isErisClient = shapes.isErisClient as (value: unknown) => value is ErisClientLike;
+export const isOceanicClient = shapes.isOceanicClient as (value: unknown) => value is OceanicClientLike;
+
+/** What the embedded source takes, in words, for errors. */
+const EMBEDDED_SHAPES = 'a discord.js Client, ShardingManager or ClusterManager, an Eris Client or an Oceanic.js Client';
 
 /** What an unexpected value is, for the error (never its contents: it may hold a token). */
 function describeValue(value: unknown): string {
@@ -26,8 +32,9 @@ function describeValue(value: unknown): string {
 /**
  * The count source for the object a bot passes to the agent in embedded mode: a discord.js
  * `Client` ({@link createDiscordClientSource}), a `ShardingManager`
- * ({@link createShardingManagerSource}) or a discord-hybrid-sharding `ClusterManager`
- * ({@link createClusterManagerSource}), chosen by shape.
+ * ({@link createShardingManagerSource}), a discord-hybrid-sharding `ClusterManager`
+ * ({@link createClusterManagerSource}), an Eris `Client` ({@link createErisClientSource}) or an
+ * Oceanic.js `Client` ({@link createOceanicClientSource}), chosen by shape.
  *
  * @throws ConfigError (code `config`) for anything else.
  */
@@ -35,10 +42,12 @@ export function countSourceFor(object: unknown, options: EmbeddedSourceOptions =
   if (isClusterManager(object)) return createClusterManagerSource(object, options);
   if (isShardingManager(object)) return createShardingManagerSource(object, options);
   if (isDiscordClient(object)) return createDiscordClientSource(object, options);
-  const message = `is ${describeValue(object)}, not a discord.js Client, ShardingManager or ClusterManager`;
+  if (isErisClient(object)) return createErisClientSource(object);
+  if (isOceanicClient(object)) return createOceanicClientSource(object);
+  const message = `is ${describeValue(object)}, not ${EMBEDDED_SHAPES}`;
   throw new ConfigError(
     'invalid',
-    `stats.source is embedded but the object passed as discord ${message}: pass the bot's Client (or, in the manager process, its ShardingManager or ClusterManager), or set stats.source to discord-rest or push`,
+    `stats.source is embedded but the object passed as discord ${message}: pass the bot's Client (discord.js, Eris or Oceanic.js; in a discord.js manager process, its ShardingManager or ClusterManager), or set stats.source to discord-rest or push`,
     [{ path: 'discord', message }],
   );
 }

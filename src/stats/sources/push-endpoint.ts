@@ -13,6 +13,17 @@ import { errorMessage } from '../../errors.js';
 
 const ALLOW = 'GET, HEAD, POST';
 
+/**
+ * Where a push source shares what it receives, when several agents take pushes (`state.redis`):
+ * each push is handed over before the bot is answered, and the reading is everyone's.
+ */
+export interface PushShare {
+  /** Shares the reports of a push just recorded; true when shared, false when only held here (answered 202). Never rejects. */
+  share(reports: readonly StoredReport[]): Promise<boolean>;
+  /** The counts every agent received, summed (what the leader posts). */
+  read(signal?: AbortSignal): Promise<CountReading>;
+}
+
 /** What a push source holds: its settings and the reports pushed so far. */
 export interface PushState {
   readonly path: string;
@@ -31,6 +42,8 @@ export interface PushState {
   pushedShardCount: number | undefined;
   listeningUrl: string | undefined;
   stopped: boolean;
+  /** With several agents: where each push is shared, and the shared reading. */
+  readonly share?: PushShare;
 }
 
 interface Reply {
@@ -56,10 +69,11 @@ function authorised(state: PushState, req: IncomingMessage): boolean {
   return match !== null && timingSafeEqual(digest(match[1]!.trim()), state.keyDigest);
 }
 
-/** Stores `reports` (one push, all of one shard count) received at `at`, and tells the listeners. */
-function recordReports(state: PushState, reports: readonly ShardCountReport[], at: number): void {
+/** Stores `reports` (one push, all of one shard count) received at `at`, tells the listeners, and returns them as stored. */
+function recordReports(state: PushState, reports: readonly ShardCountReport[], at: number): StoredReport[] {
   const pushed = reports[0]!.shard_count;
-  for (const report of reports) state.reports.set(report.shard_id, { ...report, receivedAt: at });
+  const stored = reports.map((report) => ({ ...report, receivedAt: at }));
+  for (const report of stored) state.reports.set(report.shard_id, report);
   state.pushedShardCount = pushed;
   // After a reshard down, shards past the new count will never report again: forget them.
   for (const id of state.reports.keys()) if (id >= pushed) state.reports.delete(id);
@@ -72,6 +86,7 @@ function recordReports(state: PushState, reports: readonly ShardCountReport[], a
       state.logger.warn({ err: errorMessage(error) }, 'a push listener threw');
     }
   }
+  return stored;
 }
 
 async function receive(state: PushState, req: IncomingMessage): Promise<Reply> {
@@ -95,8 +110,10 @@ async function receive(state: PushState, req: IncomingMessage): Promise<Reply> {
     // Refused rather than stored: the bot sees the 400, and a wrong layout never sits in the total.
     return { status: 400, body: { error: `shard_count: is ${pushed} but the agent expects ${state.shardCount} shards (stats.push.shardCount): change one of them` } };
   }
-  recordReports(state, parsed.reports, state.now());
-  return { status: 204 };
+  const stored = recordReports(state, parsed.reports, state.now());
+  if (state.share === undefined || (await state.share.share(stored))) return { status: 204 };
+  // Held here, not shared: a 2xx (the bot has nothing to re-send), but not the 204 of a shared push.
+  return { status: 202, body: { held: true, detail: 'recorded by this agent, which cannot reach Redis: it writes the counts there when Redis returns' } };
 }
 
 async function route(state: PushState, req: IncomingMessage): Promise<Reply> {
@@ -119,7 +136,8 @@ async function route(state: PushState, req: IncomingMessage): Promise<Reply> {
   const stored = [...state.reports.values()]
     .sort((a, b) => a.shard_id - b.shard_id)
     .map(({ receivedAt, ...r }) => ({ ...r, received_at: new Date(receivedAt).toISOString(), age_ms: at - receivedAt }));
-  return { status: 200, body: { ...pushReading(state), reports: stored } };
+  const reading = state.share ? await state.share.read() : pushReading(state);
+  return { status: 200, body: { ...reading, reports: stored } };
 }
 
 /** Answers one request to the push endpoint; never throws (a bug is a 500 and a log line). */

@@ -3,7 +3,7 @@ import { ListingAgentError } from '../../errors.js';
 import { formatAddress, type ListenAddress, type ListenSetting } from '../../http/listen-error.js';
 import { createLocalServer } from '../../http/local-server.js';
 import type { CountSource } from '../source.js';
-import { digest, handlePush, pushReading, type PushState } from './push-endpoint.js';
+import { digest, handlePush, pushReading, type PushShare, type PushState } from './push-endpoint.js';
 
 export { pushShardCounts, PushRejectedError, type PushShardCountsOptions } from './push-client.js';
 export type { PushBody, ShardCountReport } from './push-reports.js';
@@ -38,9 +38,13 @@ export const PUSH_DEFAULTS = {
 
 /** The push source: a count source with the HTTP endpoint the bot reports to. */
 export interface PushSource extends CountSource {
-  /** Listens. Rejects with a `ListenError` naming the address and the fix. Calling it again returns the same promise. */
+  /**
+   * Listens. Rejects with a `ListenError` naming the address and the fix. Calling it again while
+   * it listens changes nothing; after `stop()` it listens again (the reports received before are
+   * kept, and age out after `staleAfterMs` as always).
+   */
   start(): Promise<void>;
-  /** Closes the port and every open connection. Safe to call more than once, or before `start()`. */
+  /** Closes the port and every open connection. Safe to call more than once, or before `start()`; `start()` may follow. */
   stop(): Promise<void>;
   /** The endpoint's URL (`http://127.0.0.1:9466/stats`, with the real port). Throws before `start()` has resolved. */
   url(): string;
@@ -60,6 +64,19 @@ export interface PushSource extends CountSource {
  *   for the expected shard count; otherwise the reason names the missing and stale shards.
  */
 export function createPushSource(options: PushSourceOptions): PushSource {
+  return pushSource(options, undefined);
+}
+
+/**
+ * A push source whose pushes are shared with other agents (`state.redis`): each push is handed to
+ * `share` before the bot is answered (204 when shared, 202 when only held here), and `read()` and
+ * `GET {path}` give the shared reading. Not public: the agent wires it.
+ */
+export function createSharedPushSource(options: PushSourceOptions, share: PushShare): PushSource {
+  return pushSource(options, share);
+}
+
+function pushSource(options: PushSourceOptions, share: PushShare | undefined): PushSource {
   const { listen, shardCount } = options;
   if (options.key === '') throw new ListingAgentError('invalid_option', 'the push source needs a shared key: set stats.push.key');
   if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
@@ -77,18 +94,28 @@ export function createPushSource(options: PushSourceOptions): PushSource {
     pushedShardCount: undefined,
     listeningUrl: undefined,
     stopped: false,
+    ...(share ? { share } : {}),
   };
   const { path, logger } = state;
   const setting = options.setting ?? PUSH_DEFAULTS.setting;
   const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handlePush(state, req, res) });
 
+  // Counts the stops: a listen that resolves after a later stop() must not say it listens.
+  let stops = 0;
+
   async function start(): Promise<void> {
+    const asked = stops;
+    state.stopped = false;
     const base = await server.start();
-    state.listeningUrl = `${base}${path}`;
-    logger.info({ url: state.listeningUrl }, 'push endpoint listening');
+    if (asked !== stops) return;
+    const url = `${base}${path}`;
+    if (state.listeningUrl === url) return;
+    state.listeningUrl = url;
+    logger.info({ url }, 'push endpoint listening');
   }
 
   async function stop(): Promise<void> {
+    stops += 1;
     state.stopped = true;
     state.listeningUrl = undefined;
     await server.stop();
@@ -98,7 +125,7 @@ export function createPushSource(options: PushSourceOptions): PushSource {
     get description() {
       return `push endpoint (${state.listeningUrl ?? `http://${formatAddress(listen)}${path}`})`;
     },
-    read: () => Promise.resolve(pushReading(state)),
+    read: (signal) => (share ? share.read(signal) : Promise.resolve(pushReading(state))),
     onChange(listener) {
       state.listeners.add(listener);
       return () => void state.listeners.delete(listener);

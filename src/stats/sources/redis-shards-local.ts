@@ -1,5 +1,5 @@
 import type { CountReading } from '../source.js';
-import { countSourceFor, isClusterManager, isDiscordClient, isShardingManager } from './detect.js';
+import { countSourceFor, isClusterManager, isDiscordClient, isErisClient, isOceanicClient, isShardingManager } from './detect.js';
 import {
   EMBEDDED_SOURCE_DEFAULTS,
   probeClient,
@@ -8,6 +8,7 @@ import {
   type DiscordClientLike,
   type EmbeddedSourceOptions,
 } from './discord-client.js';
+import { erisSnapshot, oceanicSnapshot, ownShardsFromGatewaySnapshot } from './eris-oceanic.js';
 import { readClusterCounts, type ClusterManagerLike } from './hybrid-cluster.js';
 import type { OwnShardsReading, OwnShardsSource } from './redis-shards-reports.js';
 import { readManagedShard, type ShardingManagerLike } from './sharding-manager.js';
@@ -23,6 +24,8 @@ import { readManagedShard, type ShardingManagerLike } from './sharding-manager.j
  *   is the cluster's `TOTAL_SHARDS`, else `client.shard.count`, else `options.shardCount`.
  * - ShardingManager / ClusterManager: their `shardList` (all shards when empty or `'auto'`), each
  *   shard or cluster process asked with the probe.
+ * - Eris / Oceanic.js Client (one cluster of a bot, `firstShardID`/`lastShardID` or `shardIDs`):
+ *   the shards in `client.shards`, the total from its `maxShards`.
  */
 
 /** The restriction of a whole-bot reading (indexed by shard ID) to `held`. */
@@ -71,7 +74,7 @@ async function clusterManagerOwnShards(manager: ClusterManagerLike, timeoutMs: n
  * with `shards: [2, 3]`, one ShardingManager of several machines) reports them.
  *
  * @throws ConfigError (code `config`) for an object that is no discord.js Client, ShardingManager
- *   or ClusterManager.
+ *   or ClusterManager, Eris or Oceanic.js Client.
  */
 export function ownShardsSourceFor(bot: unknown, options: EmbeddedSourceOptions = {}): OwnShardsSource {
   const whole = countSourceFor(bot, options);
@@ -81,8 +84,10 @@ export function ownShardsSourceFor(bot: unknown, options: EmbeddedSourceOptions 
     if (isClusterManager(bot)) return clusterManagerOwnShards(bot, timeoutMs, signal);
     if (isShardingManager(bot)) return shardingManagerOwnShards(bot, timeoutMs, signal);
     if (isDiscordClient(bot)) return clientOwnShards(bot);
+    if (isErisClient(bot)) return ownShardsFromGatewaySnapshot(erisSnapshot(bot));
+    if (isOceanicClient(bot)) return ownShardsFromGatewaySnapshot(oceanicSnapshot(bot));
     // countSourceFor threw already for anything else.
-    return { ready: false, reason: 'counts not ready: not a discord.js bot object' };
+    return { ready: false, reason: 'counts not ready: not a bot object the agent can read' };
   };
   return {
     get description() {

@@ -97,12 +97,43 @@ export function reportedShardCount(reports: readonly RedisShardReport[]): number
   return newest?.shard_count;
 }
 
+/** How a summary of Redis reports names where they come from, in its reasons. */
+export interface ReportWording {
+  /** What the reports are, for the source's description (`shard reports`). */
+  what: string;
+  /** The reason when no shard has a report. */
+  empty: string;
+  /** The setting of the expected shard count. */
+  shardCountSetting: string;
+  /** How long a report counts, appended to a not-ready reason. */
+  expiry: string;
+}
+
+/** The wording of shard reports written by bot processes (`stats.source: redis`, or embedded). */
+export const REPORTER_WORDING: ReportWording = {
+  what: 'shard reports',
+  empty:
+    'no bot process has reported its shards to Redis (each embedded agent with state.redis reports every stats.redis.reportEvery; reports expire after stats.redis.staleAfter)',
+  shardCountSetting: 'stats.redis.shardCount',
+  expiry: 'a report expires stats.redis.staleAfter after its process last wrote it',
+};
+
+/** The wording of shard counts the bot pushed to the agents' push endpoints, shared through Redis. */
+export const PUSH_WORDING: ReportWording = {
+  what: 'shard counts pushed to the agents, shared',
+  empty: 'no shard has pushed its counts to any agent yet: the bot must POST them to the push endpoint of any agent (stats.push.listen), which shares them through Redis',
+  shardCountSetting: 'stats.push.shardCount',
+  expiry: 'a pushed report counts for stats.push.staleAfter after it reached an agent',
+};
+
 /** What {@link summariseRedisReports} needs besides the reports. */
 export interface RedisSummaryOptions {
   /** Epoch ms now (the reader's clock). */
   now: number;
-  /** `stats.redis.shardCount`; undefined: {@link reportedShardCount}. */
+  /** `stats.redis.shardCount` (or `stats.push.shardCount`); undefined: {@link reportedShardCount}. */
   shardCount: number | undefined;
+  /** How the reasons name the reports' origin. Default {@link REPORTER_WORDING}. */
+  wording?: ReportWording;
 }
 
 /**
@@ -113,13 +144,8 @@ export interface RedisSummaryOptions {
  * never decide it, so machines whose clocks disagree still add up.
  */
 export function summariseRedisReports(reports: readonly RedisShardReport[], options: RedisSummaryOptions): CountReading {
-  if (reports.length === 0) {
-    return {
-      ready: false,
-      reason:
-        'counts not ready: no bot process has reported its shards to Redis (each embedded agent with state.redis reports every stats.redis.reportEvery; reports expire after stats.redis.staleAfter)',
-    };
-  }
+  const wording = options.wording ?? REPORTER_WORDING;
+  if (reports.length === 0) return { ready: false, reason: `counts not ready: ${wording.empty}` };
   const configured = options.shardCount !== undefined;
   const summary = summarise(
     reports.map((report) => ({ ...report, receivedAt: Math.min(report.reportedAt, options.now) })),
@@ -127,7 +153,7 @@ export function summariseRedisReports(reports: readonly RedisShardReport[], opti
     { now: options.now, staleAfterMs: Number.POSITIVE_INFINITY, shardCount: options.shardCount ?? reportedShardCount(reports), configured },
   );
   if (summary.ready) return summary;
-  // summarise speaks of the push source's setting; here the expected count is stats.redis.shardCount.
-  const reason = summary.reason.replace('stats.push.shardCount', 'stats.redis.shardCount');
-  return { ready: false, reason: `counts not ready: ${reason} (a report expires stats.redis.staleAfter after its process last wrote it)` };
+  // summarise speaks of the push source's setting; name the one that sets the expected count here.
+  const reason = summary.reason.replace('stats.push.shardCount', wording.shardCountSetting);
+  return { ready: false, reason: `counts not ready: ${reason} (${wording.expiry})` };
 }

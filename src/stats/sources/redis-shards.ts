@@ -8,10 +8,12 @@ import {
   hasOwnShards,
   ownShardsFromReading,
   parseStoredReport,
+  REPORTER_WORDING,
   reportsFor,
   summariseRedisReports,
   type OwnShardsReading,
   type RedisShardReport,
+  type ReportWording,
 } from './redis-shards-reports.js';
 
 /*
@@ -75,6 +77,14 @@ export interface RedisShardsSourceOptions {
  * poster's next poll.
  */
 export function createRedisShardsSource(options: RedisShardsSourceOptions): CountSource {
+  return redisShardsSource(options);
+}
+
+/**
+ * {@link createRedisShardsSource}, with the reasons worded for where the reports come from (the
+ * agents' push endpoints, with `stats.source: push`). Not public: the wording is the agent's.
+ */
+export function redisShardsSource(options: RedisShardsSourceOptions, wording?: ReportWording): CountSource {
   const { connection, staleAfterMs } = options;
   const now = options.now ?? Date.now;
   const index = connection.key(REDIS_KEYS.shardIndex);
@@ -92,7 +102,7 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
 
   return {
     get description() {
-      return `shard reports in ${connection.describe()}${options.shardCount !== undefined ? ` (${options.shardCount} shards expected)` : ''}`;
+      return `${(wording ?? REPORTER_WORDING).what} in ${connection.describe()}${options.shardCount !== undefined ? ` (${options.shardCount} shards expected)` : ''}`;
     },
     async read(signal): Promise<CountReading> {
       signal?.throwIfAborted();
@@ -103,7 +113,7 @@ export function createRedisShardsSource(options: RedisShardsSourceOptions): Coun
         signal?.throwIfAborted();
         return { ready: false, reason: `counts not ready: ${redisFailure('read the shard reports', error).message}` };
       }
-      return summariseRedisReports(reports, { now: now(), shardCount: options.shardCount });
+      return summariseRedisReports(reports, { now: now(), shardCount: options.shardCount, ...(wording ? { wording } : {}) });
     },
     onChange: changes,
   };
@@ -133,7 +143,7 @@ export interface ShardReporterOptions {
 
 /** Writes this process's shard counts to Redis on a timer (every agent, leader or not). */
 export interface ShardReporter {
-  /** Writes the first round now, then every `everyMs`. Safe to call more than once. */
+  /** Writes the first round now, then every `everyMs`. Safe to call more than once; after `stop()` it reports again. */
   start(): void;
   /**
    * Writes the reports now; resolves with the shard IDs written (none when the source is not
@@ -162,6 +172,8 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
   const script = connection.script(REPORT_SCRIPT);
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  /** Counts the starts: a round of an earlier run, finishing after a stop and a new start, arms nothing. */
+  let runs = 0;
   let round: Promise<unknown> | undefined;
   /** The last problem logged, so a condition that lasts is logged once, not every round. */
   let lastProblem: string | undefined;
@@ -192,7 +204,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
     return reports.map((r) => r.shard_id);
   };
 
-  const tick = async (): Promise<void> => {
+  const tick = async (run: number): Promise<void> => {
     try {
       await reportNow();
     } catch (error) {
@@ -200,13 +212,15 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
       if (lastProblem !== problem) logger.warn({ err: problem }, 'could not write the shard reports to Redis; trying again next round');
       lastProblem = problem;
     }
-    if (running) schedule(everyMs);
+    if (running && run === runs) schedule(everyMs);
   };
 
   function schedule(delayMs: number): void {
+    clearTimeout(timer);
+    const run = runs;
     timer = setTimeout(() => {
       timer = undefined;
-      round = tick();
+      round = tick(run);
     }, delayMs);
     if (options.unref ?? true) timer.unref();
   }
@@ -222,6 +236,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
     start() {
       if (running) return;
       running = true;
+      runs += 1;
       schedule(0);
     },
     reportNow,

@@ -152,6 +152,9 @@ export async function startFakeGateway(options: FakeGatewayOptions): Promise<Fak
   });
   const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
 
+  // discord.js sends the bare token; Eris and Oceanic.js send it as `Bot <token>`, in RESUME too.
+  const tokenMatches = (sent: unknown) => sent === token || sent === `Bot ${token}`;
+
   const isOpen = (conn: Connection | undefined): conn is Connection => conn !== undefined && conn.socket.readyState === conn.socket.OPEN;
 
   const send = (conn: Connection, payload: unknown) => {
@@ -200,7 +203,7 @@ export async function startFakeGateway(options: FakeGatewayOptions): Promise<Fak
 
   const identify = async (conn: Connection, d: Record<string, unknown>) => {
     if (conn.session) return conn.socket.close(4005, 'Already authenticated.');
-    if (d.token !== token && d.token !== `Bot ${token}`) return conn.socket.close(4004, 'Authentication failed.');
+    if (!tokenMatches(d.token)) return conn.socket.close(4004, 'Authentication failed.');
     const shard = d.shard;
     const [shardId, count] = Array.isArray(shard) ? (shard as unknown[]) : [0, 1];
     if (typeof shardId !== 'number' || count !== shardCount || shardId < 0 || shardId >= shardCount) {
@@ -244,7 +247,7 @@ export async function startFakeGateway(options: FakeGatewayOptions): Promise<Fak
 
   const resume = (conn: Connection, d: Record<string, unknown>) => {
     const session = typeof d.session_id === 'string' ? byId.get(d.session_id) : undefined;
-    if (!session || d.token !== token || typeof d.seq !== 'number') {
+    if (!session || !tokenMatches(d.token) || typeof d.seq !== 'number') {
       events.push({ type: 'invalid_session', shardId: session?.shardId });
       return send(conn, { op: OP.invalidSession, d: false });
     }

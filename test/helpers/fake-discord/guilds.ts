@@ -1,6 +1,7 @@
 /**
  * Guild IDs and payloads for the fake Discord gateway: snowflakes spread over the shards, the
- * shard a guild belongs to, and the smallest guild objects discord.js takes as available.
+ * shard a guild belongs to, and the smallest guild objects discord.js, Eris and Oceanic.js take as
+ * available.
  */
 
 /** Milliseconds since the Discord epoch (2015) of the first generated guild: a date in 2024. */
@@ -69,6 +70,8 @@ export function guildCreatePayload(id: string, ownerId: string): Record<string, 
         id,
         name: '@everyone',
         color: 0,
+        // Discord sends it since 2025; Oceanic.js reads it unguarded.
+        colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
         hoist: false,
         icon: null,
         unicode_emoji: null,

@@ -90,6 +90,8 @@ export interface SlowHookCall {
   agent: string;
   /** The `idempotency-key` header: the vote key. */
   key: string;
+  /** Epoch ms the call arrived. */
+  at: number;
 }
 
 /** A reward hook that takes `delayMs` to answer 204, so calls are in flight when an agent dies. */
@@ -98,7 +100,7 @@ export async function startSlowHook(delayMs: number): Promise<{ url: string; cal
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      calls.push({ agent: (req.url ?? '').split('/').pop() ?? '', key: String(req.headers['idempotency-key'] ?? '') });
+      calls.push({ agent: (req.url ?? '').split('/').pop() ?? '', key: String(req.headers['idempotency-key'] ?? ''), at: Date.now() });
       setTimeout(() => res.writeHead(204).end(), delayMs);
     });
   });

@@ -163,4 +163,32 @@ describe.skipIf(!programPath('redis-server'))('the leader lease in Redis', () =>
     expect(a.leadership.fencingToken).toBeGreaterThan(before);
     expect(a.changes).toEqual([true, false, true]);
   });
+
+  it('starts again after a stop (and after a stop still under way), releasing and taking the lease anew', async () => {
+    const a = await agent('a');
+    a.leadership.start();
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    const first = a.leadership.fencingToken!;
+    await a.leadership.stop();
+    expect(await redis.command('EXISTS', 'lease-test:leader')).toBe(':0');
+    a.leadership.start();
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    const second = a.leadership.fencingToken!;
+    expect(second).toBeGreaterThan(first);
+    // start() while the stop runs: once the lease is released, it is taken again under a new token.
+    const stopping = a.leadership.stop();
+    a.leadership.start();
+    await stopping;
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    expect(a.leadership.fencingToken).toBeGreaterThan(second);
+    // stop, start, stop: the last call wins.
+    const again = a.leadership.stop();
+    a.leadership.start();
+    await a.leadership.stop();
+    await again;
+    await sleep(LEASE / 2);
+    expect(a.leadership.isLeader).toBe(false);
+    expect(await redis.command('EXISTS', 'lease-test:leader')).toBe(':0');
+    expect(a.changes).toEqual([true, false, true, false, true, false]);
+  });
 });

@@ -56,4 +56,25 @@ describe.skipIf(!programPath('redis-server'))('the Redis connection', () => {
     const other = createRedisConnection({ url: 'redis://:hunter2-secret@127.0.0.1:1' });
     expect(other.describe()).not.toContain('hunter2');
   });
+
+  it('connects again after a close, and after a close still under way', async () => {
+    const own = createRedisConnection({ url: redis.url, prefix: 'test:', reconnectDelaysMs: [50] });
+    own.start();
+    await own.whenUp({ timeoutMs: 5_000 });
+    const downs: string[] = [];
+    own.on('down', (reason) => downs.push(reason));
+    await own.close();
+    expect(own.isUp).toBe(false);
+    own.start();
+    await own.whenUp({ timeoutMs: 5_000 });
+    expect(await own.client.get(own.key('n'))).toBe('5');
+    const closing = own.close();
+    own.start();
+    await closing;
+    await own.whenUp({ timeoutMs: 5_000 });
+    expect(await own.client.get(own.key('n'))).toBe('5');
+    await own.close();
+    // A close asked for is not an outage.
+    expect(downs).toEqual([]);
+  });
 });

@@ -5,6 +5,7 @@ import { ValidationError } from '../../../src/errors.js';
 import { ListenError } from '../../../src/http/listen-error.js';
 import { createPushSource, pushShardCounts, PushRejectedError, type PushSource, type PushSourceOptions } from '../../../src/stats/sources/push.js';
 import { call } from '../../helpers/http.js';
+import { freePort } from '../../helpers/ports.js';
 
 const KEY = 'push-key-0123456789abcdef';
 const sources: PushSource[] = [];
@@ -234,8 +235,26 @@ describe('push source: lifecycle', () => {
     await source.stop();
     await expect(call(url)).rejects.toThrow();
     expect(() => source.url()).toThrow(/not listening/);
-    await expect(source.start()).rejects.toThrow(/stopped/);
     await expect(source.read()).resolves.toMatchObject({ ready: false, reason: expect.stringContaining('not listening (stopped)') });
+  });
+
+  it('listens again after stop() (a leader that leads again), keeping the reports received before', async () => {
+    const port = await freePort();
+    const { source, post } = await startPush({ listen: { host: '127.0.0.1', port }, shardCount: 1 });
+    expect((await post(report(0, 10, 1))).status).toBe(204);
+    await source.stop();
+    await source.start();
+    expect(source.url()).toBe(`http://127.0.0.1:${port}/stats`);
+    await expect(source.read()).resolves.toEqual({ ready: true, serverCount: 10, shardCount: 1, shards: [10] });
+    expect((await post(report(0, 11, 1))).status).toBe(204);
+    await expect(source.read()).resolves.toMatchObject({ ready: true, serverCount: 11 });
+    // Stopped and started again without waiting: it listens once the stop is done.
+    const stopping = source.stop();
+    const starting = source.start();
+    await stopping;
+    await starting;
+    expect((await post(report(0, 12, 1))).status).toBe(204);
+    await expect(source.read()).resolves.toMatchObject({ ready: true, serverCount: 12 });
   });
 
   it('rejects a taken port with a one-line ListenError naming stats.push.listen', async () => {

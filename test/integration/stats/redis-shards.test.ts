@@ -82,6 +82,36 @@ describe.skipIf(!programPath('redis-server'))('shard aggregation on Redis', () =
     await last.stop();
   });
 
+  it('a reporter stopped during a round and started again runs one round at a time, not two chains', async () => {
+    const own = ownShards(1, { 0: 7 });
+    let reads = 0;
+    let hold: (() => void) | undefined;
+    const slow = {
+      ...own,
+      readOwnShards: async () => {
+        reads += 1;
+        if (reads === 1) await new Promise<void>((resolve) => (hold = resolve));
+        return own.readOwnShards();
+      },
+    };
+    const reporter = createShardReporter({ connection, source: slow, everyMs: 100, ttlMs: 5_000 });
+    reporters.push(reporter);
+    reporter.start();
+    await vi.waitFor(() => expect(hold).toBeDefined());
+    // Stopped while its first round waits for the counts, started again, and only then that round ends.
+    const stopping = reporter.stop();
+    reporter.start();
+    hold!();
+    await stopping;
+    const from = reads;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    // One chain: a round, then 100 ms, then the next; at most 7 in 600 ms (two chains would make about twice that).
+    expect(reads - from).toBeGreaterThanOrEqual(2);
+    expect(reads - from).toBeLessThanOrEqual(7);
+    await reporter.stop();
+    expect(JSON.parse((await connection.client.get(`${PREFIX}shards:0`)) as string)).toMatchObject({ server_count: 7 });
+  });
+
   it('writes nothing while the counts are not ready, and waits for the configured shard count', async () => {
     const own = ownShards(2, { 0: 4, 1: 6 });
     own.set('the Client is not ready yet');

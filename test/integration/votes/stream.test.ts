@@ -96,6 +96,30 @@ describe.skipIf(!programPath('redis-server'))('the reward stream', () => {
     await vi.waitFor(async () => expect((await connection.client.sendCommand(['XPENDING', `${PREFIX}${KEY}`, 'rewards']) as unknown[])[0]).toBe(0));
   });
 
+  it('starts again after a stop (and after a stop under way), on new connections, reading where the group is', async () => {
+    const handled: string[] = [];
+    const c = consumer('again', async (vote) => void handled.push(vote.key));
+    const hook = createStreamHook({ connection, key: KEY, maxLength: 1_000, markerTtlMs: 60_000 });
+    await c.start();
+    await hook.appendVote(testVote(1));
+    await vi.waitFor(() => expect(handled).toEqual([testVote(1).key]), { timeout: 5_000, interval: 20 });
+    await c.stop();
+    // Appended while stopped: the next start reads it.
+    await hook.appendVote(testVote(2));
+    await c.start();
+    await vi.waitFor(() => expect(handled).toEqual([testVote(1).key, testVote(2).key]), { timeout: 5_000, interval: 20 });
+    const stopping = c.stop();
+    const starting = c.start();
+    await stopping;
+    await starting;
+    await hook.appendVote(testVote(3));
+    await vi.waitFor(() => expect(handled).toEqual([1, 2, 3].map((n) => testVote(n).key)), { timeout: 5_000, interval: 20 });
+    await c.stop();
+    // One connection per run and side: the stopped runs' connections are gone.
+    const clients = String(await connection.client.sendCommand(['CLIENT', 'LIST']));
+    expect(clients.match(/name=listing-agent-consumer/g) ?? []).toEqual([]);
+  });
+
   it('delivers a failed vote again after claimIdleMs, and acknowledges poison without running it', async () => {
     const lines: string[] = [];
     const calls: StreamVoteContext[] = [];

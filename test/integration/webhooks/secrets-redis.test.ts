@@ -130,6 +130,26 @@ describe.skipIf(withoutRedis)('webhook secrets in Redis', () => {
     expect(secrets.current()).not.toContain('whs_file_integration');
   });
 
+  it('started again after close(), it watches the file and the channel again, once each', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'secrets-redis-'));
+    const file = secretFilePath(directory);
+    const { secrets, connection } = await agentSecrets({ file });
+    secrets.close();
+    // Changed while closed: read at the next start.
+    await recordRotatedSecret(file, { webhookId: 'w-file', secret: 'whs_file_while_closed' });
+    await rotate(connection, 'w-redis', 'whs_redis_while_closed');
+    await secrets.start();
+    expect(secrets.current()).toEqual(expect.arrayContaining(['whs_file_while_closed', 'whs_redis_while_closed']));
+    // Watched again, without a refresh: a rotation announced in Redis and a file rewrite.
+    await rotate(connection, 'w-redis', 'whs_redis_after');
+    await vi.waitFor(() => expect(secrets.current()).toContain('whs_redis_after'), { timeout: 2_000, interval: 5 });
+    await recordRotatedSecret(file, { webhookId: 'w-file', secret: 'whs_file_after' });
+    await vi.waitFor(() => expect(secrets.current()).toContain('whs_file_after'), { timeout: 2_000, interval: 5 });
+    // One subscription to the channel (not one per start).
+    const subscribers = (await connection.client.sendCommand(['PUBSUB', 'NUMSUB', `${PREFIX}webhooks:secrets:changed`])) as unknown[];
+    expect(Number(subscribers[1])).toBe(1);
+  });
+
   it('starts with Redis down (the configured secrets work), refuses to store, and loads what Redis holds when it returns', async () => {
     const writer = await connect();
     await rotate(writer, 'webhook-1', 'whs_kept_in_redis');

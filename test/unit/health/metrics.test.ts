@@ -152,6 +152,19 @@ describe('createAgentMetrics', () => {
     expect(text).toMatch(/^listing_agent_votes_dead_letters 0$/m);
   });
 
+  it('shows the unshared push reports only once the push endpoint watches them, from the latest reader', async () => {
+    const registry = new Registry();
+    const metrics = createAgentMetrics(registry);
+    expect(await registry.metrics()).not.toContain('listing_agent_push_reports_unshared');
+    let unshared: number | undefined = 2;
+    metrics.watchPushShare(() => unshared);
+    expect(await registry.metrics()).toMatch(/^listing_agent_push_reports_unshared 2$/m);
+    unshared = undefined;
+    expect(await registry.metrics()).toMatch(/^listing_agent_push_reports_unshared 2$/m);
+    metrics.watchPushShare(() => 0);
+    expect(await registry.metrics()).toMatch(/^listing_agent_push_reports_unshared 0$/m);
+  });
+
   it('refuses to register twice on one registry', () => {
     const registry = new Registry();
     createAgentMetrics(registry);

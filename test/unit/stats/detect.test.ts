@@ -66,7 +66,7 @@ describe('countSourceFor: the embedded source by the shape of the object', () =>
     ['a Map', new Map(), 'a Map'],
     ['a Client-like object without ws', { guilds: { cache: new Map() }, options: {} }, 'a plain object'],
     ['a manager-like object without fetchClientValues', { shards: new Map(), totalShards: 2 }, 'a plain object'],
-  ])('refuses %s with a config error that names the three shapes', (_, value, what) => {
+  ])('refuses %s with a config error that names the shapes it takes', (_, value, what) => {
     let error: unknown;
     try {
       countSourceFor(value);
@@ -76,7 +76,7 @@ describe('countSourceFor: the embedded source by the shape of the object', () =>
     expect(error).toBeInstanceOf(ConfigError);
     const configError = error as ConfigError;
     expect(configError.code).toBe('config');
-    expect(configError.message).toContain(`stats.source is embedded but the object passed as discord is ${what}, not a discord.js Client, ShardingManager or ClusterManager`);
+    expect(configError.message).toContain(`stats.source is embedded but the object passed as discord is ${what}, not a discord.js Client, ShardingManager or ClusterManager, an Eris Client or an Oceanic.js Client`);
     expect(configError.problems).toEqual([{ path: 'discord', message: expect.stringContaining(what) }]);
     expect(configError.message).not.toContain('secret-value');
   });
