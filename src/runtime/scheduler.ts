@@ -72,7 +72,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  * `maxStepMs` (default and ceiling {@link MAX_TIMER_MS}). A wait longer than that is taken in steps:
  * the caller re-checks the clock when the timer fires and arms the next step.
  */
-export function timerDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_MS): number {
+export function stepDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_MS): number {
   return Math.max(0, Math.min(MAX_TIMER_MS, maxStepMs, dueAt - now));
 }
 
@@ -195,7 +195,7 @@ function arm(schedule: TimedSchedule): void {
   clearTimeout(schedule.timer);
   schedule.timer = undefined;
   if (!schedule.started || schedule.dueAt === undefined) return;
-  schedule.timer = setTimeout(() => fire(schedule), timerDelay(schedule.dueAt, schedule.now()));
+  schedule.timer = setTimeout(() => fire(schedule), stepDelay(schedule.dueAt, schedule.now()));
   schedule.timer.unref();
 }
 

@@ -44,6 +44,8 @@ export interface VotesCapabilityOptions {
   poll?: boolean;
   /** How long the poller has to stop when leadership is lost. Default 5 000 ms. */
   pollerStopDeadlineMs?: number;
+  /** With `state.redis` and `votes.reminders`: the longest wait of the leader between two looks at the shared schedule. Default 5 000 ms. */
+  reminderLookMs?: number;
   /**
    * The reward hooks. Default: the in-process hook over the agent's `vote` listeners (named
    * `vote-event`), then `votes.hooks` of the config.
@@ -242,7 +244,13 @@ async function startOwnReminders(v: VotesState, context: CapabilityContext<Votes
   const { ledger, redis, leadership, hookOptions } = v.options;
   const kind = typeof ledger === 'string' ? ledger : 'file';
   try {
-    return await startReminders(context, { kind, ...(hookOptions ? { hookOptions } : {}), ...(redis ? { redis: redis.connection } : {}), ...(leadership ? { leadership } : {}) });
+    return await startReminders(context, {
+      kind,
+      ...(hookOptions ? { hookOptions } : {}),
+      ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
+      ...(leadership ? { leadership } : {}),
+      ...(v.options.reminderLookMs ? { lookMs: v.options.reminderLookMs } : {}),
+    });
   } catch (error) {
     await running.stop(context.now());
     await closeLedger(v).catch(() => undefined);

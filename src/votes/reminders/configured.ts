@@ -12,7 +12,11 @@ import { createMemoryVoteLedger } from '../ledger-memory.js';
 import { createVotePipeline, type VotePipeline } from '../pipeline.js';
 import { createStreamHook } from '../stream.js';
 import type { Vote, VoteHook, VoteLedger, VotesEvents } from '../types.js';
+import { ListingAgentError } from '../../errors.js';
+import { REDIS_KEYS } from '../../redis/keys.js';
+import { createRedisVoteLedger } from '../ledger-redis.js';
 import { createFileReminderJournal } from './journal-file.js';
+import { createRedisReminders } from './redis-reminders.js';
 import { createMemoryReminderJournal, createReminders, type Reminders } from './reminders.js';
 
 /*
@@ -54,8 +58,12 @@ export interface RunningReminders {
 
 /** Options of {@link startReminders}. */
 export interface StartRemindersOptions {
-  /** `file` (default) or `memory`; `redis` runs on the file ledger of this agent (not shared). */
+  /** `file`: this agent's journal and ledger; `memory`; `redis`: the schedule and ledger shared by every agent (needs `redis`, `agentId`). */
   kind: 'file' | 'memory' | 'redis';
+  /** This agent's ID (`redis`). */
+  agentId?: string;
+  /** With `redis`: the longest wait between two looks of the leader at the shared schedule. Default 5 000 ms. */
+  lookMs?: number;
   hookOptions?: HooksFromConfigOptions;
   redis?: RedisConnection;
   leadership?: Leadership;
@@ -67,38 +75,25 @@ export interface StartRemindersOptions {
 export async function startReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions): Promise<RunningReminders> {
   const { config, logger, metrics, now } = context;
   const settings = config.votes.reminders;
-  const directory = options.directory ?? stateDirectory(config);
   // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
   const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
-  const memory = options.kind === 'memory';
-  const ledger = memory ? createMemoryVoteLedger({ keepKeysForMs }) : createFileVoteLedger({ directory: join(directory, 'reminders'), keepKeysForMs, now });
+  const ledger = reminderLedger(context, options, keepKeysForMs);
   const listeners = () => context.listeners?.('reminder') ?? [];
   const hooks = configuredReminderHooks(config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis } : {}) });
+  // The event hook with no listener delivers nothing: a reminder with nowhere else to go is not `sent`.
+  const delivers = () => hooks.length > 1 || listeners().length > 0;
   const pipeline = createVotePipeline({
     ledger,
     hooks,
     logger: logger.child({ reminders: true }),
     now,
-    emit: (event, ...args) => {
-      if (event === 'voteHookRan') {
-        const run = args[0] as { result: string };
-        if (run.result === 'ok') metrics.reminders.inc({ result: 'sent' });
-        if (run.result === 'dead_letter') metrics.reminders.inc({ result: 'failed' });
-      }
+    onFinished: (_vote, gaveUp) => {
+      if (gaveUp) metrics.reminders.inc({ result: 'failed' });
+      else if (delivers()) metrics.reminders.inc({ result: 'sent' });
     },
   });
   await pipeline.start();
-  const leadership = options.leadership;
-  const reminders = createReminders({
-    journal: memory ? createMemoryReminderJournal() : createFileReminderJournal(directory),
-    send: (votes) => pipeline.ingest(votes, 'poll'),
-    delayMs: settings.delay,
-    maxLatenessMs: settings.maxLateness,
-    logger,
-    now,
-    ...(leadership ? { mayFire: () => leadership.isLeader, maxStepMs: 60_000 } : {}),
-    count: (result, n) => metrics.reminders.inc({ result }, n),
-  });
+  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes));
   try {
     await reminders.start();
   } catch (error) {
@@ -106,6 +101,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
     await ledger.close();
     throw error;
   }
+  const leadership = options.leadership;
   const onChange = () => void reminders.fire();
   leadership?.on('change', onChange);
   return {
@@ -119,4 +115,38 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
       await ledger.close();
     },
   };
+}
+
+/** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
+function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, keepKeysForMs: number): VoteLedger {
+  const { config, now } = context;
+  if (options.kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
+  if (options.kind === 'redis') {
+    if (options.redis === undefined || options.agentId === undefined || config.state.redis === undefined) {
+      throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need state.redis and the agent\'s Redis connection and agent ID');
+    }
+    return createRedisVoteLedger({ connection: options.redis, agentId: options.agentId, leaseMs: config.state.redis.lease, keepKeysForMs, now, namespace: REDIS_KEYS.remindersLedger, logger: context.logger });
+  }
+  return createFileVoteLedger({ directory: join(options.directory ?? stateDirectory(config), 'reminders'), keepKeysForMs, now });
+}
+
+/** The schedule: shared in Redis (the leader fires), or this agent's own journal. */
+function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>): Reminders {
+  const { config, logger, metrics, now } = context;
+  const settings = config.votes.reminders;
+  const common = { send, delayMs: settings.delay, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
+  const leadership = options.leadership;
+  if (options.kind === 'redis' && options.redis !== undefined) {
+    return createRedisReminders({ ...common, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
+  }
+  const journal = options.kind === 'memory' ? createMemoryReminderJournal() : createFileReminderJournal(options.directory ?? stateDirectory(config));
+  return createReminders({ ...common, journal, ...(leadership ? { mayFire: () => leadership.isLeader, maxStepMs: 60_000 } : {}) });
+}
+
+/** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */
+async function ingestByRoad(pipeline: VotePipeline, votes: readonly Vote[]): Promise<void> {
+  const polled = votes.filter((vote) => vote.road === 'poll');
+  const pushed = votes.filter((vote) => vote.road !== 'poll');
+  if (polled.length > 0) await pipeline.ingest(polled, 'poll');
+  if (pushed.length > 0) await pipeline.ingest(pushed, 'webhook');
 }

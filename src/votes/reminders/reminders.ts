@@ -1,8 +1,8 @@
 import type { AgentLogger } from '../../log/agent-logger.js';
-import { timerDelay } from '../../runtime/scheduler.js';
+import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
-import { createReminderSchedule, parseReminderLine, reminderVote, reminderVoteKey, type ReminderSchedule } from './schedule.js';
+import { createReminderSchedule, parseReminderLine, reminderInfo, reminderVote, type ReminderInfo, type ReminderSchedule } from './schedule.js';
 
 /*
  * The reminder timer over the pure schedule: one timer, armed for the next due reminder only (in
@@ -23,19 +23,6 @@ export interface ReminderJournal {
   compact(lines: readonly string[]): Promise<void>;
   close(): Promise<void>;
   describe(): string;
-}
-
-/** One reminder, as the status page and the CLI list them. */
-interface ReminderInfo {
-  /** The reminded vote's key. */
-  voteKey: string;
-  userId: string;
-  platformId: string | null;
-  projectId: string;
-  /** ISO 8601: when the user may vote again. */
-  expiresAt: string;
-  /** ISO 8601: when the reminder is (or was) due. */
-  dueAt: string;
 }
 
 /** Options of {@link createReminders}. */
@@ -70,11 +57,12 @@ export interface Reminders {
   fire(): Promise<void>;
   /** Stops the timer and closes the journal. */
   stop(): Promise<void>;
-  /** The next reminders due, soonest first. */
-  next(limit?: number): ReminderInfo[];
+  /** The next reminders due, soonest first (default 10). */
+  next(limit?: number): Promise<ReminderInfo[]>;
   /** The last reminders handed to the hooks, newest first (at most 10). */
-  lastSent(): ReminderInfo[];
-  readonly size: number;
+  lastSent(): Promise<ReminderInfo[]>;
+  /** How many are scheduled. */
+  size(): Promise<number>;
 }
 
 const DEFAULT_MAX_LATENESS_MS = 3_600_000;
@@ -94,7 +82,7 @@ export function createReminders(options: RemindersOptions): Reminders {
     firing: Promise.resolve(),
     sent: [] as ReminderInfo[],
   };
-  const info = (line: string): ReminderInfo | undefined => infoOf(r.schedule, line);
+  const info = (line: string): ReminderInfo | undefined => reminderInfo(line, r.schedule.dueOf(line));
 
   /** Arms the one timer: for the next due reminder, or (standing by) the next look `maxStepMs` (60 s) on. */
   const arm = (standingBy = false) => {
@@ -103,7 +91,7 @@ export function createReminders(options: RemindersOptions): Reminders {
     const due = r.schedule.nextDue();
     if (!r.running || (due === undefined && options.maxStepMs === undefined)) return;
     const at = standingBy ? now() + (options.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
-    const delay = timerDelay(at, now(), options.maxStepMs);
+    const delay = stepDelay(at, now(), options.maxStepMs);
     r.cancel = timer(() => void reminders.fire(), delay);
   };
 
@@ -153,11 +141,9 @@ export function createReminders(options: RemindersOptions): Reminders {
       await r.firing.catch(() => undefined);
       await journal.close();
     },
-    next: (limit = 10) => r.schedule.list(limit).flatMap(({ line }) => info(line) ?? []),
-    lastSent: () => [...r.sent],
-    get size() {
-      return r.schedule.size;
-    },
+    next: (limit = 10) => Promise.resolve(r.schedule.list(limit).flatMap(({ line, due }) => reminderInfo(line, due) ?? [])),
+    lastSent: () => Promise.resolve([...r.sent]),
+    size: () => Promise.resolve(r.schedule.size),
   };
   return reminders;
 }
@@ -196,20 +182,7 @@ async function addVotes(schedule: ReminderSchedule, journal: ReminderJournal, vo
   return true;
 }
 
-function infoOf(schedule: ReminderSchedule, line: string): ReminderInfo | undefined {
-  const record = parseReminderLine(line);
-  if (record === undefined) return undefined;
-  return {
-    voteKey: reminderVoteKey(record),
-    userId: record.userId,
-    platformId: record.platformId,
-    projectId: record.projectId,
-    expiresAt: new Date(record.expiresMs).toISOString(),
-    dueAt: new Date(schedule.dueOf(line)).toISOString(),
-  };
-}
-
-const realTimer: Schedule = (callback, delayMs) => {
+export const realTimer: Schedule = (callback, delayMs) => {
   const handle = setTimeout(callback, delayMs);
   handle.unref();
   return () => clearTimeout(handle);

@@ -68,7 +68,7 @@ export function parseReminderLine(line: string): ReminderRecord | undefined {
 }
 
 /** Which voter and project a line is for: the slot it holds (one reminder per slot). */
-function reminderSlot(line: string): string {
+export function reminderSlot(line: string): string {
   const second = line.indexOf('\t', line.indexOf('\t') + 1);
   return line.slice(0, second);
 }
@@ -92,6 +92,54 @@ export function reminderVote(record: ReminderRecord): Vote {
     createdAt: new Date(record.createdMs).toISOString(),
     expiresAt: new Date(record.expiresMs).toISOString(),
     road: record.road,
+  };
+}
+
+/** A vote's reminder, made: its line, its slot (voter and project), the vote's time and when it is due. */
+export interface MadeReminder {
+  line: string;
+  slot: string;
+  createdMs: number;
+  expiresMs: number;
+  due: number;
+}
+
+/** The reminder of `vote` as of `now`, or why there is none: `expired` (arrived expired), `invalid` (no valid date). */
+export function reminderOf(vote: Vote, now: number, delayMs: number): MadeReminder | 'expired' | 'invalid' {
+  const createdMs = Date.parse(vote.createdAt);
+  const parsed = Date.parse(vote.expiresAt);
+  const expiresMs = Number.isFinite(parsed) ? parsed : createdMs + VOTE_LIFETIME_MS;
+  if (!Number.isFinite(createdMs) || !Number.isFinite(expiresMs)) return 'invalid';
+  if (expiresMs <= now) return 'expired';
+  const slot = `${clean(vote.projectId)}\t${clean(vote.userId)}`;
+  const line = `${slot}\t${createdMs}\t${expiresMs}\t${clean(vote.platformId ?? '')}\t${vote.weight}\t${vote.road}`;
+  return { line, slot, createdMs, expiresMs, due: expiresMs + delayMs };
+}
+
+/** One reminder, as the status page and the CLI list them. */
+export interface ReminderInfo {
+  /** The reminded vote's key. */
+  voteKey: string;
+  userId: string;
+  platformId: string | null;
+  projectId: string;
+  /** ISO 8601: when the user may vote again. */
+  expiresAt: string;
+  /** ISO 8601: when the reminder is (or was) due. */
+  dueAt: string;
+}
+
+/** What the status page and the CLI show of a line due at `due` (undefined: a damaged line). */
+export function reminderInfo(line: string, due: number): ReminderInfo | undefined {
+  const record = parseReminderLine(line);
+  if (record === undefined) return undefined;
+  return {
+    voteKey: reminderVoteKey(record),
+    userId: record.userId,
+    platformId: record.platformId,
+    projectId: record.projectId,
+    expiresAt: new Date(record.expiresMs).toISOString(),
+    dueAt: new Date(due).toISOString(),
   };
 }
 
@@ -177,13 +225,9 @@ export function createReminderSchedule(options: ReminderScheduleOptions = {}): R
   };
   return {
     add(vote, now) {
-      const createdMs = Date.parse(vote.createdAt);
-      const parsed = Date.parse(vote.expiresAt);
-      const expiresMs = Number.isFinite(parsed) ? parsed : createdMs + VOTE_LIFETIME_MS;
-      if (!Number.isFinite(createdMs) || !Number.isFinite(expiresMs)) return { result: 'invalid' };
-      if (expiresMs <= now) return { result: 'expired' };
-      const line = `${clean(vote.projectId)}\t${clean(vote.userId)}\t${createdMs}\t${expiresMs}\t${clean(vote.platformId ?? '')}\t${vote.weight}\t${vote.road}`;
-      return { ...put(line, { createdMs, expiresMs }), line };
+      const made = reminderOf(vote, now, delayMs);
+      if (typeof made === 'string') return { result: made };
+      return { ...put(made.line, made), line: made.line };
     },
     restore(line) {
       const record = parseReminderLine(line);
