@@ -77,6 +77,20 @@ local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 return head[2] or false
 `;
 
+/** `ARGV[1]` limit: the first lines by due time, with their due times (`line, due, ...`; RESP2 and RESP3 alike). */
+const LIST = `
+local slots = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+local out = {}
+for i = 1, #slots, 2 do
+  local line = redis.call('HGET', KEYS[1], slots[i])
+  if line then
+    out[#out + 1] = line
+    out[#out + 1] = tostring(slots[i + 1])
+  end
+end
+return out
+`;
+
 /** Reminders one round trip takes at most. */
 const BATCH = 500;
 /** How often the leader looks at the shared schedule at least (votes scheduled by other agents). Default 5 s. */
@@ -102,7 +116,7 @@ export interface RedisRemindersOptions {
 interface RedisRemindersState {
   readonly o: RedisRemindersOptions;
   readonly keys: [string, string, string];
-  readonly scripts: { schedule: ReturnType<RedisConnection['script']>; due: ReturnType<RedisConnection['script']>; remove: ReturnType<RedisConnection['script']> };
+  readonly scripts: Record<'schedule' | 'due' | 'remove' | 'list', ReturnType<RedisConnection['script']>>;
   running: boolean;
   cancel: (() => void) | undefined;
   firing: Promise<void>;
@@ -117,7 +131,7 @@ export function createRedisReminders(options: RedisRemindersOptions): Reminders 
   const s: RedisRemindersState = {
     o: options,
     keys: [connection.key(REDIS_KEYS.reminders), connection.key(REDIS_KEYS.remindersDue), connection.key(REDIS_KEYS.remindersSent)],
-    scripts: { schedule: connection.script(SCHEDULE), due: connection.script(DUE), remove: connection.script(REMOVE) },
+    scripts: { schedule: connection.script(SCHEDULE), due: connection.script(DUE), remove: connection.script(REMOVE), list: connection.script(LIST) },
     running: false,
     cancel: undefined,
     firing: Promise.resolve(),
@@ -228,7 +242,7 @@ async function fireBatch(s: RedisRemindersState): Promise<boolean> {
     const next: unknown = await s.scripts.remove.run(s.keys, args).catch((error: unknown) => Promise.reject(redisFailure('remove fired reminders', error)));
     s.nextDue = next === null || next === false ? undefined : Number(next);
   } else {
-    const head = (await command(s, ['ZRANGE', s.keys[1], '0', '0', 'WITHSCORES'], 'read the next reminder')) as string[];
+    const head = await listLines(s, 1);
     s.nextDue = head.length >= 2 ? Number(head[1]) : undefined;
   }
   return reply.length / 2 >= BATCH;
@@ -246,12 +260,22 @@ function arm(s: RedisRemindersState, reminders: Reminders): void {
   s.cancel = (s.o.schedule ?? realTimer)(() => void reminders.fire(), delay);
 }
 
+async function listLines(s: RedisRemindersState, limit: number): Promise<string[]> {
+  try {
+    return ((await s.scripts.list.run(s.keys, [limit])) as unknown[]).map(String);
+  } catch (error) {
+    throw redisFailure('list the scheduled reminders', error);
+  }
+}
+
 async function listNext(s: RedisRemindersState, limit: number): Promise<ReminderInfo[]> {
-  const slots = (await command(s, ['ZRANGE', s.keys[1], '0', String(limit - 1), 'WITHSCORES'], 'list the scheduled reminders')) as string[];
-  if (slots.length === 0) return [];
-  const names = slots.filter((_, i) => i % 2 === 0);
-  const lines = (await command(s, ['HMGET', s.keys[0], ...names], 'list the scheduled reminders')) as (string | null)[];
-  return lines.flatMap((line, i) => (line === null ? [] : (reminderInfo(line, Number(slots[2 * i + 1])) ?? [])));
+  const reply = await listLines(s, limit);
+  const out: ReminderInfo[] = [];
+  for (let i = 0; i < reply.length; i += 2) {
+    const info = reminderInfo(reply[i]!, Number(reply[i + 1]));
+    if (info !== undefined) out.push(info);
+  }
+  return out;
 }
 
 async function lastSent(s: RedisRemindersState): Promise<ReminderInfo[]> {
