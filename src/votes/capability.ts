@@ -44,7 +44,11 @@ export interface VotesCapabilityOptions {
   poll?: boolean;
   /** How long the poller has to stop when leadership is lost. Default 5 000 ms. */
   pollerStopDeadlineMs?: number;
-  /** With `state.redis` and `votes.reminders`: the longest wait of the leader between two looks at the shared schedule. Default 5 000 ms. */
+  /**
+   * With `votes.reminders`: the longest timer step of the reminders, each re-reading the clock
+   * (with `state.redis`, also how often the leader looks at the shared schedule). Default 60 000 ms
+   * (5 000 ms with `state.redis`).
+   */
   reminderLookMs?: number;
   /**
    * The reward hooks. Default: the in-process hook over the agent's `vote` listeners (named

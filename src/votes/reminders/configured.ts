@@ -140,7 +140,8 @@ function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRe
     return createRedisReminders({ ...common, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
   }
   const journal = options.kind === 'memory' ? createMemoryReminderJournal() : createFileReminderJournal(options.directory ?? stateDirectory(config));
-  return createReminders({ ...common, journal, ...(leadership ? { mayFire: () => leadership.isLeader, maxStepMs: 60_000 } : {}) });
+  // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
+  return createReminders({ ...common, journal, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
 }
 
 /** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */
