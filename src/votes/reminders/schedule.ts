@@ -68,13 +68,13 @@ export function parseReminderLine(line: string): ReminderRecord | undefined {
 }
 
 /** Which voter and project a line is for: the slot it holds (one reminder per slot). */
-export function reminderSlot(line: string): string {
+function reminderSlot(line: string): string {
   const second = line.indexOf('\t', line.indexOf('\t') + 1);
   return line.slice(0, second);
 }
 
 /** The vote key of the vote a line reminds of (`<user_id>:<created_at ms>`). */
-export function reminderVoteKey(record: ReminderRecord): string {
+function reminderVoteKey(record: ReminderRecord): string {
   return voteKey(record.userId, record.createdMs);
 }
 
