@@ -189,6 +189,27 @@ const hookSchema = z.preprocess((value) => {
   return { type: 'http', ...value };
 }, z.discriminatedUnion('type', [httpHookSchema, execHookSchema]));
 
+/*
+ * Reminders have hooks of their own (votes.reminders.hooks, the same shape as votes.hooks) rather
+ * than reusing the reward hooks: a reminder is a different message (a DM "you can vote again",
+ * not a reward), usually to a different endpoint, and a reward endpoint that also had to tell the
+ * two apart by the body's type would read worse in the config than a second short list. The
+ * Redis stream is the exception: with votes.stream on, reminders go to its sibling stream
+ * `<votes.stream.key>:reminders` (no second switch to keep in step).
+ */
+const remindersSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false).describe('Tell the bot, once per vote, when the voter can vote again (the vote\'s expires_at plus delay).'),
+    delay: duration('0s', '30d').prefault('0s').describe("Added to a vote's expires_at: when its reminder is due."),
+    maxLateness: duration('0s', '30d').prefault('1h').describe('A reminder due longer ago than this (the agent was down) is skipped, not sent.'),
+    hooks: z
+      .array(hookSchema)
+      .default([])
+      .describe('Reminder hooks (the same kinds as votes.hooks), each called once per reminder; embedded bots can also listen to the reminder event. With votes.stream on, reminders are also appended to <votes.stream.key>:reminders.'),
+  })
+  .prefault({})
+  .describe('Vote reminders: one call per vote when its voter can vote again.');
+
 const votesSchema = z
   .strictObject({
     enabled: z.boolean().default(false).describe('Poll the votes cursor and run the reward hooks once per new vote.'),
@@ -206,6 +227,7 @@ const votesSchema = z
     keepKeysFor: duration('0s', '7d')
       .prefault('1h')
       .describe("How long after a vote's expires_at its key is kept to recognise a late duplicate (webhook retries, a cursor replay)."),
+    reminders: remindersSchema,
   })
   .prefault({})
   .meta({ description: 'Votes: cursor polling and reward hooks' });

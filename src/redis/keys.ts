@@ -40,6 +40,14 @@ export const REDIS_KEYS = {
   webhookSecretsChanged: 'webhooks:secrets:changed',
   /** `streamed:<vote key>`: marks a vote already appended to the reward stream (value: its entry ID; TTL: the vote's expiry plus `votes.keepKeysFor`). */
   streamed: (key: string) => `streamed:${key}`,
+  /** `reminders:schedule`: hash of vote reminders, `<project>\t<user>` to the line of that voter's latest vote (votes.reminders). */
+  reminders: 'reminders:schedule',
+  /** `reminders:due`: sorted set of the slots of `reminders:schedule`, scored by due time (epoch ms). */
+  remindersDue: 'reminders:due',
+  /** `reminders:sent`: list of the last ten reminder lines handed to the hooks, newest first. */
+  remindersSent: 'reminders:sent',
+  /** `reminders:`: put before the reminder pipeline's own ledger keys (`reminders:votes:pending`, `reminders:vote:<key>`, ...). */
+  remindersLedger: 'reminders:',
 } as const;
 
 /** A Redis URL for logs: scheme, host, port and database, never the user or password. */

@@ -17,6 +17,8 @@ const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
  */
 const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'malformed', 'too_large', 'rejected', 'error'] as const;
 const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
+/** What became of a vote reminder, once per reminder: scheduled; `sent` (its hooks took it); `skipped` (superseded, late); a hook gave up (`failed`). */
+const REMINDER_RESULTS = ['scheduled', 'sent', 'skipped', 'failed'] as const;
 
 /** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
 type PostsLabels = {
@@ -50,6 +52,8 @@ export interface AgentMetrics {
   votesReceived: LabeledCounter<VotesReceivedLabels>;
   /** `listing_agent_hook_runs_total{hook, result}`: reward hook calls. */
   hookRuns: LabeledCounter<HookRunsLabels>;
+  /** `listing_agent_reminders_total{result}`: vote reminders scheduled, sent, skipped and failed. */
+  reminders: LabeledCounter<{ result: (typeof REMINDER_RESULTS)[number] }>;
   /** `listing_agent_webhook_deliveries_total{outcome}`: webhook deliveries received (v1 signed and legacy v0). */
   webhookDeliveries: LabeledCounter<WebhookDeliveriesLabels>;
   /** `listing_agent_command_syncs_total{result}`: command sync runs. */
@@ -277,6 +281,11 @@ export function createAgentMetrics(registry: Registry, readiness?: Readiness): A
       name: 'listing_agent_hook_runs_total',
       help: 'Reward hook calls by hook and result (ok, error, dead_letter: given up after the last retry).',
       known: { hook: [], result: HOOK_RESULTS },
+    }),
+    reminders: labeledCounter<{ result: (typeof REMINDER_RESULTS)[number] }>(registry, {
+      name: 'listing_agent_reminders_total',
+      help: 'Vote reminders by result (scheduled; sent: every hook took it, counted once per reminder; skipped: superseded by a newer vote or later than maxLateness; failed: a hook gave up).',
+      known: { result: REMINDER_RESULTS },
     }),
     webhookDeliveries: labeledCounter<WebhookDeliveriesLabels>(registry, {
       name: 'listing_agent_webhook_deliveries_total',

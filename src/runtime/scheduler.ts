@@ -69,6 +69,15 @@ export type ScheduleFactory = (options: ScheduleOptions) => Schedule;
 export const MAX_TIMER_MS = MAX_TIMER_DELAY_MS;
 
 /**
+ * The delay to arm a timer with for `dueAt` (epoch ms) as of `now`: never negative, never more than
+ * `maxStepMs` (default and ceiling {@link MAX_TIMER_MS}). A wait longer than that is taken in steps:
+ * the caller re-checks the clock when the timer fires and arms the next step.
+ */
+export function stepDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_MS): number {
+  return Math.min(maxStepMs, timerDelay(dueAt - now));
+}
+
+/**
  * The next run of an interval schedule anchored at `anchor` (epoch ms), as of `now`: the first
  * multiple of `intervalMs` after the anchor that is later than `now`. Runs are computed from the
  * anchor, not from the previous run, so late timers never add up to drift, and runs missed while

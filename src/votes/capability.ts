@@ -12,6 +12,9 @@ import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } f
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 import { LedgerCloseError } from './ledger-file-space.js';
 import { createVotesReadiness, type VotesReadiness } from './ledger-readiness.js';
+import { startReminders, type RunningReminders } from './reminders/configured.js';
+import { withReminders } from './reminders/ingest.js';
+import type { Reminders } from './reminders/reminders.js';
 
 /** Options of {@link createVotesCapability}; everything else comes from the agent's context and `config.votes`. */
 export interface VotesCapabilityOptions {
@@ -44,6 +47,12 @@ export interface VotesCapabilityOptions {
   /** How long the poller has to stop when leadership is lost. Default 5 000 ms. */
   pollerStopDeadlineMs?: number;
   /**
+   * With `votes.reminders`: the longest timer step of the reminders, each re-reading the clock
+   * (with `state.redis`, also how often the leader looks at the shared schedule). Default 60 000 ms
+   * (5 000 ms with `state.redis`).
+   */
+  reminderLookMs?: number;
+  /**
    * The reward hooks. Default: the in-process hook over the agent's `vote` listeners (named
    * `vote-event`), then `votes.hooks` of the config.
    */
@@ -62,6 +71,8 @@ export interface VotesCapabilityOptions {
 export interface VotesCapability extends Capability<VotesEvents> {
   /** The running pipeline (both roads feed it), or undefined before start and after stop. */
   readonly pipeline: VotePipeline | undefined;
+  /** The vote reminders (`votes.reminders.enabled`), or undefined when off or not running. */
+  readonly reminders: Reminders | undefined;
   /**
    * Polls the votes cursor now (what a tick does). Rejects when the capability is not running, or
    * when it stands by (another agent leads and polls).
@@ -98,6 +109,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
   const v: VotesState = {
     options,
     pipeline: undefined,
+    reminders: undefined,
     poller: undefined,
     ledger: undefined,
     started: undefined,
@@ -117,6 +129,9 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     startsBeforeService: true,
     get pipeline() {
       return v.pipeline;
+    },
+    get reminders() {
+      return v.reminders?.reminders;
     },
     start: (context) => start(v, context),
     serviceWaiting(reason) {
@@ -140,6 +155,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
 interface VotesState {
   readonly options: VotesCapabilityOptions;
   pipeline: VotePipeline | undefined;
+  reminders: RunningReminders | undefined;
   poller: VotePoller | undefined;
   ledger: VoteLedger | undefined;
   /** The context while started (set once the pipeline runs). */
@@ -238,6 +254,25 @@ function reconcilePoller(v: VotesState): Promise<void> {
   return v.pollerChain;
 }
 
+/** Starts the reminders beside `running` (stopping it when they cannot start). */
+async function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline): Promise<RunningReminders> {
+  const { ledger, redis, leadership, hookOptions } = v.options;
+  const kind = typeof ledger === 'string' ? ledger : 'file';
+  try {
+    return await startReminders(context, {
+      kind,
+      ...(hookOptions ? { hookOptions } : {}),
+      ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
+      ...(leadership ? { leadership } : {}),
+      ...(v.options.reminderLookMs ? { lookMs: v.options.reminderLookMs } : {}),
+    });
+  } catch (error) {
+    await running.stop(context.now());
+    await closeLedger(v).catch(() => undefined);
+    throw error;
+  }
+}
+
 async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvents>): Promise<void> {
   const open = v.ledger;
   v.ledger = undefined;
@@ -295,7 +330,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
     await closeLedger(v).catch(() => undefined);
     throw error;
   }
-  v.pipeline = running;
+  v.pipeline = config.votes.reminders.enabled ? withReminders(running, (v.reminders = await startOwnReminders(v, context, running))) : running;
   v.unwatchLedger = watchLedger(v, context, ledger);
   context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
   v.started = context;
@@ -327,9 +362,11 @@ async function stop(v: VotesState, deadline: number): Promise<void> {
     await v.pollerChain.catch(() => undefined);
     await v.poller?.stop(deadline);
     await v.pipeline?.stop(deadline);
+    await v.reminders?.stop(deadline);
   } finally {
     v.poller = undefined;
     v.pipeline = undefined;
+    v.reminders = undefined;
     await closeLedger(v, context);
   }
 }

@@ -42,6 +42,12 @@ export interface RedisVoteLedgerOptions {
    * short-lived user such as `votes retry`, which would claim them only to leave them again.
    */
   adoptOrphans?: boolean;
+  /**
+   * Put before every key of this ledger (after `state.redis.prefix`): a second ledger beside the
+   * rewards' (the reminders', `reminders:`) with pending votes, dead letters, heartbeats and sweeps
+   * of its own, so neither claims the other's entries. Default: none (the rewards' keys).
+   */
+  namespace?: string;
 }
 
 /** The Redis {@link VoteLedger}: `onRecovered` is always there, and it can be disposed. */
@@ -119,6 +125,8 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
 
 function redisLedgerState(options: RedisVoteLedgerOptions): RedisVoteLedgerState {
   const { connection, agentId, leaseMs } = options;
+  const ns = options.namespace ?? '';
+  const key = (name: string) => connection.key(ns + name);
   const r: RedisVoteLedgerState = {
     connection,
     agentId,
@@ -127,12 +135,12 @@ function redisLedgerState(options: RedisVoteLedgerOptions): RedisVoteLedgerState
     now: options.now ?? Date.now,
     logger: options.logger ?? silentLogger,
     closeTimeoutMs: options.closeTimeoutMs ?? 5_000,
-    description: `${connection.describe()} (prefix ${connection.prefix}, agent ${agentId})`,
-    keys: [REDIS_KEYS.pending, REDIS_KEYS.deadLetters, REDIS_KEYS.voteIndex, REDIS_KEYS.voteSeq].map((key) => connection.key(key)),
-    recordPrefix: connection.key(REDIS_KEYS.vote('')),
-    agentPrefix: connection.key(REDIS_KEYS.agent('')),
+    description: `${connection.describe()} (prefix ${connection.prefix}${ns}, agent ${agentId})`,
+    keys: [REDIS_KEYS.pending, REDIS_KEYS.deadLetters, REDIS_KEYS.voteIndex, REDIS_KEYS.voteSeq].map(key),
+    recordPrefix: key(REDIS_KEYS.vote('')),
+    agentPrefix: key(REDIS_KEYS.agent('')),
     adoptOrphans: options.adoptOrphans ?? true,
-    heartbeatKey: connection.key(REDIS_KEYS.agent(agentId)),
+    heartbeatKey: key(REDIS_KEYS.agent(agentId)),
     releaseHeartbeat: connection.script(RELEASE_HEARTBEAT),
     scripts: {
       recordPending: connection.script(RECORD_PENDING),

@@ -30,6 +30,7 @@ export interface PipelineRun extends PipelineState {
   readonly metrics: VotePipelineOptions['metrics'];
   readonly now: () => number;
   readonly emit: VotePipelineEmit | undefined;
+  readonly onFinished: VotePipelineOptions['onFinished'];
   readonly random: () => number;
   readonly backoff: BackoffOptions | undefined;
   readonly schedule: Schedule;
@@ -127,6 +128,7 @@ function advance(s: PipelineRun, task: Task): void {
 function hookFinished(s: PipelineRun, task: Task): void {
   if (!hookDone(s, task)) return;
   if (!task.job.gaveUp) s.voteLog.rewarded(task.job.vote, s.hookNames);
+  s.onFinished?.(task.job.vote, task.job.gaveUp);
   finishJob(s, task.job);
 }
 

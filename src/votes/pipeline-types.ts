@@ -45,6 +45,11 @@ export interface VotePipelineOptions {
    * `vote-log.ts`). Its timer is `schedule`.
    */
   voteLog?: { linesPerInterval?: number; intervalMs?: number };
+  /**
+   * Called once a vote's hooks are all done in this run: `gaveUp` when one of them was
+   * dead-lettered. Counts reminders (not hook calls). Default: none.
+   */
+  onFinished?: (vote: Vote, gaveUp: boolean) => void;
 }
 
 

@@ -64,6 +64,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     metrics: options.metrics,
     now,
     emit: options.emit,
+    onFinished: options.onFinished,
     random: options.random ?? Math.random,
     backoff: options.backoff,
     schedule,

@@ -111,6 +111,12 @@ export interface VotesEvents {
    * and a rejection is a hook failure, retried and dead-lettered like any hook.
    */
   vote: [vote: Vote];
+  /**
+   * A voter can vote again (`votes.reminders`): the reminded vote, its `key` the reminder's
+   * idempotency key `reminder:<vote key>`. Listeners may be async: awaited, a rejection is
+   * retried and dead-lettered like any reminder hook.
+   */
+  reminder: [reminder: Vote];
   /** A vote was recorded durably (before any hook ran). */
   voteReceived: [vote: Vote];
   /** A hook gave up on a vote after its retries; `listing-agent votes failed` lists it. */

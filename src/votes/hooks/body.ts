@@ -6,6 +6,9 @@ import type { HookCallContext, Vote } from '../types.js';
  * both, so any change here is a change of the public contract with the bot's own code.
  */
 
+/** A reminder's key is `reminder:<vote key>`; a vote key starts with a user ID, never with that. */
+const isReminder = (vote: Vote) => vote.key.startsWith('reminder:');
+
 /**
  * The JSON body of a hook call (http hook: the POST body; exec hook: stdin). Field names are
  * snake_case like the service's own payloads. `vote_id` and `user` are present only for votes
@@ -26,7 +29,8 @@ import type { HookCallContext, Vote } from '../types.js';
  * ```
  */
 export interface VoteHookBody {
-  type: 'vote';
+  /** `vote` for a reward; `reminder` for a vote reminder (votes.reminders), keyed `reminder:<vote key>`. */
+  type: 'vote' | 'reminder';
   /** The vote key, `<user_id>:<created_at epoch ms>`: the same vote always has the same key. */
   key: string;
   /** Equal to `key`; named for what a receiver should do with it (also sent as a header / env var). */
@@ -58,7 +62,7 @@ export interface VoteHookBody {
  */
 export function voteHookBody(vote: Vote): VoteHookBody {
   const body: VoteHookBody = {
-    type: 'vote',
+    type: isReminder(vote) ? 'reminder' : 'vote',
     key: vote.key,
     idempotency_key: vote.key,
     vote: {
@@ -92,5 +96,6 @@ export function voteHookEnvironment(vote: Vote, context: Pick<HookCallContext, '
     LISTING_VOTE_ROAD: vote.road,
     LISTING_VOTE_ATTEMPT: String(context.attempt),
     LISTING_IDEMPOTENCY_KEY: context.idempotencyKey,
+    LISTING_HOOK_TYPE: isReminder(vote) ? 'reminder' : 'vote',
   };
 }

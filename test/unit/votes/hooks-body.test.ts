@@ -61,6 +61,7 @@ describe('voteHookEnvironment', () => {
       LISTING_VOTE_ROAD: 'poll',
       LISTING_VOTE_ATTEMPT: '3',
       LISTING_IDEMPOTENCY_KEY: '123456789:1735732800000',
+      LISTING_HOOK_TYPE: 'vote',
     });
   });
 });

@@ -1,0 +1,153 @@
+import { join } from 'node:path';
+import type { ListingAgentConfig } from '../../config/schema.js';
+import { stateDirectory } from '../../config/state-directory.js';
+import type { CapabilityContext } from '../../runtime/capability.js';
+import type { Leadership } from '../../runtime/leadership.js';
+import type { RedisConnection } from '../../redis/connection.js';
+import { HOOK_DEFAULTS } from '../hooks/errors.js';
+import { hooksFromConfig, type HooksFromConfigOptions } from '../hooks/index.js';
+import { createInProcessHook } from '../hooks/in-process.js';
+import { createFileVoteLedger } from '../ledger-file.js';
+import { createMemoryVoteLedger } from '../ledger-memory.js';
+import { createVotePipeline, type VotePipeline } from '../pipeline.js';
+import { createStreamHook } from '../stream.js';
+import type { Vote, VoteHook, VoteLedger, VotesEvents } from '../types.js';
+import { ListingAgentError } from '../../errors.js';
+import { REDIS_KEYS } from '../../redis/keys.js';
+import { createRedisVoteLedger } from '../ledger-redis.js';
+import { createFileReminderJournal } from './journal-file.js';
+import { createRedisReminders } from './redis-reminders.js';
+import { createMemoryReminderJournal, createReminders, type Reminders } from './reminders.js';
+
+/*
+ * The reminders as the config describes them, wired from the vote pipeline's own parts: a second
+ * pipeline instance (its own ledger, `<state.directory>/reminders/votes.journal`, its own hooks)
+ * gives each reminder the rewards' retries, dead letters and crash recovery.
+ */
+
+/** The in-process reminder hook's name (the `reminder` event). */
+const REMINDER_EVENT_HOOK = 'reminder-event';
+/** The reminder stream hook's name. */
+const REMINDER_STREAM_HOOK = 'reminder-stream';
+
+/** The reminder hooks of `config`: the `reminder` event's listeners, `votes.reminders.hooks`, then the stream. */
+function configuredReminderHooks(
+  config: ListingAgentConfig,
+  options: HooksFromConfigOptions & { listeners?: () => readonly ((vote: Vote) => unknown)[]; redis?: RedisConnection } = {},
+): VoteHook[] {
+  const { listeners, redis, ...hookOptions } = options;
+  const settings = config.votes.reminders;
+  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: [REMINDER_EVENT_HOOK, REMINDER_STREAM_HOOK] });
+  const stream = config.votes.stream;
+  if (stream.enabled && redis !== undefined) {
+    const markerTtlMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
+    const hook = createStreamHook({ connection: redis, key: `${stream.key}:reminders`, maxLength: stream.maxLength, markerTtlMs });
+    hooks.push({ name: REMINDER_STREAM_HOOK, retries: hook.retries, run: (vote, context) => hook.run(vote, context) });
+  }
+  if (listeners === undefined) return hooks;
+  return [createInProcessHook({ name: REMINDER_EVENT_HOOK, listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
+}
+
+/** The running reminders of a votes capability. */
+export interface RunningReminders {
+  reminders: Reminders;
+  pipeline: VotePipeline;
+  ledger: VoteLedger;
+  stop(deadline: number): Promise<void>;
+}
+
+/** Options of {@link startReminders}. */
+export interface StartRemindersOptions {
+  /** `file`: this agent's journal and ledger; `memory`; `redis`: the schedule and ledger shared by every agent (needs `redis`, `agentId`). */
+  kind: 'file' | 'memory' | 'redis';
+  /** This agent's ID (`redis`). */
+  agentId?: string;
+  /** With `redis`: the longest wait between two looks of the leader at the shared schedule. Default 5 000 ms. */
+  lookMs?: number;
+  hookOptions?: HooksFromConfigOptions;
+  redis?: RedisConnection;
+  leadership?: Leadership;
+  /** Directory override (tests). Default: the config's state directory. */
+  directory?: string;
+}
+
+/** Starts the reminders of `context.config` (enabled): the reminder pipeline first, then the schedule. */
+export async function startReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions): Promise<RunningReminders> {
+  const { config, logger, metrics, now } = context;
+  const settings = config.votes.reminders;
+  // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
+  const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
+  const ledger = reminderLedger(context, options, keepKeysForMs);
+  const listeners = () => context.listeners?.('reminder') ?? [];
+  const hooks = configuredReminderHooks(config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis } : {}) });
+  // The event hook with no listener delivers nothing: a reminder with nowhere else to go is not `sent`.
+  const delivers = () => hooks.length > 1 || listeners().length > 0;
+  const pipeline = createVotePipeline({
+    ledger,
+    hooks,
+    logger: logger.child({ reminders: true }),
+    now,
+    onFinished: (_vote, gaveUp) => {
+      if (gaveUp) metrics.reminders.inc({ result: 'failed' });
+      else if (delivers()) metrics.reminders.inc({ result: 'sent' });
+    },
+  });
+  await pipeline.start();
+  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes));
+  try {
+    await reminders.start();
+  } catch (error) {
+    await pipeline.stop(now());
+    await ledger.close();
+    throw error;
+  }
+  const leadership = options.leadership;
+  const onChange = () => void reminders.fire();
+  leadership?.on('change', onChange);
+  return {
+    reminders,
+    pipeline,
+    ledger,
+    async stop(deadline) {
+      leadership?.off('change', onChange);
+      await reminders.stop();
+      await pipeline.stop(deadline);
+      await ledger.close();
+    },
+  };
+}
+
+/** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
+function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, keepKeysForMs: number): VoteLedger {
+  const { config, now } = context;
+  if (options.kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
+  if (options.kind === 'redis') {
+    if (options.redis === undefined || options.agentId === undefined || config.state.redis === undefined) {
+      throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need state.redis and the agent\'s Redis connection and agent ID');
+    }
+    return createRedisVoteLedger({ connection: options.redis, agentId: options.agentId, leaseMs: config.state.redis.lease, keepKeysForMs, now, namespace: REDIS_KEYS.remindersLedger, logger: context.logger });
+  }
+  return createFileVoteLedger({ directory: join(options.directory ?? stateDirectory(config), 'reminders'), keepKeysForMs, now });
+}
+
+/** The schedule: shared in Redis (the leader fires), or this agent's own journal. */
+function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>): Reminders {
+  const { config, logger, metrics, now } = context;
+  const settings = config.votes.reminders;
+  const common = { send, delayMs: settings.delay, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
+  const leadership = options.leadership;
+  if (options.kind === 'redis' && options.redis !== undefined) {
+    return createRedisReminders({ ...common, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
+  }
+  const journal = options.kind === 'memory' ? createMemoryReminderJournal() : createFileReminderJournal(options.directory ?? stateDirectory(config));
+  // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
+  return createReminders({ ...common, journal, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
+}
+
+/** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */
+async function ingestByRoad(pipeline: VotePipeline, votes: readonly Vote[]): Promise<void> {
+  const polled = votes.filter((vote) => vote.road === 'poll');
+  const pushed = votes.filter((vote) => vote.road !== 'poll');
+  if (polled.length > 0) await pipeline.ingest(polled, 'poll');
+  if (pushed.length > 0) await pipeline.ingest(pushed, 'webhook');
+}

@@ -1,0 +1,138 @@
+import { Registry } from 'prom-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../../src/config/schema.js';
+import { createRedisLeadership, type RedisLeadership } from '../../../src/leader/redis-lease.js';
+import { silentLogger } from '../../../src/log/agent-logger.js';
+import type { RedisConnection } from '../../../src/redis/connection.js';
+import type { CapabilityContext } from '../../../src/runtime/capability.js';
+import { createAgentMetrics } from '../../../src/runtime/metrics.js';
+import { startReminders, type RunningReminders } from '../../../src/votes/reminders/configured.js';
+import type { Vote, VotesEvents } from '../../../src/votes/types.js';
+import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { programPath } from '../../setup/provided.js';
+
+/*
+ * Two agents on one real redis-server, each with its own connection, leadership and reminder
+ * pipeline, one injected clock: reminders scheduled on the standby fire once, on the leader; after
+ * the leader stops, the other agent leads and fires the rest; none twice, none lost.
+ */
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const T0 = Date.parse('2025-01-01T12:00:00.000Z');
+const PREFIX = 'reminders-test:';
+
+const vote = (userId: string, createdMs: number): Vote => ({
+  key: `${userId}:${createdMs}`,
+  userId,
+  platformId: null,
+  projectId: '8',
+  weight: 1,
+  createdAt: new Date(createdMs).toISOString(),
+  expiresAt: new Date(createdMs + 12 * HOUR).toISOString(),
+  road: 'webhook',
+});
+
+describe.skipIf(!programPath('redis-server'))('vote reminders shared through Redis by two agents', () => {
+  let redis: TestRedis;
+  const stops: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    redis = await startTestRedis();
+  });
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
+    await redis.command('FLUSHALL');
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  let time = T0;
+  const fired: { agent: string; key: string; road: string }[] = [];
+  const config = () => configSchema.parse({ service: { token: 'a.b.c' }, state: { redis: { url: redis.url, lease: '2s' } }, votes: { reminders: { enabled: true } } });
+
+  async function agent(name: string): Promise<{ name: string; leadership: RedisLeadership; running: RunningReminders; connection: RedisConnection; registry: Registry }> {
+    const connection = await connectTestRedis(redis, PREFIX);
+    stops.push(() => connection.close());
+    const leadership = createRedisLeadership({ connection, agentId: name, leaseMs: 2_000 });
+    leadership.start();
+    stops.push(() => leadership.stop());
+    const registry = new Registry();
+    const listener = (reminder: Vote) => void fired.push({ agent: name, key: reminder.key, road: reminder.road });
+    const context = {
+      config: config(),
+      logger: silentLogger,
+      metrics: createAgentMetrics(registry),
+      now: () => time,
+      emit: () => undefined,
+      reportError: () => undefined,
+      listeners: (event: string) => (event === 'reminder' ? [listener] : []),
+    } as unknown as CapabilityContext<VotesEvents>;
+    const running = await startReminders(context, { kind: 'redis', redis: connection, agentId: name, leadership, lookMs: 20 });
+    stops.push(() => running.stop(time + 1_000));
+    return { name, leadership, running, connection, registry };
+  }
+
+  it('schedules on any agent, fires on the leader only, and the next leader fires the rest, each once', { timeout: 20_000 }, async () => {
+    time = T0;
+    fired.length = 0;
+    const a = await agent('a');
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    const b = await agent('b');
+    await expect.poll(() => b.leadership.leaderId).toBe('a');
+
+    // Scheduled through the standby: 1 and 2 due at T0 + 12 h (+1, +2 min), 3 and 4 an hour later.
+    await b.running.reminders.schedule([vote('1', T0 + MINUTE), vote('2', T0 + 2 * MINUTE), vote('3', T0 + HOUR), vote('4', T0 + HOUR + MINUTE)]);
+    // 4 votes again on the leader: its older reminder is superseded (the per-voter record is shared).
+    await a.running.reminders.schedule([vote('4', T0 + HOUR + 5 * MINUTE)]);
+    // An older vote of 1 arriving late (a replay) changes nothing.
+    await a.running.reminders.schedule([vote('1', T0)]);
+    expect(await b.running.reminders.size()).toBe(4);
+    expect((await a.running.reminders.next(2)).map((r) => r.userId)).toEqual(['1', '2']);
+
+    time = T0 + 12 * HOUR + 3 * MINUTE;
+    await expect.poll(() => fired.length).toBe(2);
+    expect(fired).toEqual([
+      { agent: 'a', key: `reminder:1:${T0 + MINUTE}`, road: 'webhook' },
+      { agent: 'a', key: `reminder:2:${T0 + 2 * MINUTE}`, road: 'webhook' },
+    ]);
+    expect((await b.running.reminders.lastSent()).map((r) => r.userId).sort()).toEqual(['1', '2']);
+
+    // The leader stops (releasing its lease): b leads, and fires the rest when due.
+    await a.running.stop(time + 1_000);
+    await a.leadership.stop();
+    await expect.poll(() => b.leadership.isLeader, { timeout: 5_000 }).toBe(true);
+    time = T0 + 13 * HOUR + 10 * MINUTE;
+    await expect.poll(() => fired.length).toBe(4);
+    // A little longer: a repeat would show now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fired.slice(2).sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+      { agent: 'b', key: `reminder:3:${T0 + HOUR}`, road: 'webhook' },
+      { agent: 'b', key: `reminder:4:${T0 + HOUR + 5 * MINUTE}`, road: 'webhook' },
+    ]);
+    expect(await b.running.reminders.size()).toBe(0);
+    const metricsA = await a.registry.metrics();
+    const metricsB = await b.registry.metrics();
+    expect(metricsA).toContain('listing_agent_reminders_total{result="sent"} 2');
+    expect(metricsB).toContain('listing_agent_reminders_total{result="sent"} 2');
+    expect(metricsB).toContain('listing_agent_reminders_total{result="scheduled"} 4');
+  });
+
+  it('a reminder handed to the ledger but still scheduled (the leader died between the two) is not fired again', { timeout: 20_000 }, async () => {
+    time = T0;
+    fired.length = 0;
+    const a = await agent('a');
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    await a.running.reminders.schedule([vote('9', T0)]);
+    time = T0 + 12 * HOUR + MINUTE;
+    await expect.poll(() => fired.length).toBe(1);
+    // Put the fired reminder back in the schedule, as if the leader had died before removing it.
+    const line = `8\t9\t${T0}\t${T0 + 12 * HOUR}\t\t1\twebhook`;
+    await redis.command('HSET', `${PREFIX}reminders:schedule`, '8\t9', line);
+    await redis.command('ZADD', `${PREFIX}reminders:due`, String(T0 + 12 * HOUR), '8\t9');
+    await a.running.reminders.fire();
+    await a.running.pipeline.idle();
+    expect(await a.running.reminders.size()).toBe(0);
+    expect(fired).toHaveLength(1);
+  });
+});

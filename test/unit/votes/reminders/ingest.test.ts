@@ -1,0 +1,63 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../../../../src/config/schema.js';
+import { silentLogger } from '../../../../src/log/agent-logger.js';
+import type { CapabilityContext } from '../../../../src/runtime/capability.js';
+import { createAgentMetrics } from '../../../../src/runtime/metrics.js';
+import { createMemoryVoteLedger } from '../../../../src/votes/ledger-memory.js';
+import { createVotePipeline } from '../../../../src/votes/pipeline.js';
+import { startReminders } from '../../../../src/votes/reminders/configured.js';
+import { withReminders } from '../../../../src/votes/reminders/ingest.js';
+import type { Vote, VotesEvents } from '../../../../src/votes/types.js';
+
+const HOUR = 3_600_000;
+const T0 = Date.parse('2025-01-01T12:00:00.000Z');
+const vote = (userId: string): Vote => ({
+  key: `${userId}:${T0}`,
+  userId,
+  platformId: null,
+  projectId: '8',
+  weight: 1,
+  createdAt: new Date(T0).toISOString(),
+  expiresAt: new Date(T0 + 12 * HOUR).toISOString(),
+  road: 'webhook',
+});
+
+function setup(listeners: ((vote: Vote) => void)[]) {
+  let time = T0;
+  const registry = new Registry();
+  const context = {
+    config: configSchema.parse({ service: { token: 'a.b.c' }, votes: { reminders: { enabled: true } } }),
+    logger: silentLogger,
+    metrics: createAgentMetrics(registry),
+    now: () => time,
+    emit: () => undefined,
+    reportError: () => undefined,
+    listeners: (event: string) => (event === 'reminder' ? listeners : []),
+  } as unknown as CapabilityContext<VotesEvents>;
+  return { context, registry, setTime: (ms: number) => (time = ms) };
+}
+
+describe('reminders beside the reward pipeline', () => {
+  it('an ingest the pipeline refuses (stopped) schedules no reminder', async () => {
+    const { context } = setup([]);
+    const running = await startReminders(context, { kind: 'memory' });
+    const stopped = createVotePipeline({ ledger: createMemoryVoteLedger({ keepKeysForMs: 0 }), hooks: [], logger: silentLogger, now: () => T0 });
+    await expect(withReminders(stopped, running).ingest([vote('1')], 'webhook')).rejects.toThrow(/not running/);
+    expect(await running.reminders.size()).toBe(0);
+    await running.stop(T0);
+  });
+
+  it('counts a reminder sent once however many hooks ran it, and not at all when nothing listens', async () => {
+    for (const [listeners, sent] of [[[() => undefined, () => undefined], 1], [[], 0]] as const) {
+      const { context, registry, setTime } = setup([...listeners]);
+      const running = await startReminders(context, { kind: 'memory' });
+      await running.reminders.schedule([vote('1')]);
+      setTime(T0 + 12 * HOUR + 1);
+      await running.reminders.fire();
+      await running.pipeline.idle();
+      expect(await registry.metrics()).toContain(`listing_agent_reminders_total{result="sent"} ${sent}`);
+      await running.stop(T0 + 13 * HOUR);
+    }
+  });
+});
