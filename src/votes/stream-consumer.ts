@@ -1,12 +1,6 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { createRedisConnection, defaultAgentId, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnection, type RedisConnectionOptions } from '../redis/connection.js';
-import {
-  parseAutoClaimReply,
-  parsePendingDeliveries,
-  parseReadGroupReply,
-  voteFromEntry,
-  type StreamEntry,
-} from './stream-entries.js';
+import { parseAutoClaimReply, parsePendingDeliveries, parseReadGroupReply, voteFromEntry, type StreamEntry } from './stream-entries.js';
 import type { Vote } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
 

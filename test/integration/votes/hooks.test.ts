@@ -137,6 +137,7 @@ describe('exec hook', () => {
       LISTING_VOTE_ROAD: 'poll',
       LISTING_VOTE_ATTEMPT: '4',
       LISTING_IDEMPOTENCY_KEY: vote.key,
+      LISTING_HOOK_TYPE: 'vote',
     });
   });
 
