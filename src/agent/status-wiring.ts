@@ -13,7 +13,7 @@ import type { StatsCapability } from '../stats/capability.js';
 import { ActionError, type StatusActions } from '../status/actions.js';
 import { buildStatusDocument, withoutSecrets, type StatusLive } from '../status/build.js';
 import { createStatusCollector, type StatusCollector } from '../status/collector.js';
-import type { StatusDocument } from '../status/document.js';
+import type { StatusDocument, StatusReminders } from '../status/document.js';
 import { createStatusPages, type StatusPages } from '../status/pages.js';
 import type { StateStore } from '../store/types.js';
 import { cursorStateKey, parseCursorState } from '../votes/cursor-state.js';
@@ -125,6 +125,23 @@ function stateDirectoryWrites(store: StateStore): StatusLive['stateDirectory'] {
   return { path: health.directory, writable, problem, reason, since };
 }
 
+/**
+ * The vote reminders now (the next 10 due, the count, the last sent); undefined when off. A
+ * schedule that cannot be read (Redis down) shows as enabled with the count unknown: the page
+ * still answers.
+ */
+async function remindersNow(config: ListingAgentConfig, votes: VotesCapability | undefined): Promise<StatusReminders | undefined> {
+  if (!config.votes.reminders.enabled || !(config.votes.enabled || config.webhooks.enabled)) return undefined;
+  const reminders = votes?.reminders;
+  if (reminders === undefined) return { enabled: true, scheduled: null, next: [], lastSent: [] };
+  const [scheduled, next, lastSent] = await Promise.all([
+    reminders.size().catch(() => null),
+    reminders.next(10).catch(() => []),
+    reminders.lastSent().catch(() => []),
+  ]);
+  return { enabled: true, scheduled, next, lastSent };
+}
+
 /** What the agent knows now, for the document: readiness, the pipeline, the cursor, the secrets, the counters. */
 function liveReader(options: AgentStatusOptions, collector: StatusCollector, known: { project: StatusLive['project']; startedAt: number | null }): () => Promise<StatusLive> {
   const { config, store, readiness, registry, cluster } = options;
@@ -137,12 +154,14 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
   }
   return async () => {
     const started = options.started();
-    const pipeline = capability(started, 'votes', isVotes).found?.pipeline;
-    const [deadLetters, cursorNow, stored, deliveries] = await Promise.all([
+    const votes = capability(started, 'votes', isVotes).found;
+    const pipeline = votes?.pipeline;
+    const [deadLetters, cursorNow, stored, deliveries, reminders] = await Promise.all([
       pipeline ? pipeline.failed().catch(() => []) : Promise.resolve([]),
       cursor(),
       config.webhooks.enabled ? secretAges() : Promise.resolve({ stored: 0, newestStoredAt: null }),
       readDeliveries(registry),
+      remindersNow(config, votes),
     ]);
     return {
       version: CLIENT_VERSION,
@@ -161,6 +180,7 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
         pending: pipeline ? pipeline.stats().votes : null,
         deadLetters: deadLetters.map((l) => ({ key: l.key, hook: l.hook, userId: l.vote.userId, attempts: l.attempts, error: l.error, failedAt: l.failedAt })),
         cursor: cursorNow,
+        ...(reminders === undefined ? {} : { reminders }),
       },
       webhooks: {
         enabled: config.webhooks.enabled,

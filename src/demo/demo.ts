@@ -24,7 +24,12 @@ export interface DemoOptions {
   healthPort?: number;
   /** How often a simulated user votes, after the first votes. Default 4000 ms. */
   voteEveryMs?: number;
+  /** When (after the agent is up) the demo moves the clocks past the first votes' expiry, so their reminders come due. Default 20 000 ms. */
+  clockJumpAfterMs?: number;
 }
+
+/** How far the demo moves the clocks: past a vote's 12 h lifetime. */
+const CLOCK_JUMP_MS = 12 * 3_600_000 + 60_000;
 
 /** The simulated users who vote for the bot. */
 const VOTERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
@@ -51,10 +56,12 @@ interface DemoRun {
   readonly stateDir: string;
   emulator: RunningEmulator | undefined;
   agent: ListingAgent | undefined;
-  /** The intervals (counts drift, votes, the poll watch) cleared at the end. */
+  /** The intervals (counts drift, votes, the poll watch) and the clock jump's timeout, cleared at the end. */
   readonly intervals: NodeJS.Timeout[];
   /** Votes the poller recorded itself (the rest of what it lists was here already). */
   recordedByPoll: number;
+  /** How far the demo moved the agent's clock (the emulator's moves with it). */
+  clockOffsetMs: number;
 }
 
 /** The simulated voters, and a function that casts the next one's vote on the emulator. */
@@ -80,7 +87,8 @@ function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, 
       stats: { enabled: true, interval: '1m', sampleInterval: '10s', v0: true },
       commands: { enabled: true },
       // The in-process hook: the vote listener below is the reward, awaited once per vote.
-      votes: { enabled: true, pollInterval: '5s' },
+      // Reminders: the `reminder` listener below is told when a voter can vote again.
+      votes: { enabled: true, pollInterval: '5s', reminders: { enabled: true } },
       // The receiver feeds the same pipeline. The webhook's secret exists only once the webhook
       // is registered at the receiver's URL (below), so it goes to the secret file; the config
       // must name one secret to start, and this one signs nothing.
@@ -88,6 +96,10 @@ function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, 
     },
     countSource: simulatedBotSource(bot),
     commands: DEMO_COMMANDS,
+    // The demo's clock, which it moves 12 h ahead (with the emulator's) to show the reminders.
+    now: () => Date.now() + run.clockOffsetMs,
+    // The reminder timer looks at the clock every second, so a moved clock fires within one.
+    votes: { reminderLookMs: 1_000 },
   });
 }
 
@@ -116,6 +128,10 @@ function narrate(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, pr
   agent.on('vote', async (vote) => {
     // A real bot would credit the voter here, keyed by vote.key so that a replay gives nothing twice.
     print(`[agent]    vote from ${nameOf(vote.userId)}: reward given`);
+  });
+  agent.on('reminder', (vote) => {
+    // A real bot would DM the voter here (vote.platformId), once per reminder.
+    print(`[agent]    reminder: ${nameOf(vote.userId)} can vote again (their vote of ${vote.createdAt.slice(11, 19)} UTC expired)`);
   });
   agent.on('posted', (result) => {
     const last = result.samples.at(-1);
@@ -170,6 +186,13 @@ async function watchPolls(run: DemoRun, agent: ListingAgent): Promise<void> {
   );
 }
 
+/** Moves the listing's and the agent's clocks together past the first votes' lifetime: their reminders come due. */
+function jumpClocks(run: DemoRun, listing: RunningEmulator): void {
+  run.print('[demo]     moving the clocks of the listing and the agent 12 h ahead: the first votes expire, and their voters get a reminder');
+  listing.admin.advanceClock(CLOCK_JUMP_MS / 1000);
+  run.clockOffsetMs += CLOCK_JUMP_MS;
+}
+
 /** Everything up, then the account printed until `until` resolves. */
 async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
   const { print } = run;
@@ -201,6 +224,9 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
     }, timerDelay(options.driftEveryMs ?? 5_000)),
     setInterval(castVote, timerDelay(options.voteEveryMs ?? 4_000)),
   );
+  const jump = setTimeout(() => jumpClocks(run, listing), timerDelay(options.clockJumpAfterMs ?? 20_000));
+  jump.unref();
+  run.intervals.push(jump);
   print('Ctrl-C stops the demo.');
   await options.until;
 }
@@ -213,7 +239,7 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
 export async function runDemo(options: DemoOptions): Promise<void> {
   const { print } = options;
   print('listing-agent demo: the emulator, a simulated bot and the agent, all on this machine; nothing reaches the real service.');
-  const run: DemoRun = { print, stateDir: await mkdtemp(join(tmpdir(), 'listing-agent-demo-')), emulator: undefined, agent: undefined, intervals: [], recordedByPoll: 0 };
+  const run: DemoRun = { print, stateDir: await mkdtemp(join(tmpdir(), 'listing-agent-demo-')), emulator: undefined, agent: undefined, intervals: [], recordedByPoll: 0, clockOffsetMs: 0 };
   try {
     await playDemo(run, options);
   } finally {

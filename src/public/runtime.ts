@@ -21,6 +21,8 @@ export type {
   StatusVote,
   StatusHookOutcome,
   StatusDeadLetter,
+  StatusReminders,
+  StatusReminder,
   StatusWebhooks,
 } from '../status/document.js';
 export type { ListenAddress, ListenProblem } from '../http/listen-error.js';

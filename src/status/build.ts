@@ -1,5 +1,5 @@
 import type { CollectedStatus } from './collector.js';
-import { STATUS_DOCUMENT_VERSION, type StatusDocument } from './document.js';
+import { STATUS_DOCUMENT_VERSION, type StatusDocument, type StatusReminders } from './document.js';
 
 /**
  * What the agent knows right now, read when the page is asked for (the collector holds what
@@ -26,6 +26,8 @@ export interface StatusLive {
     pending: number | null;
     deadLetters: { key: string; hook: string; userId: string; attempts: number; error: string; failedAt: string }[];
     cursor: { position: string | null; newestVoteAt: string | null } | null;
+    /** The vote reminders; omitted: off. */
+    reminders?: StatusReminders;
   };
   webhooks: {
     enabled: boolean;
@@ -123,6 +125,7 @@ export function buildStatusDocument(collected: CollectedStatus, live: StatusLive
       pending: live.votes.pending,
       deadLetters: live.votes.deadLetters.slice(0, MAX_DEAD_LETTERS_LISTED),
       deadLetterCount: live.votes.deadLetters.length,
+      reminders: live.votes.reminders ?? { enabled: false, scheduled: null, next: [], lastSent: [] },
     },
     webhooks: {
       enabled: live.webhooks.enabled,

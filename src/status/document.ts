@@ -147,6 +147,33 @@ export interface StatusDeadLetter {
   failedAt: string;
 }
 
+/** One vote reminder (`votes.reminders`): whose vote, and when its voter may vote again. */
+export interface StatusReminder {
+  /** The reminded vote's key (`<user_id>:<created_at ms>`). */
+  voteKey: string;
+  /** The service user ID. */
+  userId: string;
+  /** The Discord ID, when known. */
+  platformId: string | null;
+  projectId: string;
+  /** When the vote expires (the voter may vote again). */
+  expiresAt: string;
+  /** When the reminder is (or was) due: `expiresAt` + `votes.reminders.delay`. */
+  dueAt: string;
+}
+
+/** The vote reminders (`votes.reminders`). */
+export interface StatusReminders {
+  /** `votes.reminders.enabled`, with the vote pipeline running. */
+  enabled: boolean;
+  /** How many are scheduled; null when off or when the schedule could not be read (Redis down). */
+  scheduled: number | null;
+  /** The next due (at most 10), soonest first. */
+  next: StatusReminder[];
+  /** The last handed to the hooks by this agent (or, with Redis, by the leader; at most 10), newest first. */
+  lastSent: StatusReminder[];
+}
+
 /** The `votes` section. */
 export interface StatusVotes {
   /** The vote pipeline runs (`votes.enabled` or `webhooks.enabled`). */
@@ -164,6 +191,8 @@ export interface StatusVotes {
   /** Dead letters (at most 100 listed), oldest first; `deadLetterCount` is the total. */
   deadLetters: StatusDeadLetter[];
   deadLetterCount: number;
+  /** The vote reminders (added in version 1: readers of older agents may find it missing). */
+  reminders: StatusReminders;
 }
 
 /** The `webhooks` section. */

@@ -1,5 +1,6 @@
 import type { TimeView } from './format.js';
 import { escapeHtml, html, SafeHtml } from './html.js';
+import type { RemindersView, ReminderRow } from './reminders-view.js';
 import type { DeadLetterRow, Fact, SectionView, StatusView, Tone } from './view-model.js';
 
 /**
@@ -89,6 +90,20 @@ function retryButton(letter: DeadLetterRow, actions: boolean): SafeHtml {
   return html`<button type="button" class="action" id="retry:${letter.key}:${letter.hook}" data-action="retry" data-key="${letter.key}" data-hook="${letter.hook}" disabled>Retry</button>`;
 }
 
+function reminderRows(rows: readonly ReminderRow[]): SafeHtml[] {
+  return rows.map(
+    (r) => html`<tr><td><code class="id">${r.userId}</code>${r.platformId === null ? '' : html` (Discord <code class="id">${r.platformId}</code>)`}</td><td><code>${r.projectId}</code></td><td>${time(r.due)}</td><td><code>${r.voteKey}</code></td></tr>`,
+  );
+}
+
+function remindersBody(view: RemindersView): SafeHtml {
+  if (!view.enabled) return html``;
+  const columns = ['Voter', 'Project', 'Due', 'Vote key'];
+  return html`<h3 id="reminders">Vote reminders</h3><p>${view.summary}</p>
+${view.next.length === 0 ? '' : table('Next reminders due', columns, reminderRows(view.next))}
+${view.lastSent.length === 0 ? '' : table('Last reminders sent', columns, reminderRows(view.lastSent))}`;
+}
+
 function votesBody(view: StatusView['votes'], actions: boolean): SafeHtml {
   const votes = view.votes.map(
     (v) =>
@@ -100,7 +115,8 @@ function votesBody(view: StatusView['votes'], actions: boolean): SafeHtml {
     (l) => html`<tr><td><code>${l.key}</code></td><td><code>${l.hook}</code></td><td>${l.attempts}</td><td>${time(l.failedAt)}</td><td>${l.error}</td><td>${retryButton(l, actions)}</td></tr>`,
   );
   return html`${votes.length === 0 ? html`<p>No vote received since the agent started.</p>` : table('Latest votes', ['Voter', 'Came by', 'Cast', 'Received', 'Reward hooks'], votes)}
-${letters.length === 0 ? '' : html`<h3 id="dead-letters">Dead letters</h3>${view.deadLetterNote ? html`<p>${view.deadLetterNote}</p>` : ''}${table('Dead letters: votes a hook gave up on', ['Vote key', 'Hook', 'Tries', 'Failed', 'Last error', ''], letters)}`}`;
+${letters.length === 0 ? '' : html`<h3 id="dead-letters">Dead letters</h3>${view.deadLetterNote ? html`<p>${view.deadLetterNote}</p>` : ''}${table('Dead letters: votes a hook gave up on', ['Vote key', 'Hook', 'Tries', 'Failed', 'Last error', ''], letters)}`}
+${remindersBody(view.reminders)}`;
 }
 
 function webhooksBody(view: StatusView['webhooks']): SafeHtml {

@@ -1,5 +1,6 @@
 import type { StatusDocument, StatusPost, StatusVote } from './document.js';
 import { formatCount, formatLatency, formatSpan, plural, shorten, timeView, type TimeView } from './format.js';
+import { remindersView, type RemindersView } from './reminders-view.js';
 
 /**
  * The status page's view model: what the page shows, in words, from a {@link StatusDocument}.
@@ -70,7 +71,7 @@ export interface StatusView {
   errors: { at: TimeView; message: string }[];
   stats: SectionView & { posts: PostRow[]; plotLabel: string };
   commands: SectionView & { changes: { label: string; names: string[] }[] };
-  votes: SectionView & { votes: VoteRow[]; deadLetters: DeadLetterRow[]; deadLetterNote: string; plotLabel: string };
+  votes: SectionView & { votes: VoteRow[]; deadLetters: DeadLetterRow[]; deadLetterNote: string; plotLabel: string; reminders: RemindersView };
   webhooks: SectionView & { deliveries: { outcome: string; label: string; count: string; tone: Tone }[] };
   actions: { enabled: boolean; text: string };
   generatedAt: TimeView;
@@ -244,6 +245,7 @@ function votesView(doc: StatusDocument, now: number): StatusView['votes'] {
     deadLetters: votes.deadLetters.map((l) => ({ key: l.key, hook: l.hook, userId: l.userId, attempts: plural(l.attempts, 'try', 'tries'), error: l.error, failedAt: timeView(l.failedAt, now) })),
     deadLetterNote: listed < votes.deadLetterCount ? `The oldest ${formatCount(listed)} of ${formatCount(votes.deadLetterCount)} are listed.` : '',
     plotLabel: `Votes received per hour over the last ${votes.perHour.length} hours, by the cursor and by webhook: ${plural(votes.perHour.reduce((s, h) => s + h.poll + h.webhook, 0), 'vote')}.`,
+    reminders: remindersView(votes.reminders, now),
   };
 }
 

@@ -26,6 +26,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/agent/redis-outage.test.ts',
       'test/integration/agent/redis-service-down.test.ts',
       'test/integration/cli/redis-state.test.ts',
+      'test/integration/cli/votes-reminders.test.ts',
       'test/integration/deploy/monitoring-metrics-redis.test.ts',
       'test/integration/doctor/doctor-redis.test.ts',
       'test/integration/leader/failover.test.ts',

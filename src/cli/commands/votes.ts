@@ -1,4 +1,3 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createListingClient, type ListingClient } from '../../api/client.js';
 import type { VoteRecord } from '../../api/schemas/votes.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
@@ -8,10 +7,11 @@ import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
 import { voteKey, type DeadLetter } from '../../votes/types.js';
 import { askRunningAgent } from '../agent-admin.js';
-import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { runSubcommand } from '../subcommands.js';
 import { cliAgentId, cliState } from '../state.js';
+import { loadVotesConfig, parseVotesArgs } from './votes-args.js';
+import { runVotesReminders } from './votes-reminders.js';
 
 export const VOTES_HELP = `Usage: listing-agent votes <subcommand> [options]
 
@@ -26,49 +26,31 @@ Subcommands:
                                      service's user IDs, the default) or discord
   list [--since D] [--json]          the votes cast in the last D (default 24h, at most a
                                      year), as a table or JSON lines; progress on stderr
+  reminders [--limit N] [--json]     the vote reminders scheduled (votes.reminders): the next
+                                     N due (default 10), how many, and the last sent
 
 Options (all):
   -c, --config FILE   the JSON config (default: LISTING_AGENT_CONFIG, else LISTING_AGENT_* variables)
   -h, --help          show this help
 
-'failed' reads the vote journal in state.directory without taking the state lock, so it works
-beside a running agent. 'retry' takes the lock, so stop the daemon first (or use --agent); it
+'failed' and 'reminders' read the journals in state.directory without taking the state lock,
+so they work beside a running agent. 'retry' takes the lock, so stop the daemon first (or use --agent); it
 replays only the hooks of the config (with their retries, a short backoff), and leaves votes a
 crash left pending to the agent's next start. 'retry --agent' asks the agent running at
 health.listen instead, with health.adminToken (the status page's retry action): its hooks,
 in-process ones included, run there, beside its other work. Dead letters of the in-process hook (vote-event) can only be replayed
 by the embedded agent: agent.votePipeline.retry().
 
-With state.redis, both work on the dead letters in Redis (under state.redis.prefix), beside
-running agents: 'failed' only reads them, and 'retry' takes them through the shared vote ledger
+With state.redis, they work on what the agents keep in Redis (under state.redis.prefix), beside
+running agents: 'failed' and 'reminders' only read, and 'retry' takes them through the shared vote ledger
 (no lock; the reward stream hook too, when votes.stream.enabled). Redis must answer within 5 s.
 
 Exit codes: 0 done, 1 a failure (a hook failed again, the service or the state cannot be
 reached, Redis does not answer), 2 usage error, 78 invalid configuration.
 `;
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-const CONFIG_OPTION: Options = { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } };
-
-function parse(sub: string, argv: string[], options: Options, positionals = 0): { values: Values; positionals: string[] } {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: { ...CONFIG_OPTION, ...options }, strict: true, allowPositionals: positionals > 0 });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''), `votes ${sub}`);
-  }
-  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument '${parsed.positionals[positionals]}'`, `votes ${sub}`);
-  return parsed;
-}
-
-async function load(io: CliIo, sub: string, values: Values): Promise<ListingAgentConfig | number> {
-  const file = values.config as string | undefined;
-  if (file === '') throw new UsageError('--config needs a file path', `votes ${sub}`);
-  const loaded = await loadCommandConfig(io, `votes ${sub}`, file);
-  return typeof loaded === 'number' ? loaded : loaded.config;
-}
+const parse = parseVotesArgs;
+const load = loadVotesConfig;
 
 const clientFor = (config: ListingAgentConfig): ListingClient =>
   createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
@@ -215,8 +197,8 @@ function help(io: CliIo): number {
   return EXIT.ok;
 }
 
-/** `listing-agent votes <failed|retry|check|list>`. */
+/** `listing-agent votes <failed|retry|check|list|reminders>`. */
 export function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
   // The service, the state directory or a hook name said no: one line, never a stack trace.
-  return runSubcommand(argv, io, { command: 'votes', help: VOTES_HELP, subcommands: { failed: runFailed, retry: runRetry, check: runCheck, list: runList }, oneLineErrors: true });
+  return runSubcommand(argv, io, { command: 'votes', help: VOTES_HELP, subcommands: { failed: runFailed, retry: runRetry, check: runCheck, list: runList, reminders: (argv, io) => runVotesReminders(argv, io, () => help(io)) }, oneLineErrors: true });
 }

@@ -31,7 +31,7 @@ export function createFileReminderJournal(directory: string): ReminderJournal & 
       } catch (error) {
         if (errnoCode(error) !== 'ENOENT') throw fail('read', error);
       }
-      const live = replay(text);
+      const live = replayReminderJournal(text);
       try {
         await writeWhole(path, live);
         await openForAppend();
@@ -71,7 +71,7 @@ export function createFileReminderJournal(directory: string): ReminderJournal & 
 }
 
 /** The lines a journal's text leaves scheduled, in the order they were first added. */
-function replay(text: string): string[] {
+export function replayReminderJournal(text: string): string[] {
   const live = new Set<string>();
   const records = text.split('\n');
   // The last piece has no newline: a torn append (or the empty rest after the last newline).

@@ -38,7 +38,8 @@ describe('listing-agent demo', () => {
         const rewarded = lines.filter((l) => l.endsWith(': reward given')).length >= 3;
         const byWebhook = lines.some((l) => l.includes('arrived by signed webhook'));
         const polledAgain = lines.some((l) => l.includes('already here by webhook'));
-        if (drifted && posted && resynced && rewarded && byWebhook && polledAgain && !asking) {
+        const reminded = lines.some((l) => l.startsWith('[agent]    reminder: '));
+        if (drifted && posted && resynced && rewarded && byWebhook && polledAgain && reminded && !asking) {
           // What the status page shows at that moment, before the demo stops.
           asking = true;
           const url = /status page at (http:\/\/127\.0\.0\.1:\d+)\//.exec(lines.join('\n'))![1];
@@ -50,6 +51,7 @@ describe('listing-agent demo', () => {
       until,
       driftEveryMs: 20,
       voteEveryMs: 50,
+      clockJumpAfterMs: 300,
     });
     await running;
     const text = lines.join('\n');
@@ -86,6 +88,16 @@ describe('listing-agent demo', () => {
     expect(text).toMatch(/\[agent\]    votes poll: the cursor listed \d+, \d+ of them already here by webhook \(same key\): no second reward/);
     const recorded = lines.filter((l) => / (arrived by signed webhook|found on the votes cursor), recorded$/.test(l)).length;
     expect(rewards).toBeLessThanOrEqual(recorded);
+    // The clocks moved 12 h: each voter rewarded before is reminded once (their latest vote's), and not before the move.
+    const jumped = lines.findIndex((l) => l.startsWith('[demo]     moving the clocks of the listing and the agent 12 h ahead'));
+    expect(jumped).toBeGreaterThan(0);
+    const reminders = lines.filter((l) => l.startsWith('[agent]    reminder: '));
+    for (const line of reminders) expect(line).toMatch(/^\[agent\] {4}reminder: (alice|bob|carol|dave|erin) can vote again \(their vote of \d\d:\d\d:\d\d UTC expired\)$/);
+    expect(lines.findIndex((l) => l.startsWith('[agent]    reminder: '))).toBeGreaterThan(jumped);
+    const remindedVoters = reminders.map((l) => l.split(' ')[5]);
+    expect(new Set(remindedVoters).size).toBe(remindedVoters.length);
+    expect(page?.votes.reminders.enabled).toBe(true);
+    expect(page?.votes.reminders.lastSent.length).toBeGreaterThan(0);
     const stateLine = lines.find((line) => line.includes('state flushed to'))!;
     expect(existsSync(stateLine.split('state flushed to ')[1]!)).toBe(false);
     expect(lines.at(-1)).toBe('demo over.');

@@ -71,6 +71,7 @@ function doc(change: (d: StatusDocument) => void = () => undefined): StatusDocum
       pending: 0,
       deadLetters: [],
       deadLetterCount: 0,
+      reminders: { enabled: false, scheduled: null, next: [], lastSent: [] },
     },
     webhooks: {
       enabled: true,
@@ -238,6 +239,33 @@ describe('status view model', () => {
     ]);
     expect(fact(view.facts, 'Newest stored secret')?.time?.relative).toBe('3 d ago');
     expect(fact(view.facts, 'Public URL')?.value).toContain('not set');
+  });
+
+  it('votes: reminders off (or a document of an older agent without them) show nothing; on, the next due and the last sent', () => {
+    expect(statusView(doc()).votes.reminders).toEqual({ enabled: false, summary: '', next: [], lastSent: [] });
+    expect(statusView(doc((d) => delete (d.votes as Partial<typeof d.votes>).reminders)).votes.reminders.enabled).toBe(false);
+    const reminder = (userId: string, dueIn: number) => ({
+      voteKey: `${userId}:${NOW - 12 * HOUR + dueIn}`,
+      userId,
+      platformId: userId === 'bob' ? null : '900000000000000001',
+      projectId: '8',
+      expiresAt: new Date(NOW + dueIn).toISOString(),
+      dueAt: new Date(NOW + dueIn).toISOString(),
+    });
+    const view = statusView(
+      doc((d) => (d.votes.reminders = { enabled: true, scheduled: 12, next: [reminder('alice', 5 * MIN), reminder('bob', HOUR)], lastSent: [reminder('carol', -2 * MIN)] })),
+    ).votes.reminders;
+    expect(view.enabled).toBe(true);
+    expect(view.summary).toBe('12 vote reminders scheduled; the next 2 are listed.');
+    expect(view.next.map((r) => [r.userId, r.platformId, r.due.relative, r.voteKey])).toEqual([
+      ['alice', '900000000000000001', 'in 5 min', `alice:${NOW - 12 * HOUR + 5 * MIN}`],
+      ['bob', null, 'in 1 h', `bob:${NOW - 11 * HOUR}`],
+    ]);
+    expect(view.lastSent.map((r) => [r.userId, r.due.relative])).toEqual([['carol', '2 min ago']]);
+    const none = statusView(doc((d) => (d.votes.reminders = { enabled: true, scheduled: 0, next: [], lastSent: [] }))).votes.reminders;
+    expect(none.summary).toBe('0 vote reminders scheduled; none sent yet by this agent.');
+    const unreadable = statusView(doc((d) => (d.votes.reminders = { enabled: true, scheduled: null, next: [], lastSent: [] }))).votes.reminders;
+    expect(unreadable.summary).toBe('Vote reminders: the schedule cannot be read right now; none sent yet by this agent.');
   });
 
   it('actions: read-only says how to turn them on; on says the token is needed', () => {

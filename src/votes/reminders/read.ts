@@ -1,0 +1,92 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger } from '../../log/agent-logger.js';
+import type { RedisConnection } from '../../redis/connection.js';
+import { errnoCode, fsReason, StoreError } from '../../store/errors.js';
+import { replayJournal } from '../journal.js';
+import { createFileVoteLedger } from '../ledger-file.js';
+import type { JournalRecord } from '../ledger-records.js';
+import type { Vote } from '../types.js';
+import { replayReminderJournal } from './journal-file.js';
+import { createRedisReminders } from './redis-reminders.js';
+import { createReminderSchedule, reminderInfo, type ReminderInfo } from './schedule.js';
+
+/*
+ * The reminders as an operator reads them beside a running agent (`listing-agent votes
+ * reminders`): no lock taken, nothing written. The file state replays the schedule's journal
+ * (`reminders.journal`) and, for the last sent, the reminder pipeline's ledger journal
+ * (`reminders/votes.journal`: the reminders handed to the hooks, in the order they were). Redis
+ * reads the shared schedule and its `reminders:sent` list.
+ */
+
+/** What {@link readFileReminders} and {@link readRedisReminders} found. */
+export interface RemindersReading {
+  /** False when the file state has no reminder journal yet (Redis: always true). */
+  exists: boolean;
+  /** How many reminders are scheduled. */
+  size: number;
+  /** The next due, soonest first. */
+  next: ReminderInfo[];
+  /** The last handed to the hooks, newest first. */
+  lastSent: ReminderInfo[];
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)}`, path, { cause: error });
+  }
+}
+
+/** A reminder vote's info (its key `reminder:<user>:<ms>`), due at its expiry + `delayMs`. */
+function sentInfo(vote: Vote, delayMs: number): ReminderInfo {
+  return {
+    voteKey: vote.key.replace(/^reminder:/, ''),
+    userId: vote.userId,
+    platformId: vote.platformId,
+    projectId: vote.projectId,
+    expiresAt: vote.expiresAt,
+    dueAt: new Date(Date.parse(vote.expiresAt) + delayMs).toISOString(),
+  };
+}
+
+/** The last `limit` reminders the reminder ledger recorded (handed to the hooks), newest first. */
+async function lastSentInLedger(directory: string, delayMs: number, limit: number): Promise<ReminderInfo[]> {
+  const { path } = createFileVoteLedger({ directory: join(directory, 'reminders') });
+  const text = await readText(path);
+  if (text === undefined) return [];
+  const sent: Vote[] = [];
+  replayJournal(text, (record: JournalRecord) => {
+    if (record.t === 'p' || record.t === 'e') sent.push(record.v);
+  });
+  return sent.slice(-limit).reverse().map((vote) => sentInfo(vote, delayMs));
+}
+
+/**
+ * The reminders of the file state in `directory` (`state.directory`), read without the lock.
+ * `delayMs` is `votes.reminders.delay`; `limit` how many of the next and last sent (default 10).
+ */
+export async function readFileReminders(directory: string, delayMs: number, limit = 10): Promise<RemindersReading & { path: string }> {
+  const path = join(directory, 'reminders.journal');
+  const text = await readText(path);
+  const schedule = createReminderSchedule({ delayMs });
+  for (const line of replayReminderJournal(text ?? '')) schedule.restore(line);
+  const next = schedule.list(limit).flatMap(({ line, due }) => reminderInfo(line, due) ?? []);
+  return { path, exists: text !== undefined, size: schedule.size, next, lastSent: await lastSentInLedger(directory, delayMs, limit) };
+}
+
+/** The reminders shared in Redis (`state.redis`), read only: nothing is scheduled, fired or removed. */
+export async function readRedisReminders(connection: RedisConnection, delayMs: number, limit = 10): Promise<RemindersReading> {
+  const reminders = createRedisReminders({
+    connection,
+    delayMs,
+    send: () => Promise.reject(new Error('a reader sends no reminder')),
+    mayFire: () => false,
+    logger: silentLogger,
+    now: Date.now,
+  });
+  const [size, next, lastSent] = await Promise.all([reminders.size(), reminders.next(limit), reminders.lastSent()]);
+  return { exists: true, size, next, lastSent };
+}
