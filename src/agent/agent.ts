@@ -27,7 +27,7 @@ import { CLIENT_VERSION } from '../api/version.js';
 import type { CommandsCapability } from '../commands/capability.js';
 import type { CommandSyncResult } from '../commands/types.js';
 import type { VotesCapability } from '../votes/capability.js';
-import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-voted.js';
+import type { HasVoted, HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
 
@@ -75,7 +75,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly aborter = new AbortController();
   private started: Capability[] = [];
   private stopping: Promise<void> | undefined;
-  private voteCheck: HasVoted | undefined;
+  /** Made at the first hasVoted() (its module loaded then: a bot that never asks pays nothing). */
+  private voteCheck: Promise<HasVoted> | undefined;
   private readonly tokenSource: string;
   /** The tries that bring the capabilities up (made by start()). */
   private bringingUp: BringUp | undefined;
@@ -360,9 +361,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * cached until the vote's `expires_at`, a "no" for 30 s. Works whether or not `votes.enabled`.
    * @param query `source: 'discord'` when `userId` is a Discord ID; default the service's own IDs.
    */
-  hasVoted(userId: string, query: HasVotedQuery = {}): Promise<boolean> {
-    this.voteCheck ??= createHasVoted({ client: this.client, now: this.now });
-    return this.voteCheck.hasVoted(userId, query);
+  async hasVoted(userId: string, query: HasVotedQuery = {}): Promise<boolean> {
+    this.voteCheck ??= import('../votes/has-voted.js').then(({ createHasVoted }) => createHasVoted({ client: this.client, now: this.now }));
+    return (await this.voteCheck).hasVoted(userId, query);
   }
 
   /** The webhook receiver's URL while it listens (`webhooks.enabled`), else undefined. */
