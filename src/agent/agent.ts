@@ -4,7 +4,7 @@ import { createListingClient, type ListingClient } from '../api/client.js';
 import { ValidationError } from '../errors.js';
 import { zodIssues } from '../api/context.js';
 import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from '../config/schema.js';
-import { createHealthServer, type HealthServer } from '../health/server.js';
+import type { HealthServer } from '../health/server.js';
 import { createAgentMetrics, type AgentMetrics } from '../runtime/metrics.js';
 import { createFileStore } from '../store/file.js';
 import { createAgentCluster, type AgentCluster } from './cluster.js';
@@ -17,7 +17,7 @@ import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import { createBringUp, type BringUp } from './bring-up.js';
-import { createAgentStatus, type AgentStatus } from './status-wiring.js';
+import type { AgentStatus } from './status-wiring.js';
 import { watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
@@ -27,7 +27,7 @@ import { CLIENT_VERSION } from '../api/version.js';
 import type { CommandsCapability } from '../commands/capability.js';
 import type { CommandSyncResult } from '../commands/types.js';
 import type { VotesCapability } from '../votes/capability.js';
-import { createHasVoted, type HasVoted, type HasVotedQuery } from '../votes/has-voted.js';
+import type { HasVoted, HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
 
@@ -68,14 +68,16 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly ownsClient: boolean;
   private readonly cluster: AgentCluster | undefined;
   private health: HealthServer | undefined;
-  /** The status page (`health.statusPage`), served by the health server. */
-  private readonly status: AgentStatus | undefined;
+  /** The status page (`health.statusPage`), served by the health server; made by start(), its modules loaded then. */
+  private status: AgentStatus | undefined;
+  private readonly mode: NonNullable<ListingAgentOptions['mode']>;
   private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
   private readonly aborter = new AbortController();
   private started: Capability[] = [];
   private stopping: Promise<void> | undefined;
-  private voteCheck: HasVoted | undefined;
+  /** Made at the first hasVoted() (its module loaded then: a bot that never asks pays nothing). */
+  private voteCheck: Promise<HasVoted> | undefined;
   private readonly tokenSource: string;
   /** The tries that bring the capabilities up (made by start()). */
   private bringingUp: BringUp | undefined;
@@ -113,10 +115,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
-    if (this.config.health.enabled && this.config.health.statusPage) {
-      const { config, store, logger, now, readiness, registry, cluster } = this;
-      this.status = createAgentStatus({ events: this, config, store, logger, now, readiness, registry, cluster, mode: options.mode ?? 'embedded', phase: () => this.phaseValue, started: () => this.started });
-    }
+    this.mode = options.mode ?? 'embedded';
     if (options.discord !== undefined && options.autoStart !== false) {
       followBot(this, options.discord, this.logger, (error) => this.reportError(error));
     } else if (options.autoStart === true) {
@@ -183,7 +182,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       this.mark('store', true, this.store.describe());
       this.unwatchWrites = watchStateWrites({ store: this.store, readiness: this.readiness, metrics: this.metrics, logger: this.logger });
       if (this.config.health.enabled) {
-        this.health = createHealthServer({
+        if (this.config.health.statusPage) {
+          // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
+          const { config, store, logger, now, readiness, registry, cluster, mode } = this;
+          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, registry, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
+        }
+        this.health = (await import('../health/server.js')).createHealthServer({
           listen: this.config.health.listen,
           readiness: this.readiness,
           registry: this.registry,
@@ -360,9 +364,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * cached until the vote's `expires_at`, a "no" for 30 s. Works whether or not `votes.enabled`.
    * @param query `source: 'discord'` when `userId` is a Discord ID; default the service's own IDs.
    */
-  hasVoted(userId: string, query: HasVotedQuery = {}): Promise<boolean> {
-    this.voteCheck ??= createHasVoted({ client: this.client, now: this.now });
-    return this.voteCheck.hasVoted(userId, query);
+  async hasVoted(userId: string, query: HasVotedQuery = {}): Promise<boolean> {
+    this.voteCheck ??= import('../votes/has-voted.js').then(({ createHasVoted }) => createHasVoted({ client: this.client, now: this.now }));
+    return (await this.voteCheck).hasVoted(userId, query);
   }
 
   /** The webhook receiver's URL while it listens (`webhooks.enabled`), else undefined. */

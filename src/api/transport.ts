@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { CLIENT_VERSION } from './version.js';
 import type { ApiFamily, ProblemDetails } from './errors.js';
 import { createApiError, NetworkError, TimeoutError } from './errors.js';
@@ -179,7 +179,11 @@ function errorFields(family: ApiFamily, body: unknown, secrets: readonly string[
 
 /** What a transport sends with: its dispatcher and the options with their defaults. */
 interface TransportState {
-  readonly dispatcher: Dispatcher;
+  /**
+   * The dispatcher: the caller's, or the transport's own keep-alive `Agent` made at the first
+   * request, when undici is loaded (a bot that imports the package and never sends pays nothing).
+   */
+  dispatcher: Dispatcher | undefined;
   readonly ownsDispatcher: boolean;
   readonly policy: RetryPolicy;
   readonly clock: TransportClock;
@@ -227,14 +231,17 @@ function closedError(): Error {
 
 /** Sends `req` once, within `timeoutMs`; throws only the caller's abort reason. */
 async function attempt(state: TransportState, req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
-  // undici refuses a closed Agent by itself; Bun's stand-in would send: refuse here, alike.
+  const undici = await import('undici');
+  // undici refuses a closed Agent by itself; Bun's stand-in would send: refuse here, alike. After
+  // the import: a close() during the first request's import leaves no Agent to be made.
   if (state.ownsDispatcher && state.closing) return { networkError: closedError(), sent: false, final: true };
+  state.dispatcher ??= new undici.Agent({ keepAliveTimeout: 10_000, connections: 16 });
   const { headers, body } = encodeRequest(state, req);
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), timerDelay(timeoutMs));
   const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
   try {
-    const res = await request(req.url, {
+    const res = await undici.request(req.url, {
       dispatcher: state.dispatcher,
       method: req.method,
       headers,
@@ -305,7 +312,7 @@ async function send(state: TransportState, req: TransportRequest): Promise<Trans
 /** Creates a transport. */
 export function createTransport(options: TransportOptions = {}): Transport {
   const state: TransportState = {
-    dispatcher: options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 }),
+    dispatcher: options.dispatcher,
     ownsDispatcher: options.dispatcher === undefined,
     policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     clock: options.clock ?? systemClock,
@@ -320,7 +327,7 @@ export function createTransport(options: TransportOptions = {}): Transport {
     async close() {
       // Once only: undici rejects a second close() of the same Agent (ClientDestroyedError), and a
       // client may well be closed twice (an explicit close() and `await using`).
-      if (state.ownsDispatcher) await (state.closing ??= closeDispatcher(state.dispatcher));
+      if (state.ownsDispatcher) await (state.closing ??= state.dispatcher ? closeDispatcher(state.dispatcher) : Promise.resolve());
     },
   };
 }

@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { CLIENT_VERSION } from '../api/version.js';
 import type { RestHeaders } from './rate-limit.js';
 
@@ -111,6 +111,8 @@ export interface DiscordGetOptions {
 export async function discordGet(url: string, options: DiscordGetOptions): Promise<DiscordAnswer> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  // undici loaded on first use, as the transport loads it.
+  const { request } = await import('undici');
   try {
     const res = await request(url, {
       method: 'GET',

@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { NetworkError } from '../../api/errors.js';
 import { redact, redactUrl } from '../../api/redact.js';
 import { ListingAgentError, ValidationError } from '../../errors.js';
@@ -57,6 +57,8 @@ export async function pushShardCounts(options: PushShardCountsOptions): Promise<
   const timeout = AbortSignal.timeout(timeoutMs);
   let status: number;
   let text: string;
+  // undici loaded on first use, as the transport loads it.
+  const { request } = await import('undici');
   try {
     const res = await request(options.url, {
       method: 'POST',

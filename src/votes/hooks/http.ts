@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { redact, redactUrl } from '../../api/redact.js';
 import { CLIENT_VERSION } from '../../api/version.js';
 import { signDelivery } from '../../contract/signature.js';
@@ -79,6 +79,8 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
     const timeout = AbortSignal.timeout(timeoutMs);
     let status: number;
     let excerpt = '';
+    // undici loaded on first use: a bot that never calls an http hook does not pay for it.
+    const { request } = await import('undici');
     try {
       const response = await request(url, {
         method: 'POST',

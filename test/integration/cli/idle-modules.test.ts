@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -17,6 +17,9 @@ import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+/** Where node_modules really is (a worktree may link it): its modules listed as `node_modules/...` all the same. */
+const NODE_MODULES = realpathSync(join(ROOT, 'node_modules'));
+const fromRoot = (path: string) => (path.startsWith(NODE_MODULES + '/') ? join('node_modules', path.slice(NODE_MODULES.length + 1)) : relative(ROOT, path));
 const MODULE_LIST = fileURLToPath(new URL('../../helpers/module-list.mjs', import.meta.url));
 
 /** Modules that must stay out of a daemon not configured for them, by path from the repository. */
@@ -35,12 +38,14 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+const EMBEDDED_AGENT = fileURLToPath(new URL('../../helpers/embedded-stats-agent.mjs', import.meta.url));
+
 /** Starts the daemon with `env`, waits until it is ready, and returns the modules it loaded (paths from the repository). */
-async function idleModules(env: Record<string, string>): Promise<string[]> {
+async function idleModules(env: Record<string, string>, program: { args: string[]; ready: string } = { args: [CLI_PATH, 'run'], ready: '"msg":"agent ready"' }): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'la-idle-modules-'));
   dirs.push(dir);
   const list = join(dir, 'modules.txt');
-  const child = spawn(process.execPath, ['--import', MODULE_LIST, CLI_PATH, 'run'], {
+  const child = spawn(process.execPath, ['--import', MODULE_LIST, ...program.args], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', MODULE_LIST_FILE: list, LISTING_AGENT_STATE_DIRECTORY: join(dir, 'state'), LISTING_AGENT_LOG_FORMAT: 'json', LISTING_AGENT_HEALTH_LISTEN: '127.0.0.1:0', ...env },
@@ -56,7 +61,7 @@ async function idleModules(env: Record<string, string>): Promise<string[]> {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   };
-  await waitFor(() => output.includes('"msg":"agent ready"'), 'the daemon was not ready');
+  await waitFor(() => output.includes(program.ready), 'the daemon was not ready');
   child.kill('SIGUSR2');
   await waitFor(() => existsSync(list), 'no module list');
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -65,7 +70,7 @@ async function idleModules(env: Record<string, string>): Promise<string[]> {
   return (await readFile(list, 'utf8'))
     .split('\n')
     .filter((line) => line !== '')
-    .map((path) => relative(ROOT, path));
+    .map(fromRoot);
 }
 
 describe('the idle daemon loads only what it is configured for', () => {
@@ -104,6 +109,28 @@ describe('the idle daemon loads only what it is configured for', () => {
     expect(modules).not.toContain('dist/stats/sources/discord-rest.js');
     const { 'the push endpoint': _configured, ...others } = UNCONFIGURED;
     const loaded = Object.entries(others).flatMap(([name, pattern]) => modules.filter((path) => pattern.test(path)).map((path) => `${name}: ${path}`));
+    expect(loaded).toEqual([]);
+  });
+
+  it('embedded, an agent posting stats only (health off), after its first post: none of the above, nor the vote check, the status page, the health server, pino', { timeout: 30_000 }, async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const dir = await mkdtemp(join(tmpdir(), 'la-idle-embedded-'));
+    dirs.push(dir);
+    const modules = await idleModules(
+      { LISTING_TOKEN: fx.projectToken, LISTING_V1: emu.urls.v1, LISTING_V0: emu.urls.v0, STATE_DIR: join(dir, 'state') },
+      { args: [EMBEDDED_AGENT], ready: 'posted' },
+    );
+    // The control: the agent, the stats capability and the HTTP client that posted are in it.
+    expect(modules).toEqual(expect.arrayContaining(['dist/index.js', 'dist/agent/agent.js', 'dist/stats/capability.js', 'node_modules/undici/index.js']));
+    const notConfigured: Record<string, RegExp> = {
+      ...UNCONFIGURED,
+      'the vote check (hasVoted)': /^dist\/votes\/has-voted\.js$/,
+      'the status page': /^dist\/status\//,
+      'the health server': /^dist\/health\//,
+      pino: /^node_modules\/pino\//,
+    };
+    const loaded = Object.entries(notConfigured).flatMap(([name, pattern]) => modules.filter((path) => pattern.test(path)).map((path) => `${name}: ${path}`));
     expect(loaded).toEqual([]);
   });
 });

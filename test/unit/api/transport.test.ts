@@ -370,3 +370,23 @@ describe('transport: error bodies', () => {
     for (const event of events) expect(event.url).not.toContain(TOKEN);
   });
 });
+
+describe('its own dispatcher, made at the first request (undici loaded on first use)', () => {
+  it('closed before any request: close() resolves (twice), and a request after it is refused as undici refuses a closed Agent', async () => {
+    const transport = createTransport({ clock: createFakeClock() });
+    await transport.close();
+    await transport.close();
+    const error = await rejection(transport.send(get('/x', { url: 'http://127.0.0.1:9/x' })));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError & { cause?: { code?: string } }).cause?.code).toBe('UND_ERR_CLOSED');
+  });
+
+  it('closed while the first request loads undici: that request is refused, none is sent', async () => {
+    const transport = createTransport({ clock: createFakeClock() });
+    const sending = rejection(transport.send(get('/x', { url: 'http://127.0.0.1:9/x' })));
+    const closing = transport.close();
+    const error = await sending;
+    await closing;
+    expect((error as NetworkError & { cause?: { code?: string } }).cause?.code).toBe('UND_ERR_CLOSED');
+  });
+});
