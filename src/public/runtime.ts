@@ -25,6 +25,7 @@ export type {
   StatusReminder,
   StatusWebhooks,
 } from '../status/document.js';
+export type { ReminderInfo } from '../runtime/votes.js';
 export type { ListenAddress, ListenProblem } from '../http/listen-error.js';
 export { createAgentMetrics, collectProcessMetrics } from '../runtime/metrics.js';
 export type { AgentMetrics } from '../runtime/metrics.js';

@@ -69,3 +69,23 @@ export interface HookRun {
   /** The failure, secrets removed (not for `ok`). */
   error?: string;
 }
+
+/**
+ * One vote reminder (`votes.reminders`): whose vote, and when its voter may vote again. The votes
+ * capability makes them, the status page and the CLI list them (the status document names it
+ * `StatusReminder`), so it is declared here, below both.
+ */
+export interface ReminderInfo {
+  /** The reminded vote's key (`<user_id>:<created_at ms>`). */
+  voteKey: string;
+  /** The service user ID. */
+  userId: string;
+  /** The Discord ID, when known. */
+  platformId: string | null;
+  /** The project's service ID. */
+  projectId: string;
+  /** ISO 8601: when the vote expires (the voter may vote again). */
+  expiresAt: string;
+  /** ISO 8601: when the reminder is (or was) due: `expiresAt` + `votes.reminders.delay`. */
+  dueAt: string;
+}

@@ -5,6 +5,8 @@
  * be added to version 1. docs/status-page.md documents every field.
  */
 
+import type { ReminderInfo } from '../runtime/votes.js';
+
 /** The current version of {@link StatusDocument}. */
 export const STATUS_DOCUMENT_VERSION = 1;
 
@@ -148,19 +150,7 @@ export interface StatusDeadLetter {
 }
 
 /** One vote reminder (`votes.reminders`): whose vote, and when its voter may vote again. */
-export interface StatusReminder {
-  /** The reminded vote's key (`<user_id>:<created_at ms>`). */
-  voteKey: string;
-  /** The service user ID. */
-  userId: string;
-  /** The Discord ID, when known. */
-  platformId: string | null;
-  projectId: string;
-  /** When the vote expires (the voter may vote again). */
-  expiresAt: string;
-  /** When the reminder is (or was) due: `expiresAt` + `votes.reminders.delay`. */
-  dueAt: string;
-}
+export type StatusReminder = ReminderInfo;
 
 /** The vote reminders (`votes.reminders`). */
 export interface StatusReminders {

@@ -1,6 +1,7 @@
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
 import { voteKey } from '../../contract/vote-key.js';
 import type { Vote, VoteRoad } from '../types.js';
+import type { ReminderInfo } from '../../runtime/votes.js';
 
 /*
  * The reminder schedule's rules, pure: no timer, no file, no clock of its own (every call is
@@ -116,18 +117,8 @@ export function reminderOf(vote: Vote, now: number, delayMs: number): MadeRemind
   return { line, slot, createdMs, expiresMs, due: expiresMs + delayMs };
 }
 
-/** One reminder, as the status page and the CLI list them. */
-export interface ReminderInfo {
-  /** The reminded vote's key. */
-  voteKey: string;
-  userId: string;
-  platformId: string | null;
-  projectId: string;
-  /** ISO 8601: when the user may vote again. */
-  expiresAt: string;
-  /** ISO 8601: when the reminder is (or was) due. */
-  dueAt: string;
-}
+/** One reminder, as the status page and the CLI list them (declared in the runtime, below both). */
+export type { ReminderInfo };
 
 /** What the status page and the CLI show of a line due at `due` (undefined: a damaged line). */
 export function reminderInfo(line: string, due: number): ReminderInfo | undefined {
