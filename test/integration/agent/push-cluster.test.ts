@@ -147,7 +147,12 @@ describe.skipIf(!programPath('redis-server'))('push stats with several agents on
     await waitFor('a leader again', () => [leader, standby].some(({ agent }) => agent.leadership!.isLeader), 10_000);
     const next = [leader, standby].find(({ agent }) => agent.leadership!.isLeader)!;
     await waitFor('the leader\'s stats running', () => next.agent.readiness.snapshot().components.stats?.ready === true && !/standing by/.test(next.agent.readiness.snapshot().components.stats?.detail ?? ''), 10_000);
-    expect((await postNow(next)).posted).toEqual([{ target: 'v1', servers: 35, shards: 2 }]);
+    // A leader that took the lease back posts on its own once its counts are ready, and may have
+    // posted 35 already (then this post has nothing new to send): either way 35 reaches the
+    // service once (seen in a fresh-clone CI run, where the automatic post came first).
+    const { posted } = await postNow(next);
+    expect(posted.map(({ servers }) => servers).filter((servers) => servers !== 35)).toEqual([]);
+    await waitFor('35 posted', () => serverCounts(emu, fx).includes(35), 5_000);
     expect(serverCounts(emu, fx)).toEqual([30, 35]);
   });
 });
