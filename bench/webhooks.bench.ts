@@ -22,6 +22,10 @@
  * (the bench refuses a dist/ older than src/). `BENCH_WEBHOOK_TARGETS=receiver-ledger,bare` measures
  * only those targets (names in TARGETS below); `BENCH_NO_PIN=1` leaves the processes unpinned;
  * `BENCH_CPU_PROFILE_DIR=<dir>` writes a CPU profile of each measured run (bench/PROFILE.md).
+ * `BENCH_BASE_DIST=<other checkout>/dist` adds, after each of our receivers, the same receiver
+ * loaded from that build ("[base]"), so that two builds alternate in one run on one machine;
+ * `BENCH_ROUNDS=<n>` (default 2) sets the rounds, and a table per round gives each build's
+ * ratios against (c) in that round.
  *
  * The load generator is autocannon (npm), in this process; each server runs in a process of its
  * own (bench/helpers/webhook-target.mjs). On Linux with `taskset` the generator is pinned to core
@@ -70,7 +74,9 @@ const CONNECTIONS = 32;
 const WARMUP_SECONDS = 1;
 const MEASURE_SECONDS = 5;
 /** Every target is measured this many times (the second round in reverse order); the best round counts. */
-const ROUNDS = 2;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** `BENCH_BASE_DIST`: a second build of the agent, measured beside this one in the same run. */
+const BASE_DIST = process.env.BENCH_BASE_DIST;
 /**
  * Distinct votes per scheme (about 1.2 KiB each with headers). The ledger target, the only one
  * that remembers votes, must stay inside it for its warm-up and run, or it would measure
@@ -89,6 +95,8 @@ interface Target {
   /** The argument of bench/helpers/webhook-target.mjs. */
   name: 'receiver' | 'receiver-ledger' | 'receiver-redis' | 'topgg-sdk' | 'bare';
   scheme: 'v1' | 'v0';
+  /** Loaded from `BENCH_BASE_DIST` instead of this repository's dist/. */
+  base?: boolean;
 }
 
 const TARGETS: readonly Target[] = [
@@ -152,7 +160,7 @@ function forged(delivery: Delivery, scheme: Target['scheme']): Delivery {
 
 async function measure(target: Target, pool: readonly Delivery[], cursor: { next: number }, extraEnv: Record<string, string>): Promise<Row> {
   const env = { BENCH_V1_SECRET: V1_SECRET, BENCH_V0_SECRET: V0_SECRET, BENCH_PROJECT_ID: PROJECT_ID, BENCH_PATH: PATH, ...extraEnv };
-  const server = await startTarget(target.name, env);
+  const server = await startTarget(target.name, target.base && BASE_DIST ? { ...env, BENCH_DIST: BASE_DIST } : env);
   try {
     const sample = pool[cursor.next++ % pool.length] as Delivery;
     const good = await sendOnce(server.url, sample);
@@ -212,7 +220,7 @@ function resultTable(results: ReadonlyMap<Target, Row[]>): string[] {
 
 function ratioTable(results: ReadonlyMap<Target, Row[]>): string[] {
   const row = (name: Target['name']) => {
-    const entry = [...results].find(([target]) => target.name === name);
+    const entry = [...results].find(([target]) => target.name === name && !target.base);
     return entry && best(entry[1]);
   };
   const [durable, redis, noop, sdk, bare] = [row('receiver-ledger'), row('receiver-redis'), row('receiver'), row('topgg-sdk'), row('bare')];
@@ -227,6 +235,38 @@ function ratioTable(results: ReadonlyMap<Target, Row[]>): string[] {
   if (durable && bare) lines.push(ratioRow("p99 latency (a') / (c)", durable.load.p99Ms / bare.load.p99Ms, undefined, 'lower is better'));
   if (noop && bare) lines.push(ratioRow('requests/s (a) no-op / (c) bare (information)', rps(noop) / rps(bare)));
   if (noop && sdk) lines.push(ratioRow('requests/s (a) no-op / (b) @top-gg/sdk (information)', rps(noop) / rps(sdk)));
+  return lines;
+}
+
+/**
+ * Every round of every target against (c) bare in the same round: requests/s, server CPU per
+ * request, and the two ratios, so that two builds (`BENCH_BASE_DIST`) compare round by round.
+ */
+function roundTable(results: ReadonlyMap<Target, Row[]>): string[] {
+  const bare = [...results].find(([target]) => target.name === 'bare')?.[1];
+  const lines = [
+    '| round | target | requests/s | server CPU per request | main thread per request | votes per commit | requests/s / (c) | CPU per request (c) / this |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [target, rows] of results) {
+      const row = rows[round];
+      if (!row || target.name === 'bare') continue;
+      const c = bare?.[round];
+      const perRequest = (r: Row) => (r.stats.cpuMs * 1000) / r.stats.handled;
+      const cells = [
+        String(round + 1),
+        `${target.name}${target.base ? ' [base]' : ''}`,
+        count(row.load.requestsPerSecond),
+        `${Math.round(perRequest(row))} µs`,
+        Number.isFinite(row.stats.mainThreadCpuMs) ? `${Math.round((row.stats.mainThreadCpuMs * 1000) / row.stats.handled)} µs` : '',
+        row.stats.commits > 0 ? (row.stats.accepted / row.stats.commits).toFixed(1) : '',
+        c ? ratio(row.load.requestsPerSecond / c.load.requestsPerSecond) : '',
+        c ? ratio(perRequest(c) / perRequest(row)) : '',
+      ];
+      lines.push(`| ${cells.join(' | ')} |`);
+    }
+  }
   return lines;
 }
 
@@ -246,7 +286,8 @@ function report(results: ReadonlyMap<Target, Row[]>, problems: readonly string[]
   if (logged.length > 0) notes.push(`Logging: our receivers log as \`listing-agent run\` does by default (pino, level info, JSON lines, each written synchronously to /dev/null); lines written in the measured ${MEASURE_SECONDS} s of the best round: ${logged.join(', ')}.`);
   for (const line of skipped) notes.push(`SKIPPED: ${line}`);
   if (problems.length > 0) notes.push(`PROBLEMS: ${problems.join('; ')}`);
-  return `\nWebhook receiver:\n\n${resultTable(results).join('\n')}\n\n${ratioTable(results).join('\n')}\n\n${notes.join('\n\n')}\n`;
+  const rounds = BASE_DIST || ROUNDS > 2 ? `\n\n${roundTable(results).join('\n')}` : '';
+  return `\nWebhook receiver:\n\n${resultTable(results).join('\n')}\n\n${ratioTable(results).join('\n')}${rounds}\n\n${notes.join('\n\n')}\n`;
 }
 
 const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
@@ -270,6 +311,7 @@ async function run(): Promise<void> {
   const only = process.env.BENCH_WEBHOOK_TARGETS?.split(',').map((name) => name.trim());
   let targets = TARGETS.filter((target) => !only || only.includes(target.name));
   if (targets.length === 0) throw new Error(`BENCH_WEBHOOK_TARGETS matches none of ${TARGETS.map((t) => t.name).join(', ')}`);
+  if (BASE_DIST) targets = targets.flatMap((target) => (target.name.startsWith('receiver') ? [target, { ...target, label: `${target.label} [base: ${BASE_DIST}]`, base: true }] : [target]));
   const skipped: string[] = [];
   let redis: TestRedis | undefined;
   if (targets.some((target) => target.name === 'receiver-redis')) {

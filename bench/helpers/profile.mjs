@@ -41,13 +41,18 @@ export async function stopCpuProfile(path) {
   await post('Profiler.disable');
 }
 
-/** Starts the sampling heap profiler, keeping objects already collected (every allocation counts). */
+/**
+ * Starts the sampling heap profiler, keeping objects already collected (every allocation counts).
+ * `BENCH_HEAP_SURVIVORS=1` leaves out what a scavenge collected: what is left is what outlived the
+ * young generation (promoted to the old one, or still alive), the part that grows the old space
+ * and the young generation's size (peak RSS) and costs the collector the most.
+ */
 export async function startHeapSampling() {
   await post('HeapProfiler.enable');
   await post('HeapProfiler.startSampling', {
     samplingInterval: Number(process.env.BENCH_HEAP_INTERVAL_BYTES ?? 32_768),
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_SURVIVORS !== '1',
   });
 }
 

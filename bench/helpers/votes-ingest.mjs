@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startCpuProfile, startHeapSampling, stopCpuProfile, stopHeapSampling } from './profile.mjs';
 
-const dist = new URL('../../dist/', import.meta.url);
+// `BENCH_DIST`: the built agent to load (default this repository's dist/), to compare two builds.
+const dist = process.env.BENCH_DIST ? pathToFileURL(`${process.env.BENCH_DIST.replace(/\/$/, '')}/`) : new URL('../../dist/', import.meta.url);
 const { silentLogger } = await import(new URL('log/agent-logger.js', dist).href);
 const { createFileStore } = await import(new URL('store/file.js', dist).href);
 const { createFileVoteLedger } = await import(new URL('votes/ledger-file.js', dist).href);
@@ -147,6 +148,7 @@ export async function runIngestion() {
     let peak = baseline;
     const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
     const sampler = setInterval(sample, 5);
+    const cpuAtStart = process.cpuUsage();
     const started = performance.now();
     let accepted = 0;
     for (let index = 0; index < VOTES / PAGE; index++) {
@@ -156,6 +158,7 @@ export async function runIngestion() {
     const ingestedMs = performance.now() - started;
     await pipeline.idle();
     const elapsedMs = performance.now() - started;
+    const cpu = process.cpuUsage(cpuAtStart);
     if (CPU_PROFILE) await stopCpuProfile(CPU_PROFILE);
     if (HEAP_PROFILE) await stopHeapSampling(HEAP_PROFILE);
     sample();
@@ -180,6 +183,8 @@ export async function runIngestion() {
       votesPerSecond: (VOTES / elapsedMs) * 1000,
       ingestOnlyPerSecond: (VOTES / ingestedMs) * 1000,
       elapsedMs,
+      /** CPU (user + system, every thread) from the first page until idle, per vote: steadier than the rate on a busy machine. */
+      cpuMicrosPerVote: (cpu.user + cpu.system) / VOTES,
       commits: grown.commits,
       journalBytes: grown.bytes,
       journalByKind,

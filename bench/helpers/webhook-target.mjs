@@ -31,7 +31,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { startCpuProfile, startHeapSampling, stopCpuProfile, stopHeapSampling } from './profile.mjs';
 
@@ -41,6 +42,12 @@ const V0_SECRET = process.env.BENCH_V0_SECRET ?? '';
 const PROJECT_ID = process.env.BENCH_PROJECT_ID ?? '';
 const PATH = process.env.BENCH_PATH ?? '/webhook';
 const HARD_LIMIT_MS = 120_000;
+/**
+ * `BENCH_DIST`: the built agent to load (default this repository's dist/), so that one bench run
+ * can alternate two builds (bench/webhooks.bench.ts, `BENCH_BASE_DIST`).
+ */
+const DIST = process.env.BENCH_DIST ? pathToFileURL(`${resolve(process.env.BENCH_DIST)}/`) : new URL('../../dist/', import.meta.url);
+const fromDist = (path) => import(new URL(path, DIST).href);
 /** `BENCH_CPU_PROFILE_DIR`: write a CPU profile of the measured phase there (bench/PROFILE.md). */
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** `BENCH_HEAP_PROFILE_DIR`: likewise, a sampling heap profile of every allocation in the measured phase. */
@@ -117,13 +124,13 @@ async function topggSdkServer() {
 // (BENCH_REDIS_URL, a redis-server with appendfsync always); `none`, a no-op pipeline, so neither
 // the disk nor Redis is measured.
 async function receiverServer(ledger) {
-  const { createWebhookReceiver } = await import('../../dist/webhooks/receiver.js');
+  const { createWebhookReceiver } = await fromDist('webhooks/receiver.js');
   const logger = await daemonLogger();
   let pipeline;
   let teardown = async () => {};
   if (ledger !== 'none') {
-    const { createVotePipeline } = await import('../../dist/votes/pipeline.js');
-    const { createInProcessHook } = await import('../../dist/votes/hooks/in-process.js');
+    const { createVotePipeline } = await fromDist('votes/pipeline.js');
+    const { createInProcessHook } = await fromDist('votes/hooks/in-process.js');
     const { voteLedger, release } = ledger === 'redis' ? await redisLedger() : await fileLedger();
     const hook = createInProcessHook({
       listeners: () => [
@@ -184,7 +191,7 @@ async function receiverServer(ledger) {
 
 /** The file ledger in a temp directory, removed however the process ends. */
 async function fileLedger() {
-  const { createFileVoteLedger } = await import('../../dist/votes/ledger-file.js');
+  const { createFileVoteLedger } = await fromDist('votes/ledger-file.js');
   const directory = mkdtempSync(join(tmpdir(), 'listing-agent-webhooks-bench-'));
   // Gone however the process ends (a stop, the parent going away, the hard limit).
   process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
@@ -202,8 +209,8 @@ async function fileLedger() {
 async function redisLedger() {
   const url = process.env.BENCH_REDIS_URL;
   if (!url) throw new Error('receiver-redis needs BENCH_REDIS_URL');
-  const { createRedisConnection } = await import('../../dist/redis/connection.js');
-  const { createRedisVoteLedger } = await import('../../dist/votes/ledger-redis.js');
+  const { createRedisConnection } = await fromDist('redis/connection.js');
+  const { createRedisVoteLedger } = await fromDist('votes/ledger-redis.js');
   const connection = createRedisConnection({ url, prefix: `bench-webhooks-${process.pid}:` });
   connection.start();
   await connection.whenUp({ timeoutMs: 10_000 });
@@ -224,7 +231,7 @@ async function redisLedger() {
  * Linux), counted for the report.
  */
 async function daemonLogger() {
-  const { createLogger } = await import('../../dist/log/logger.js');
+  const { createLogger } = await fromDist('log/logger.js');
   const fd = openSync('/dev/null', 'w');
   const destination = new Writable({
     write(chunk, _encoding, done) {
