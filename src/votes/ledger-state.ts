@@ -1,4 +1,5 @@
 import { pendingLine, voteOfPendingLine, type JournalRecord } from './ledger-records.js';
+import { ChurnMap } from '../runtime/churn-map.js';
 import type { DeadLetter, LedgerEntry, Vote } from './types.js';
 
 /**
@@ -71,13 +72,14 @@ interface LedgerMaps {
   readonly keepKeysForMs: number;
   /** Every key the ledger knows, with its vote's expiry in minutes: the dedupe set (no vote kept). */
   readonly known: Map<string, number>;
-  readonly live: Map<string, LiveEntry>;
+  /** Votes kept whole, from their `p` record to their `c` record: a vote's stay is short, hence a {@link ChurnMap}. */
+  readonly live: ChurnMap<string, LiveEntry>;
   readonly letters: Map<string, DeadLetter>;
 }
 
 /** Creates an empty {@link LedgerState}; finished keys are kept `keepKeysForMs` past their vote's expiry. */
 export function createLedgerState(keepKeysForMs: number): LedgerState {
-  const m: LedgerMaps = { keepKeysForMs, known: new Map(), live: new Map(), letters: new Map() };
+  const m: LedgerMaps = { keepKeysForMs, known: new Map(), live: new ChurnMap(), letters: new Map() };
   return {
     apply: (record) => apply(m, record),
     has: (key) => m.known.has(key),

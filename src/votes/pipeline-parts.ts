@@ -15,7 +15,7 @@ export const realSchedule: Schedule = unrefDelay;
  * Waits until `work` is empty (its promises remove themselves when settled, and may add others
  * meanwhile) or `delayMs` passed on `schedule`; resolves true when everything settled in time.
  */
-export async function settleWithin(work: ReadonlySet<Promise<unknown>>, delayMs: number, schedule: Schedule): Promise<boolean> {
+export async function settleWithin(work: { readonly size: number } & Iterable<Promise<unknown>>, delayMs: number, schedule: Schedule): Promise<boolean> {
   let timedOut = false;
   let wake: () => void = () => undefined;
   const cancel = schedule(() => {

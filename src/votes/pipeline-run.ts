@@ -1,4 +1,5 @@
 import { ListingAgentError } from '../errors.js';
+import type { ChurnSet } from '../runtime/churn-map.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import { backoffDelay, errorText, settleWithin, type BackoffOptions, type Job, type Schedule, type Task } from './pipeline-parts.js';
 import {
@@ -47,7 +48,7 @@ export interface PipelineRun extends PipelineState {
    */
   aborter: AbortController;
   /** Hook calls and ledger writes in flight: what `stop()` waits for and `idle()` watches. */
-  readonly inFlight: Set<Promise<unknown>>;
+  readonly inFlight: ChurnSet<Promise<unknown>>;
   idleWaiters: Array<() => void>;
   /** Pollers held until the backlog is down to half of `maxBacklog`. */
   drainWaiters: Array<() => void>;

@@ -1,4 +1,5 @@
 import { ListingAgentError } from '../errors.js';
+import { ChurnMap } from '../runtime/churn-map.js';
 import { createFifo, errorText, type Fifo, type Job, type Task } from './pipeline-parts.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteHook } from './types.js';
 
@@ -25,12 +26,12 @@ export interface PipelineState {
   /** Votes waiting for their hooks before the poller is held. */
   readonly maxBacklog: number;
   /** Votes with hooks outstanding in this run, by key. */
-  readonly jobs: Map<string, Job>;
+  readonly jobs: ChurnMap<string, Job>;
   /**
    * Per hook, per user: the tasks queued behind the one running or waiting (`null`: none behind).
    * A user has an entry while one of their tasks for that hook is active.
    */
-  readonly lanes: Map<VoteHook, Map<string, Task[] | null>>;
+  readonly lanes: Map<VoteHook, ChurnMap<string, Task[] | null>>;
   /** Tasks free to run, waiting for a slot. */
   readonly ready: Fifo<Task>;
   /** Hook calls running. */
@@ -65,8 +66,9 @@ export function createPipelineState(hooks: readonly VoteHook[], options: { concu
     hookNames: hooks.map((hook) => hook.name),
     concurrency: Math.max(1, options.concurrency ?? 16),
     maxBacklog: options.maxBacklog ?? 2_000,
-    jobs: new Map(),
-    lanes: new Map(hooks.map((hook) => [hook, new Map()])),
+    // Entries come and go with every vote: see ChurnMap for why not a plain Map.
+    jobs: new ChurnMap(),
+    lanes: new Map(hooks.map((hook) => [hook, new ChurnMap()])),
     ready: createFifo<Task>(),
     running: 0,
     unconfirmed: new Map(),
@@ -79,7 +81,7 @@ export const isCurrent = (state: PipelineState, task: Task): boolean => task.gen
 /** Queues `hook` for `job`, behind the same user's earlier votes for that hook; true when it is ready to run now. */
 function enqueue(state: PipelineState, job: Job, hook: VoteHook): boolean {
   const task: Task = { job, hook, attempt: 1, generation: state.generation };
-  const users = state.lanes.get(hook) as Map<string, Task[] | null>;
+  const users = state.lanes.get(hook) as ChurnMap<string, Task[] | null>;
   const { userId } = job.vote;
   if (!users.has(userId)) {
     users.set(userId, null);
@@ -95,7 +97,7 @@ function enqueue(state: PipelineState, job: Job, hook: VoteHook): boolean {
 /** The lane's head is done (succeeded, dead-lettered or abandoned); true when its next task became ready. */
 export function advanceLane(state: PipelineState, task: Task): boolean {
   if (!isCurrent(state, task)) return false;
-  const users = state.lanes.get(task.hook) as Map<string, Task[] | null>;
+  const users = state.lanes.get(task.hook) as ChurnMap<string, Task[] | null>;
   const { userId } = task.job.vote;
   const next = users.get(userId)?.shift();
   if (next === undefined) {

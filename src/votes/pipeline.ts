@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { ListingAgentError } from '../errors.js';
+import { ChurnSet } from '../runtime/churn-map.js';
 import { notRunning, realSchedule } from './pipeline-parts.js';
 import { checkIdle, drain, pump, recover, releaseDrained, resume, scheduleCompaction, startJob, type PipelineRun } from './pipeline-run.js';
 import { confirmIngested, createPipelineState, holdsCaller, onRoad } from './pipeline-state.js';
@@ -73,7 +74,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     recordFailures: createRecordFailureLog({ logger, now, schedule }),
     retryTimers: new Set(),
     aborter: runAborter(),
-    inFlight: new Set(),
+    inFlight: new ChurnSet(),
     idleWaiters: [],
     drainWaiters: [],
     kicked: false,
