@@ -119,7 +119,9 @@ function finishJob(s: PipelineRun, job: Job): void {
   s.jobs.delete(job.vote.key);
   releaseDrained(s);
   // A failed record stays queued in the ledger and goes with its next write, or at the stop; the ledger's close names what is still unwritten then.
-  track(s, s.ledger.recordComplete(job.vote.key).catch((error: unknown) => s.recordFailures.failed('finished', job.vote.key, undefined, error)));
+  // The key alone is kept until the record is durable, not the job and its vote.
+  const { key } = job.vote;
+  track(s, s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error)));
 }
 
 function advance(s: PipelineRun, task: Task): void {
