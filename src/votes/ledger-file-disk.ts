@@ -96,7 +96,7 @@ const SYNC_WRITE_MAX_CHARS = 65_536;
  * One append: the chunk written and synced through the journal's handle (opened if it is not).
  * A small chunk is written on the event loop and only its `datasync` goes to the thread pool: one
  * round trip per group commit instead of two, which is what a group commit costs beyond its sync.
- * The handle is let go once no write follows within the same turn of the event loop: back-to-back
+ * The handle is let go once a turn of the event loop ends with no write running or due (`letGoSoon`): back-to-back
  * group commits under load share one handle (an open and a close per commit would cost about a
  * third of the throughput), while an agent between writes holds no file open for writing, so
  * the directory can be remounted read-only under steady traffic.
@@ -131,13 +131,18 @@ function letGo(f: FileLedgerState): void {
   void handle?.close().catch(() => undefined);
 }
 
-/** {@link letGo} on the next turn of the event loop, unless a write runs then. */
+/**
+ * {@link letGo} in this turn's check phase, unless a write runs or is due then: the committer
+ * starts the next group's write in that same check phase (see `createCommitter`), after this
+ * turn's deliveries are read. Back-to-back commits keep the handle; an agent with nothing to
+ * write holds none.
+ */
 function letGoSoon(f: FileLedgerState): void {
   if (f.letGoPending) return;
   f.letGoPending = true;
   setImmediate(() => {
     f.letGoPending = false;
-    if (!f.writing) letGo(f);
+    if (!f.writing && !f.committer.pending) letGo(f);
   }).unref();
 }
 
