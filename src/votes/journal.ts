@@ -27,7 +27,7 @@ export interface JournalHandle extends FileStoreHandle {
 }
 
 /** Writes all of `data` to `fd` at its position (a short write goes on with the rest); the bytes written. */
-function writeAllSync(fd: number, data: string): number {
+export function writeAllSync(fd: number, data: string): number {
   const written = writeSync(fd, data);
   const bytes = Buffer.byteLength(data);
   if (written === bytes) return bytes;
