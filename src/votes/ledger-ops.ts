@@ -16,6 +16,8 @@ export function createLedgerOperations(
   current: () => LedgerState,
   persist: (records: JournalRecord[]) => Promise<void>,
   requireOpen: (action: string) => void,
+  /** Called for each vote recorded pending for the first time; a record it returns goes just before the vote's (the companion's). */
+  onFresh?: (vote: Vote) => JournalRecord | undefined,
 ): LedgerOperations {
   /** Not `async`: one promise fewer per call, which counts at tens of thousands of calls a second. */
   function change(action: string, records: JournalRecord[]): Promise<void> {
@@ -37,6 +39,8 @@ export function createLedgerOperations(
       const records: JournalRecord[] = [];
       for (const vote of votes) {
         if (state.has(vote.key)) continue;
+        const before = onFresh?.(vote);
+        if (before !== undefined) records.push(before);
         // No copy of the vote: the state keeps its line, a string nobody can change.
         const record: JournalRecord = { t: 'p', v: vote, line: pendingLine(vote) };
         // Applied one by one: a key twice in one batch is recorded once.

@@ -7,15 +7,18 @@ import { replayJournal } from '../journal.js';
 import { createFileVoteLedger } from '../ledger-file.js';
 import type { JournalRecord } from '../ledger-records.js';
 import type { Vote } from '../types.js';
-import { replayReminderJournal } from './journal-file.js';
+import { companionMark } from '../ledger-companion.js';
+import { createReminderReplay } from './journal-ledger.js';
 import { createRedisReminders } from './redis-reminders.js';
-import { createReminderSchedule, reminderInfo, type ReminderInfo } from './schedule.js';
+import { recordInfo, type ReminderInfo } from './schedule.js';
+import { ReminderTable } from './table.js';
 
 /*
  * The reminders as an operator reads them beside a running agent (`listing-agent votes
- * reminders`): no lock taken, nothing written. The file state replays the schedule's journal
- * (`reminders.journal`) and, for the last sent, the reminder pipeline's ledger journal
- * (`reminders/votes.journal`: the reminders handed to the hooks, in the order they were). Redis
+ * reminders`): no lock taken, nothing written. The file state replays the schedule as the agent
+ * does at open: from the rewards' vote journal (`votes.journal`, where it rides with the votes)
+ * and the reminder pipeline's (`reminders/votes.journal`, where it is kept when no file vote
+ * ledger hosts it, and whose reminders handed to the hooks are the last sent, in order). Redis
  * reads the shared schedule and its `reminders:sent` list.
  */
 
@@ -52,16 +55,25 @@ function sentInfo(vote: Vote, delayMs: number): ReminderInfo {
   };
 }
 
-/** The last `limit` reminders the reminder ledger recorded (handed to the hooks), newest first. */
-async function lastSentInLedger(directory: string, delayMs: number, limit: number): Promise<ReminderInfo[]> {
-  const { path } = createFileVoteLedger({ directory: join(directory, 'reminders') });
+/**
+ * Replays the journal of the file vote ledger in `directory` into `table` (`derive`: the votes
+ * are the reminders, see `journal-ledger.ts`); `sent` gets the votes it recorded. Whether the
+ * journal holds a schedule (it ends "on"), and its path.
+ */
+async function replayLedger(directory: string, table: ReminderTable, derive: boolean, sent?: Vote[]): Promise<{ path: string; on: boolean }> {
+  const { path } = createFileVoteLedger({ directory });
   const text = await readText(path);
-  if (text === undefined) return [];
-  const sent: Vote[] = [];
-  replayJournal(text, (record: JournalRecord) => {
-    if (record.t === 'p' || record.t === 'e') sent.push(record.v);
+  if (text === undefined) return { path, on: false };
+  const replay = createReminderReplay(table, derive);
+  let on = false;
+  const result = replayJournal(text, (record: JournalRecord) => {
+    if (record.t === 'p' || record.t === 'e') sent?.push(record.v);
+    const mark = companionMark(record);
+    if (mark !== undefined) on = mark === 'on';
+    replay(record);
   });
-  return sent.slice(-limit).reverse().map((vote) => sentInfo(vote, delayMs));
+  if (result.header.kind === 'newer') throw new StoreError(`${path} was written by a newer listing-agent (journal version ${result.header.version}); use that version to read it`, path);
+  return { path, on };
 }
 
 /**
@@ -69,12 +81,15 @@ async function lastSentInLedger(directory: string, delayMs: number, limit: numbe
  * `delayMs` is `votes.reminders.delay`; `limit` how many of the next and last sent (default 10).
  */
 export async function readFileReminders(directory: string, delayMs: number, limit = 10): Promise<RemindersReading & { path: string }> {
-  const path = join(directory, 'reminders.journal');
-  const text = await readText(path);
-  const schedule = createReminderSchedule({ delayMs });
-  for (const line of replayReminderJournal(text ?? '')) schedule.restore(line);
-  const next = schedule.list(limit).flatMap(({ line, due }) => reminderInfo(line, due) ?? []);
-  return { path, exists: text !== undefined, size: schedule.size, next, lastSent: await lastSentInLedger(directory, delayMs, limit) };
+  const table = new ReminderTable({ delayMs });
+  const sent: Vote[] = [];
+  // Beside the rewards' ledger (the agent's default), or in the reminder pipeline's own: one holds it.
+  const votes = await replayLedger(directory, table, true);
+  const own = await replayLedger(join(directory, 'reminders'), table, false, sent);
+  const path = votes.on || !own.on ? votes.path : own.path;
+  const next = table.list(limit).map(({ record, due }) => recordInfo(record, due));
+  const lastSent = sent.slice(-limit).reverse().map((vote) => sentInfo(vote, delayMs));
+  return { path, exists: votes.on || own.on, size: table.size, next, lastSent };
 }
 
 /** The reminders shared in Redis (`state.redis`), read only: nothing is scheduled, fired or removed. */
