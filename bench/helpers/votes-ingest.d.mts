@@ -3,6 +3,18 @@ export declare const VOTES: number;
 export declare const PAGE: number;
 
 export interface IngestionResult {
+  /** Whether vote reminders were on. */
+  reminders: boolean;
+  /** Reminders scheduled at the end (100,000 with reminders on, else 0). */
+  scheduled: number;
+  /** With reminders on: the ledger companion's own cost per new vote, measured alone (best of 3 passes). */
+  hookUsPerVote: number | undefined;
+  /** VmHWM before that measure (it allocates the votes again). */
+  peakBeforeHookCost: number | undefined;
+  /** Heap used after the run and two GCs, everything still held. */
+  heapAfterGc: number;
+  /** CPU time (user + system) of the ingestion per vote, µs. */
+  cpuUsPerVote: number;
   votesPerSecond: number;
   ingestOnlyPerSecond: number;
   elapsedMs: number;
@@ -23,4 +35,4 @@ export interface IngestionResult {
 }
 
 export declare function ownPeakRss(): number | undefined;
-export declare function runIngestion(): Promise<IngestionResult>;
+export declare function runIngestion(options?: { reminders?: boolean }): Promise<IngestionResult>;

@@ -8,6 +8,11 @@
  * `runIngestion()` runs it in the calling process. Run as a script (`node --expose-gc
  * bench/helpers/votes-ingest.mjs`), it runs it in a process of its own and prints the result as
  * one JSON line, with VmHWM (the process's peak RSS over its whole life) from /proc/self/status.
+ * With `--reminders` (`runIngestion({ reminders: true })`), vote reminders are on, wired as the
+ * votes capability wires them on the file store (`votes.reminders.enabled`: the schedule rides
+ * the ledger, the reminder pipeline and its own ledger started beside it); the result then also
+ * has the heap after a GC with everything still held, and the reminders' own cost measured alone
+ * (the ledger's companion called for the same 100,000 votes, `hookUsPerVote`).
  * `BENCH_HEAP_PROFILE=<file.heapprofile>` and `BENCH_CPU_PROFILE=<file.cpuprofile>` profile the
  * ingestion, from the first page until the pipeline is idle (bench/PROFILE.md).
  */
@@ -24,6 +29,10 @@ const { createFileStore } = await import(new URL('store/file.js', dist).href);
 const { createFileVoteLedger } = await import(new URL('votes/ledger-file.js', dist).href);
 const { createVotePipeline } = await import(new URL('votes/pipeline.js', dist).href);
 const { createInProcessHook } = await import(new URL('votes/hooks/in-process.js', dist).href);
+const { configSchema } = await import(new URL('config/schema.js', dist).href);
+const { createAgentMetrics } = await import(new URL('runtime/metrics.js', dist).href);
+const { reminderStoreFor, startReminders } = await import(new URL('votes/reminders/configured.js', dist).href);
+const { Registry } = await import('prom-client');
 
 export const VOTES = 100_000;
 /** Optional profiles of the ingestion (first page to idle), see bench/PROFILE.md: file paths. */
@@ -117,17 +126,45 @@ export function ownPeakRss() {
   }
 }
 
-/** Runs the ingestion in this process; RSS sampled every 5 ms and at every page. */
-export async function runIngestion() {
+const gcTwice = () => {
+  globalThis.gc?.();
+  globalThis.gc?.();
+};
+
+/** The reminders as the votes capability starts them on the file store (the ledger opened already). */
+async function remindersBeside(config, store, now, root) {
+  const context = { config, logger: silentLogger, metrics: createAgentMetrics(new Registry()), now, emit: () => undefined, reportError: () => undefined, listeners: () => [] };
+  return startReminders(context, { kind: 'file', store, directory: root });
+}
+
+/** The reminders' own cost alone: a fresh store's `recorded` (what the ledger calls per new vote) over every vote, µs per vote. */
+function hookCost(config, now, start) {
+  const pages = Array.from({ length: VOTES / PAGE }, (_, index) => page(index, start));
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const store = reminderStoreFor(config, now);
+    const started = performance.now();
+    for (const votes of pages) for (const vote of votes) store.recorded(vote);
+    best = Math.min(best, performance.now() - started);
+    if (store.table.size !== VOTES) throw new Error(`expected ${VOTES} reminders, got ${store.table.size}`);
+  }
+  return (best * 1000) / VOTES;
+}
+
+/** Runs the ingestion in this process; RSS sampled every 5 ms and at every page. `reminders`: with vote reminders on. */
+export async function runIngestion(options = {}) {
   const root = await mkdtemp(join(tmpdir(), 'listing-agent-votes-bench-'));
   try {
     const start = Date.UTC(2024, 4, 1);
-    let clock = start + 12 * HOUR;
+    // Just before the first vote expires (at start + 12 h): every vote still gets its reminder.
+    let clock = start + 12 * HOUR - 1;
     const now = () => clock;
     // The ledger lives in the directory the agent's file store locks (state.lock), as in the agent.
     const store = createFileStore({ directory: root, now });
     await store.open();
-    const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now });
+    const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory: root }, votes: { reminders: { enabled: options.reminders === true } } });
+    const reminderStore = options.reminders ? reminderStoreFor(config, now) : undefined;
+    const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now, ...(reminderStore ? { companion: reminderStore } : {}) });
     let hookCalls = 0;
     // The real in-process hook, with one async listener, as an embedded bot's agent.on('vote') would be.
     const inProcess = createInProcessHook({
@@ -139,6 +176,7 @@ export async function runIngestion() {
     });
     const pipeline = createVotePipeline({ ledger, hooks: [inProcess], logger: silentLogger, now });
     await pipeline.start();
+    const reminders = reminderStore ? await remindersBeside(config, reminderStore, now, root) : undefined;
 
     globalThis.gc?.();
     if (HEAP_PROFILE) await startHeapSampling();
@@ -147,6 +185,7 @@ export async function runIngestion() {
     let peak = baseline;
     const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
     const sampler = setInterval(sample, 5);
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     let accepted = 0;
     for (let index = 0; index < VOTES / PAGE; index++) {
@@ -156,11 +195,19 @@ export async function runIngestion() {
     const ingestedMs = performance.now() - started;
     await pipeline.idle();
     const elapsedMs = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
     if (CPU_PROFILE) await stopCpuProfile(CPU_PROFILE);
     if (HEAP_PROFILE) await stopHeapSampling(HEAP_PROFILE);
     sample();
     clearInterval(sampler);
     const heapUsed = process.memoryUsage().heapUsed;
+    // Everything still held (ledger, pipeline, reminders): the difference with reminders off is their state.
+    gcTwice();
+    const heapAfterGc = process.memoryUsage().heapUsed;
+    const scheduled = reminderStore?.table.size ?? 0;
+    // Read before the measure below allocates its 100,000 votes again.
+    const peakBeforeHookCost = ownPeakRss();
+    const hookUsPerVote = reminderStore ? hookCost(config, now, start) : undefined;
     const grown = ledger.stats();
     const directoryBefore = await directoryBytes(root);
     const journalByKind = await journalBytesByKind(ledger.path);
@@ -172,11 +219,19 @@ export async function runIngestion() {
     const after = ledger.stats();
     const directoryAfter = await directoryBytes(root);
     await pipeline.stop(clock + 5_000);
+    await reminders?.stop(clock + 5_000);
     await ledger.close();
     await store.close();
 
     if (accepted !== VOTES || hookCalls !== VOTES) throw new Error(`expected ${VOTES} votes and hook calls, got ${accepted} and ${hookCalls}`);
+    if (options.reminders && scheduled !== VOTES) throw new Error(`expected ${VOTES} reminders scheduled, got ${scheduled}`);
     return {
+      reminders: options.reminders === true,
+      scheduled,
+      hookUsPerVote,
+      peakBeforeHookCost,
+      heapAfterGc,
+      cpuUsPerVote: (cpu.user + cpu.system) / VOTES,
       votesPerSecond: (VOTES / elapsedMs) * 1000,
       ingestOnlyPerSecond: (VOTES / ingestedMs) * 1000,
       elapsedMs,
@@ -199,6 +254,6 @@ export async function runIngestion() {
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
-  const result = await runIngestion();
+  const result = await runIngestion({ reminders: process.argv.includes('--reminders') });
   process.stdout.write(`${JSON.stringify({ ...result, vmHwm: ownPeakRss(), node: process.version })}\n`);
 }

@@ -8,14 +8,14 @@
 export const idParts = { high: 0, low: 0 };
 
 /**
- * Splits a decimal ID spelled canonically (`0`, or 1 to 20 digits without a leading zero: every
- * Discord snowflake and service user ID) into the number of its leading digits (at most 11, so
+ * Splits a decimal ID spelled canonically (`0`, or 1 to 24 digits without a leading zero: every
+ * Discord snowflake and service user ID) into the number of its leading digits (at most 15, so
  * exact in a double) and the number of its last 9, in {@link idParts}; false for any other text,
  * which the table then keeps as text. {@link joinId} gives the same text back.
  */
 export function splitId(id: string): boolean {
   const n = id.length;
-  if (n === 0 || n > 20 || (n > 1 && id.charCodeAt(0) === 48)) return false;
+  if (n === 0 || n > 24 || (n > 1 && id.charCodeAt(0) === 48)) return false;
   const cut = n > 9 ? n - 9 : 0;
   let high = 0;
   for (let i = 0; i < cut; i++) {

@@ -240,9 +240,10 @@ export class ReminderTable {
 
   /** Everything of a slot but its voter. */
   private write(slot: number, platformId: string | null, weight: number, createdMs: number, expiresMs: number, webhook: boolean): void {
-    let flags = (this.flags[slot]! & USER_TEXT) | (webhook ? WEBHOOK : 0);
-    this.platformTexts.delete(slot);
-    this.weights.delete(slot);
+    const before = this.flags[slot]!;
+    let flags = (before & USER_TEXT) | (webhook ? WEBHOOK : 0);
+    if ((before & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
+    if ((before & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
     if (platformId === null) flags |= PLATFORM_NULL;
     else if (splitId(platformId)) {
       this.platformHigh[slot] = idParts.high;
@@ -286,9 +287,10 @@ export class ReminderTable {
       this.siftUp(this.siftDown(at));
     }
     this.index.remove(slot);
-    this.userTexts.delete(slot);
-    this.platformTexts.delete(slot);
-    this.weights.delete(slot);
+    const flags = this.flags[slot]!;
+    if ((flags & USER_TEXT) !== 0) this.userTexts.delete(slot);
+    if ((flags & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
+    if ((flags & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
     this.heapAt[slot] = -2 - this.freeHead;
     this.freeHead = slot;
     this.live -= 1;
