@@ -11,8 +11,10 @@ export interface IngestionResult {
   hookUsPerVote: number | undefined;
   /** VmHWM before that measure (it allocates the votes again). */
   peakBeforeHookCost: number | undefined;
-  /** Heap used after the run and two GCs, everything still held. */
+  /** Heap used after the run and GCs, everything still held. */
   heapAfterGc: number;
+  /** Array buffers (typed arrays: outside the V8 heap) at the same moment. */
+  arrayBuffersAfterGc: number;
   /** CPU time (user + system) of the ingestion per vote, µs. */
   cpuUsPerVote: number;
   votesPerSecond: number;
@@ -35,4 +37,6 @@ export interface IngestionResult {
 }
 
 export declare function ownPeakRss(): number | undefined;
+/** Reminders off against on in one process, page by page (per-vote µs of each measured page, and each pair's difference). */
+export declare function runPaired(): Promise<{ pages: number; cpuOff: number[]; cpuOn: number[]; cpuAdded: number[]; wallOff: number[]; wallOn: number[]; wallAdded: number[] }>;
 export declare function runIngestion(options?: { reminders?: boolean }): Promise<IngestionResult>;

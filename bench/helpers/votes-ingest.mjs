@@ -127,6 +127,7 @@ export function ownPeakRss() {
 }
 
 const gcTwice = () => {
+  // Two: the second collects what the first's finalizers freed.
   globalThis.gc?.();
   globalThis.gc?.();
 };
@@ -144,39 +145,103 @@ function hookCost(config, now, start) {
   for (let round = 0; round < 3; round++) {
     const store = reminderStoreFor(config, now);
     const started = performance.now();
-    for (const votes of pages) for (const vote of votes) store.recorded(vote);
+    for (const votes of pages) {
+      for (const vote of votes) store.recorded(vote);
+      // Reading the table puts the page's votes in (the ledger's write would be under way meanwhile).
+      void store.table;
+    }
     best = Math.min(best, performance.now() - started);
     if (store.table.size !== VOTES) throw new Error(`expected ${VOTES} reminders, got ${store.table.size}`);
   }
   return (best * 1000) / VOTES;
 }
 
+/** The bench's start (votes are created from it over 12 h) and its clock, a minute before the first vote expires. */
+const START = Date.UTC(2024, 4, 1);
+// Every vote gets its reminder, and none comes due while the clock stands still (the reminders'
+// one timer waits that minute).
+const CLOCK = START + 12 * HOUR - 60_000;
+
+/**
+ * The file store, the file ledger and the vote pipeline in `root`, with one in-process hook
+ * counting its calls; with `reminders`, vote reminders as the votes capability wires them.
+ */
+async function setUp(root, reminders, now) {
+  // The ledger lives in the directory the agent's file store locks (state.lock), as in the agent.
+  const store = createFileStore({ directory: root, now });
+  await store.open();
+  const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory: root }, votes: { reminders: { enabled: reminders } } });
+  const reminderStore = reminders ? reminderStoreFor(config, now) : undefined;
+  const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now, ...(reminderStore ? { companion: reminderStore } : {}) });
+  const counted = { hookCalls: 0 };
+  // The real in-process hook, with one async listener, as an embedded bot's agent.on('vote') would be.
+  const inProcess = createInProcessHook({
+    listeners: () => [
+      async () => {
+        counted.hookCalls += 1;
+      },
+    ],
+  });
+  const pipeline = createVotePipeline({ ledger, hooks: [inProcess], logger: silentLogger, now });
+  await pipeline.start();
+  const running = reminderStore ? await remindersBeside(config, reminderStore, now, root) : undefined;
+  const close = async (at) => {
+    await pipeline.stop(at + 5_000);
+    await running?.stop(at + 5_000);
+    await ledger.close();
+    await store.close();
+  };
+  return { config, reminderStore, ledger, pipeline, counted, close };
+}
+
+/**
+ * Reminders off against on in one process, page by page: two set-ups (each its own directory)
+ * take the same pages in turn (which goes first alternates), each page ingested and its hooks
+ * finished before the next; the CPU time (`process.cpuUsage`, every thread) and wall time of each
+ * page are paired, so load that comes and goes on a shared machine falls on both sides of a pair.
+ */
+export async function runPaired() {
+  const roots = [await mkdtemp(join(tmpdir(), 'listing-agent-votes-off-')), await mkdtemp(join(tmpdir(), 'listing-agent-votes-on-'))];
+  try {
+    const now = () => CLOCK;
+    const sides = [await setUp(roots[0], false, now), await setUp(roots[1], true, now)];
+    const cpu = [[], []];
+    const wall = [[], []];
+    const pages = VOTES / PAGE;
+    for (let index = 0; index < pages; index++) {
+      const votes = page(index, START);
+      for (const side of index % 2 === 0 ? [0, 1] : [1, 0]) {
+        const { pipeline } = sides[side];
+        const before = process.cpuUsage();
+        const started = performance.now();
+        await pipeline.ingest(votes, 'poll');
+        await pipeline.idle();
+        wall[side].push((performance.now() - started) * 1000);
+        const used = process.cpuUsage(before);
+        cpu[side].push(used.user + used.system);
+      }
+    }
+    const scheduled = sides[1].reminderStore.table.size;
+    for (const side of sides) await side.close(CLOCK);
+    if (sides.some((side) => side.counted.hookCalls !== VOTES) || scheduled !== VOTES) throw new Error(`expected ${VOTES} hook calls on both sides and ${VOTES} reminders, got ${sides.map((side) => side.counted.hookCalls)} and ${scheduled}`);
+    // The first tenth warms both sides up (the JIT); the rest is measured.
+    const from = Math.floor(pages / 10);
+    const perVote = (values) => values.slice(from).map((value) => value / PAGE);
+    const diff = (values) => values[1].slice(from).map((value, i) => (value - values[0][from + i]) / PAGE);
+    return { pages: pages - from, cpuOff: perVote(cpu[0]), cpuOn: perVote(cpu[1]), cpuAdded: diff(cpu), wallOff: perVote(wall[0]), wallOn: perVote(wall[1]), wallAdded: diff(wall) };
+  } finally {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  }
+}
+
 /** Runs the ingestion in this process; RSS sampled every 5 ms and at every page. `reminders`: with vote reminders on. */
 export async function runIngestion(options = {}) {
   const root = await mkdtemp(join(tmpdir(), 'listing-agent-votes-bench-'));
   try {
-    const start = Date.UTC(2024, 4, 1);
-    // Just before the first vote expires (at start + 12 h): every vote still gets its reminder.
-    let clock = start + 12 * HOUR - 1;
+    const start = START;
+    let clock = CLOCK;
     const now = () => clock;
-    // The ledger lives in the directory the agent's file store locks (state.lock), as in the agent.
-    const store = createFileStore({ directory: root, now });
-    await store.open();
-    const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory: root }, votes: { reminders: { enabled: options.reminders === true } } });
-    const reminderStore = options.reminders ? reminderStoreFor(config, now) : undefined;
-    const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now, ...(reminderStore ? { companion: reminderStore } : {}) });
-    let hookCalls = 0;
-    // The real in-process hook, with one async listener, as an embedded bot's agent.on('vote') would be.
-    const inProcess = createInProcessHook({
-      listeners: () => [
-        async () => {
-          hookCalls += 1;
-        },
-      ],
-    });
-    const pipeline = createVotePipeline({ ledger, hooks: [inProcess], logger: silentLogger, now });
-    await pipeline.start();
-    const reminders = reminderStore ? await remindersBeside(config, reminderStore, now, root) : undefined;
+    const { config, reminderStore, ledger, pipeline, counted, close } = await setUp(root, options.reminders === true, now);
 
     globalThis.gc?.();
     if (HEAP_PROFILE) await startHeapSampling();
@@ -201,9 +266,14 @@ export async function runIngestion(options = {}) {
     sample();
     clearInterval(sampler);
     const heapUsed = process.memoryUsage().heapUsed;
-    // Everything still held (ledger, pipeline, reminders): the difference with reminders off is their state.
-    gcTwice();
-    const heapAfterGc = process.memoryUsage().heapUsed;
+    // Everything still held (ledger, pipeline, reminders): the difference with reminders off is their
+    // state. Typed arrays live outside the V8 heap (arrayBuffers), and are counted: the sweeper that
+    // frees the ones left by growth runs after the GC, hence the turns of the event loop.
+    for (let i = 0; i < 4; i++) {
+      gcTwice();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const { heapUsed: heapAfterGc, arrayBuffers: arrayBuffersAfterGc } = process.memoryUsage();
     const scheduled = reminderStore?.table.size ?? 0;
     // Read before the measure below allocates its 100,000 votes again.
     const peakBeforeHookCost = ownPeakRss();
@@ -218,12 +288,9 @@ export async function runIngestion(options = {}) {
     const compactMs = performance.now() - compactStarted;
     const after = ledger.stats();
     const directoryAfter = await directoryBytes(root);
-    await pipeline.stop(clock + 5_000);
-    await reminders?.stop(clock + 5_000);
-    await ledger.close();
-    await store.close();
+    await close(clock);
 
-    if (accepted !== VOTES || hookCalls !== VOTES) throw new Error(`expected ${VOTES} votes and hook calls, got ${accepted} and ${hookCalls}`);
+    if (accepted !== VOTES || counted.hookCalls !== VOTES) throw new Error(`expected ${VOTES} votes and hook calls, got ${accepted} and ${counted.hookCalls}`);
     if (options.reminders && scheduled !== VOTES) throw new Error(`expected ${VOTES} reminders scheduled, got ${scheduled}`);
     return {
       reminders: options.reminders === true,
@@ -231,6 +298,7 @@ export async function runIngestion(options = {}) {
       hookUsPerVote,
       peakBeforeHookCost,
       heapAfterGc,
+      arrayBuffersAfterGc,
       cpuUsPerVote: (cpu.user + cpu.system) / VOTES,
       votesPerSecond: (VOTES / elapsedMs) * 1000,
       ingestOnlyPerSecond: (VOTES / ingestedMs) * 1000,
@@ -253,7 +321,9 @@ export async function runIngestion(options = {}) {
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain) {
+if (isMain && process.argv.includes('--paired')) {
+  process.stdout.write(`${JSON.stringify(await runPaired())}\n`);
+} else if (isMain) {
   const result = await runIngestion({ reminders: process.argv.includes('--reminders') });
   process.stdout.write(`${JSON.stringify({ ...result, vmHwm: ownPeakRss(), node: process.version })}\n`);
 }

@@ -47,10 +47,22 @@ export function canonicalIsoMs(text: string): number {
 
 const memo: [string, number, string, number] = ['', Number.NaN, '', Number.NaN];
 
+/** Scratch of {@link computeCanonicalIsoMs}. */
+const ONE = new Float64Array(1);
+
 function computeCanonicalIsoMs(text: string): number {
-  if (text.length !== 24) return Number.NaN;
-  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84) return Number.NaN; // - - T
-  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46 || text.charCodeAt(23) !== 90) return Number.NaN; // : : . Z
+  return canonicalIsoInto(text, ONE, 0) ? ONE[0]! : Number.NaN;
+}
+
+/**
+ * {@link canonicalIsoMs} without the memo, into `out[at]`: false (and `out` untouched) when `text`
+ * is not spelled as `toISOString` spells it. A typed array, not a return value, so that a caller
+ * on a hot path gets the milliseconds (beyond a small integer) without a heap number each.
+ */
+export function canonicalIsoInto(text: string, out: Float64Array, at: number): boolean {
+  if (text.length !== 24) return false;
+  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84) return false; // - - T
+  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46 || text.charCodeAt(23) !== 90) return false; // : : . Z
   const century = twoDigits(text, 0);
   const yy = twoDigits(text, 2);
   const month = twoDigits(text, 5);
@@ -60,16 +72,27 @@ function computeCanonicalIsoMs(text: string): number {
   const second = twoDigits(text, 17);
   const msHigh = twoDigits(text, 20);
   const msLow = text.charCodeAt(22) - 48;
-  if (century < 1 || yy < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return Number.NaN;
-  if (minute < 0 || minute > 59 || second < 0 || second > 59 || msHigh < 0 || msLow < 0 || msLow > 9) return Number.NaN;
+  if (century < 1 || yy < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return false;
+  if (minute < 0 || minute > 59 || second < 0 || second > 59 || msHigh < 0 || msLow < 0 || msLow > 9) return false;
   const year = century * 100 + yy;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return Number.NaN;
-  return daysFromEpoch(year, month, day) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + msHigh * 10 + msLow;
+  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
+  out[at] = daysFromEpoch(year, month, day) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + msHigh * 10 + msLow;
+  return true;
 }
 
-/** `Date.parse(text)`, through the fast path when `text` is spelled as `toISOString` spells it. */
+/** `Date.parse(text)` into `out[at]` (see {@link canonicalIsoInto}); false when it is not a date (`out[at]` NaN). */
+export function isoInto(text: string, out: Float64Array, at: number): boolean {
+  if (canonicalIsoInto(text, out, at)) return true;
+  out[at] = Date.parse(text);
+  return out[at] === out[at];
+}
+
+/**
+ * `Date.parse(text)`, through the fast path when `text` is spelled as `toISOString` spells it
+ * (without the memo of the last two: for a caller that reads each time once).
+ */
 export function isoMs(text: string): number {
-  const fast = canonicalIsoMs(text);
+  const fast = computeCanonicalIsoMs(text);
   return fast === fast ? fast : Date.parse(text);
 }

@@ -1,7 +1,8 @@
 import type { LedgerCompanion } from '../ledger-companion.js';
 import type { JournalRecord } from '../ledger-records.js';
 import type { ReminderStore } from './reminders.js';
-import { recordOfVote, type ReminderRecord } from './schedule.js';
+import type { Vote } from '../types.js';
+import { recordOfVote, voteExpiryInto, type ReminderRecord } from './schedule.js';
 import { ReminderTable } from './table.js';
 
 /*
@@ -93,14 +94,27 @@ export function createLedgerReminderStore(options: LedgerReminderStoreOptions): 
   const replay = createReminderReplay(table, options.derive);
   let commit: ((records: JournalRecord[]) => Promise<void>) | undefined;
   let where = 'a vote journal not opened yet';
-  const tally = { scheduled: 0, replaced: 0, queued: false };
   let listener: ((scheduled: number, replaced: number) => void) | undefined;
+  /**
+   * Votes the ledger recorded, not yet in the table, with their expiry: put there once the
+   * ledger's write is under way (setImmediate), so the table's work overlaps the fsync instead of
+   * delaying it. Anything that reads the table puts them there first, in order.
+   */
+  let pending: Vote[] = [];
+  let expiries: number[] = [];
+  let flushQueued = false;
+  const expiry = new Float64Array(1);
   const flush = () => {
-    const { scheduled, replaced } = tally;
-    tally.scheduled = 0;
-    tally.replaced = 0;
-    tally.queued = false;
-    listener?.(scheduled, replaced);
+    if (pending.length === 0) return;
+    const [votes, at] = [pending, expiries];
+    pending = [];
+    expiries = [];
+    const tally = { scheduled: 0, replaced: 0 };
+    for (let i = 0; i < votes.length; i++) {
+      const result = table.insert(votes[i]!, at[i]!);
+      if (result === 'scheduled' || result === 'replaced') tally[result] += 1;
+    }
+    listener?.(tally.scheduled, tally.replaced);
   };
   const write = (records: JournalRecord[]) => {
     if (records.length === 0) return Promise.resolve();
@@ -108,24 +122,33 @@ export function createLedgerReminderStore(options: LedgerReminderStoreOptions): 
     return commit(records);
   };
   return {
-    table,
+    get table() {
+      flush();
+      return table;
+    },
     replayed: replay,
     recorded(vote) {
       if (!options.derive) return undefined;
-      const result = table.add(vote, options.now());
-      if (result === 'expired') return { t: 'r', f: ['x', vote.key] };
-      if (result !== 'scheduled' && result !== 'replaced') return undefined;
-      tally[result] += 1;
-      // Counted and the timer re-armed once per batch of votes, not per vote.
-      if (!tally.queued) {
-        tally.queued = true;
-        queueMicrotask(flush);
+      // Only whether it arrived expired is decided now: that mark must share the vote's commit.
+      if (!voteExpiryInto(vote, expiry, 0)) return undefined;
+      if (expiry[0]! <= options.now()) return { t: 'r', f: ['x', vote.key] };
+      pending.push(vote);
+      expiries.push(expiry[0]!);
+      if (!flushQueued) {
+        flushQueued = true;
+        setImmediate(() => {
+          flushQueued = false;
+          flush();
+        });
       }
       return undefined;
     },
-    snapshot: () => table.records().map(scheduledRecord),
+    snapshot() {
+      flush();
+      return table.records().map(scheduledRecord);
+    },
     // An `s` record is about 95 bytes with 18-digit IDs.
-    snapshotBytes: () => table.size * 95,
+    snapshotBytes: () => (table.size + pending.length) * 95,
     attach(given, describe) {
       commit = given;
       where = describe;

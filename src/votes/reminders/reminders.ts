@@ -19,7 +19,7 @@ import { ReminderTable } from './table.js';
  * store beside the vote ledger fills it as the ledger records votes (`journal-ledger.ts`).
  */
 export interface ReminderStore {
-  /** The schedule. */
+  /** The schedule, up to date (read it each time: a store may put votes it was given in first). */
   readonly table: ReminderTable;
   /** Loads what is scheduled into the table. */
   open(): Promise<void>;
@@ -91,7 +91,18 @@ interface RemindersState {
 /** Creates the reminders over a store and a sender; nothing runs before `start()`. */
 export function createReminders(options: RemindersOptions): Reminders {
   const { store } = options;
-  const r: RemindersState = { o: options, table: store.table, running: false, cancel: undefined, armedFor: Number.POSITIVE_INFINITY, firing: Promise.resolve(), sent: [] };
+  const r: RemindersState = {
+    o: options,
+    // Read through the store each time: a store beside the vote ledger puts its latest votes in first.
+    get table() {
+      return store.table;
+    },
+    running: false,
+    cancel: undefined,
+    armedFor: Number.POSITIVE_INFINITY,
+    firing: Promise.resolve(),
+    sent: [],
+  };
   const fire = () => {
     const step = () => fireNow(r, reminders);
     r.firing = r.firing.then(step, step);

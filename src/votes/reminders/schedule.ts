@@ -1,5 +1,5 @@
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
-import { isoMs } from '../../contract/iso-time.js';
+import { isoInto, isoMs } from '../../contract/iso-time.js';
 import { voteKey } from '../../contract/vote-key.js';
 import type { Vote, VoteRoad } from '../types.js';
 import type { ReminderInfo } from '../../runtime/votes.js';
@@ -37,6 +37,17 @@ export const voteCreatedMs = (vote: Pick<Vote, 'createdAt'>): number => isoMs(vo
 export function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number {
   const expires = isoMs(vote.expiresAt);
   return Number.isFinite(expires) ? expires : createdMs + VOTE_LIFETIME_MS;
+}
+
+/**
+ * {@link voteExpiresMs} into `out[at]`, reading `createdAt` only when it is needed; false when the
+ * vote has no valid date. (A typed array: no heap number per call on the ingestion path.)
+ */
+export function voteExpiryInto(vote: Pick<Vote, 'createdAt' | 'expiresAt'>, out: Float64Array, at: number): boolean {
+  if (isoInto(vote.expiresAt, out, at)) return true;
+  if (!isoInto(vote.createdAt, out, at)) return false;
+  out[at] = out[at]! + VOTE_LIFETIME_MS;
+  return true;
 }
 
 /** The reminder of a vote, whatever the time (undefined: no valid date). */

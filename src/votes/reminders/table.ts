@@ -1,6 +1,7 @@
 import type { Vote } from '../types.js';
-import { voteCreatedMs, voteExpiresMs, type ReminderRecord } from './schedule.js';
-import { hashNumber, hashText, idParts, joinId, SlotIndex, splitId } from './table-index.js';
+import { isoInto } from '../../contract/iso-time.js';
+import { voteExpiryInto, type ReminderRecord } from './schedule.js';
+import { hashNumber, hashText, idParts, joinId, MAX_SLOTS, SlotIndex, splitId, type SlotKeys } from './table-index.js';
 
 /*
  * The reminder schedule, pure (no timer, no file, no clock of its own: every call is given `now`)
@@ -34,7 +35,7 @@ const WEIGHT_OTHER = 16;
 const FIRST_CAPACITY = 64;
 
 /** The schedule: at most one reminder per voter and project, ordered by due time (expiry + delay). */
-export class ReminderTable {
+export class ReminderTable implements SlotKeys {
   /** Added to each vote's expiry: `votes.reminders.delay`. */
   readonly delayMs: number;
   private capacity!: number;
@@ -60,12 +61,19 @@ export class ReminderTable {
   private readonly weights = new Map<number, number>();
   private readonly projects: string[] = [];
   private readonly projectIndex = new Map<string, number>();
-  /** The voter a lookup is for (read by the index's `matches`). */
-  private readonly wanted = { project: 0, text: undefined as string | undefined, high: 0, low: 0 };
-  private readonly index = new SlotIndex(
-    (slot) => this.hashOf(slot),
-    (slot) => this.isWanted(slot),
-  );
+  /** The voter a lookup is for (read by the index's `isWanted`): project, text ID, or the two parts of a numeric one. */
+  private readonly wanted = { project: 0, text: undefined as string | undefined };
+  private readonly wantedId = new Float64Array(2);
+  private readonly slotId = new Float64Array(2);
+  /**
+   * The created and expires ms of the reminder being set. Epoch ms are beyond small integers:
+   * passed from call to call, each would be a new heap number; kept here, none is.
+   */
+  private readonly times = new Float64Array(2);
+  private readonly index = new SlotIndex(this);
+  /** The last project looked up, and its number (nearly every vote is for one project). */
+  private lastProject = '';
+  private lastProjectNumber = -1;
 
   constructor(options: { delayMs?: number } = {}) {
     this.delayMs = options.delayMs ?? 0;
@@ -79,17 +87,23 @@ export class ReminderTable {
 
   /** Schedules the reminder of `vote` as of `now`: not for a vote expired by then (see {@link TableResult}). */
   add(vote: Vote, now: number): TableResult {
-    const createdMs = voteCreatedMs(vote);
-    const expiresMs = voteExpiresMs(vote, createdMs);
-    if (!Number.isFinite(createdMs) || !Number.isFinite(expiresMs)) return 'invalid';
-    if (expiresMs <= now) return 'expired';
-    return this.set(vote.projectId, vote.userId, vote.platformId, vote.weight, createdMs, expiresMs, vote.road === 'webhook');
+    if (!voteExpiryInto(vote, this.times, 1)) return 'invalid';
+    if (this.times[1]! <= now) return 'expired';
+    return this.setVote(vote);
+  }
+
+  /** Schedules the reminder of `vote`, whose expiry (`voteExpiryInto`) is `expiresMs`, whatever the time. */
+  insert(vote: Vote, expiresMs: number): TableResult {
+    this.times[1] = expiresMs;
+    return this.setVote(vote);
   }
 
   /** Puts a reminder back (replayed, or handed back when it could not be sent): the same rules as {@link add}, nothing expires by age. */
   put(record: ReminderRecord): TableResult {
     if (!Number.isFinite(record.createdMs) || !Number.isFinite(record.expiresMs)) return 'invalid';
-    return this.set(record.projectId, record.userId, record.platformId, record.weight, record.createdMs, record.expiresMs, record.road === 'webhook');
+    this.times[0] = record.createdMs;
+    this.times[1] = record.expiresMs;
+    return this.set(record.projectId, record.userId, record.platformId, record.weight, record.road === 'webhook');
   }
 
   /** Removes the reminder of that voter when it is still the one of the vote created at `createdMs`; true when removed. */
@@ -176,25 +190,32 @@ export class ReminderTable {
     return this.capacity * 54 + this.index.cells.byteLength;
   }
 
-  private set(projectId: string, userId: string, platformId: string | null, weight: number, createdMs: number, expiresMs: number, webhook: boolean): TableResult {
-    this.index.reserve(this.live + 1, () => this.liveSlots());
+  /** {@link set} for a vote whose expiry is in `times[1]` already. */
+  private setVote(vote: Vote): TableResult {
+    if (!isoInto(vote.createdAt, this.times, 0) || !Number.isFinite(this.times[1]!)) return 'invalid';
+    return this.set(vote.projectId, vote.userId, vote.platformId, vote.weight, vote.road === 'webhook');
+  }
+
+  /** Schedules the reminder whose created and expires ms are in {@link times}. */
+  private set(projectId: string, userId: string, platformId: string | null, weight: number, webhook: boolean): TableResult {
+    if (!this.index.fits(this.live + 1)) this.index.grow(this.live + 1, this.heap, this.heapSize);
     const found = this.lookUp(projectId, userId);
     if (found >= 0) {
-      if (this.created[found]! >= createdMs) return 'known';
-      this.write(found, platformId, weight, createdMs, expiresMs, webhook);
+      if (this.created[found]! >= this.times[0]!) return 'known';
+      this.write(found, platformId, weight, webhook);
       this.siftUp(this.siftDown(this.heapAt[found]!));
       return 'replaced';
     }
-    const { text, high, low, project } = this.wanted;
+    const { text, project } = this.wanted;
     const slot = this.allocate();
     this.index.putAtCell(slot);
     this.project[slot] = project;
     this.flags[slot] = text === undefined ? 0 : USER_TEXT;
     if (text === undefined) {
-      this.userHigh[slot] = high;
-      this.userLow[slot] = low;
+      this.userHigh[slot] = this.wantedId[0]!;
+      this.userLow[slot] = this.wantedId[1]!;
     } else this.userTexts.set(slot, text);
-    this.write(slot, platformId, weight, createdMs, expiresMs, webhook);
+    this.write(slot, platformId, weight, webhook);
     this.live += 1;
     this.heap[this.heapSize] = slot;
     this.heapAt[slot] = this.heapSize;
@@ -209,45 +230,52 @@ export class ReminderTable {
     wanted.project = this.projectNumber(projectId);
     if (splitId(userId)) {
       wanted.text = undefined;
-      wanted.high = idParts.high;
-      wanted.low = idParts.low;
-      return this.index.find(hashNumber(wanted.project, wanted.high, wanted.low));
+      this.wantedId.set(idParts);
+      return this.index.find(hashNumber(wanted.project, this.wantedId));
     }
     wanted.text = userId;
     return this.index.find(hashText(wanted.project, userId));
   }
 
-  private isWanted(slot: number): boolean {
+  /** Whether `slot` is the voter of the lookup under way (for the index). */
+  isWanted(slot: number): boolean {
     const wanted = this.wanted;
     if (this.project[slot] !== wanted.project) return false;
     if (wanted.text !== undefined) return (this.flags[slot]! & USER_TEXT) !== 0 && this.userTexts.get(slot) === wanted.text;
-    return (this.flags[slot]! & USER_TEXT) === 0 && this.userHigh[slot] === wanted.high && this.userLow[slot] === wanted.low;
+    return (this.flags[slot]! & USER_TEXT) === 0 && this.userHigh[slot] === this.wantedId[0] && this.userLow[slot] === this.wantedId[1];
   }
 
-  private hashOf(slot: number): number {
+  /** The hash of the voter in `slot` (for the index). */
+  hashOf(slot: number): number {
     const project = this.project[slot]!;
-    return (this.flags[slot]! & USER_TEXT) !== 0 ? hashText(project, this.userTexts.get(slot)!) : hashNumber(project, this.userHigh[slot]!, this.userLow[slot]!);
+    if ((this.flags[slot]! & USER_TEXT) !== 0) return hashText(project, this.userTexts.get(slot)!);
+    this.slotId[0] = this.userHigh[slot]!;
+    this.slotId[1] = this.userLow[slot]!;
+    return hashNumber(project, this.slotId);
   }
 
   private projectNumber(projectId: string): number {
+    if (projectId === this.lastProject) return this.lastProjectNumber;
     let number = this.projectIndex.get(projectId);
     if (number === undefined) {
       number = this.projects.push(projectId) - 1;
       this.projectIndex.set(projectId, number);
     }
+    this.lastProject = projectId;
+    this.lastProjectNumber = number;
     return number;
   }
 
-  /** Everything of a slot but its voter. */
-  private write(slot: number, platformId: string | null, weight: number, createdMs: number, expiresMs: number, webhook: boolean): void {
+  /** Everything of a slot but its voter (its times from {@link times}). */
+  private write(slot: number, platformId: string | null, weight: number, webhook: boolean): void {
     const before = this.flags[slot]!;
     let flags = (before & USER_TEXT) | (webhook ? WEBHOOK : 0);
     if ((before & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
     if ((before & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
     if (platformId === null) flags |= PLATFORM_NULL;
     else if (splitId(platformId)) {
-      this.platformHigh[slot] = idParts.high;
-      this.platformLow[slot] = idParts.low;
+      this.platformHigh[slot] = idParts[0]!;
+      this.platformLow[slot] = idParts[1]!;
     } else {
       flags |= PLATFORM_TEXT;
       this.platformTexts.set(slot, platformId);
@@ -258,8 +286,8 @@ export class ReminderTable {
       this.weights.set(slot, weight);
     }
     this.flags[slot] = flags;
-    this.created[slot] = createdMs;
-    this.expires[slot] = expiresMs;
+    this.created[slot] = this.times[0]!;
+    this.expires[slot] = this.times[1]!;
   }
 
   private record(slot: number): ReminderRecord {
@@ -302,6 +330,7 @@ export class ReminderTable {
       this.freeHead = -2 - this.heapAt[slot]!;
       return slot;
     }
+    if (this.top === MAX_SLOTS) throw new RangeError(`the reminder schedule holds at most ${MAX_SLOTS} reminders`);
     if (this.top === this.capacity) this.grow();
     return this.top++;
   }
@@ -326,10 +355,6 @@ export class ReminderTable {
     this.heapAt = bigger(this.heapAt, Int32Array);
     this.heap = bigger(this.heap, Int32Array);
     this.capacity = size;
-  }
-
-  private *liveSlots(): Iterable<number> {
-    for (let at = 0; at < this.heapSize; at++) yield this.heap[at]!;
   }
 
   /** Whether slot `a` is due before slot `b` (ties: the older vote first). */

@@ -33,7 +33,7 @@ describe('decimal IDs packed into numbers', () => {
   it('splits canonical decimal IDs up to 24 digits and gives the same text back', () => {
     for (const id of ['0', '7', '123456789', '1234567890', '803190510032756736', '18446744073709551615', '100000000000000000042', '999999999999999999999999']) {
       expect(splitId(id)).toBe(true);
-      expect(joinId(idParts.high, idParts.low)).toBe(id);
+      expect(joinId(idParts[0]!, idParts[1]!)).toBe(id);
     }
   });
 
