@@ -82,8 +82,6 @@ interface RemindersState {
   readonly table: ReminderTable;
   running: boolean;
   cancel: (() => void) | undefined;
-  /** When the armed timer's reminder is due (infinity: none armed for one). */
-  armedFor: number;
   firing: Promise<void>;
   sent: ReminderInfo[];
 }
@@ -99,7 +97,6 @@ export function createReminders(options: RemindersOptions): Reminders {
     },
     running: false,
     cancel: undefined,
-    armedFor: Number.POSITIVE_INFINITY,
     firing: Promise.resolve(),
     sent: [],
   };
@@ -110,7 +107,8 @@ export function createReminders(options: RemindersOptions): Reminders {
   };
   store.watch?.((scheduled, replaced) => {
     counted(r, scheduled, replaced);
-    if ((r.table.nextDue() ?? Number.POSITIVE_INFINITY) < r.armedFor) arm(r, reminders);
+    // Re-armed from the clock now, as schedule() does: a clock moved ahead (an injected one) fires what it passed at once.
+    if (scheduled + replaced > 0) arm(r, reminders);
   });
   const reminders: Reminders = {
     async start() {
@@ -148,11 +146,9 @@ function arm(r: RemindersState, reminders: Reminders, standingBy = false): void 
   const { o } = r;
   r.cancel?.();
   r.cancel = undefined;
-  r.armedFor = Number.POSITIVE_INFINITY;
   const due = r.table.nextDue();
   if (!r.running || (due === undefined && o.maxStepMs === undefined)) return;
   const at = standingBy ? o.now() + (o.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
-  if (!standingBy && due !== undefined) r.armedFor = due;
   r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), stepDelay(at, o.now(), o.maxStepMs));
 }
 
@@ -173,7 +169,6 @@ async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
     for (const record of send) r.table.put(record);
     o.logger.error({ err: error, reminders: send.length }, 'vote reminders could not be handed to their hooks; they are kept and retried');
     r.cancel?.();
-    r.armedFor = Number.NEGATIVE_INFINITY;
     r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), RETRY_MS);
     if (late.length > 0) await endInStore(r, late);
     return;

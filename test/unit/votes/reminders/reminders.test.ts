@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger, type AgentLogger } from '../../../../src/log/agent-logger.js';
 import { MAX_TIMER_MS } from '../../../../src/runtime/scheduler.js';
+import { createLedgerReminderStore } from '../../../../src/votes/reminders/journal-ledger.js';
 import { createMemoryReminderStore, createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
 import { recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
 import { ReminderTable } from '../../../../src/votes/reminders/table.js';
@@ -183,5 +184,47 @@ describe('reminders (timer, store, sender)', () => {
     expect(h.counts.skipped).toBe(1);
     await h.time.advance(12 * HOUR);
     expect(h.sent.map((v) => v.key)).toEqual([`reminder:1:${T0 + 13 * HOUR}`]);
+  });
+});
+
+describe('reminders beside the vote ledger (the store it feeds)', () => {
+  it('re-arms the one timer from the clock for each batch the ledger records: what a moved clock passed fires at once', async () => {
+    let now = T0;
+    const timers: { delay: number; fire: () => void; cancelled: boolean }[] = [];
+    const store = createLedgerReminderStore({ now: () => now, derive: true });
+    const sent: Vote[] = [];
+    const reminders = createReminders({
+      store,
+      send: (votes) => {
+        sent.push(...votes);
+        return Promise.resolve();
+      },
+      logger: silentLogger,
+      now: () => now,
+      maxStepMs: HOUR,
+      schedule: (fire, delay) => {
+        const timer = { delay, fire, cancelled: false };
+        timers.push(timer);
+        return () => void (timer.cancelled = true);
+      },
+    });
+    await reminders.start();
+    // Recorded by the ledger (as recordPending calls it), put in the table once the write is under way.
+    expect(store.recorded(vote('1', T0 - 11 * HOUR))).toBeUndefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timers.filter((t) => !t.cancelled).map((t) => t.delay)).toEqual([HOUR]);
+    // The clock jumps 2 h (an injected clock): the armed step has not fired yet; the next batch re-arms.
+    now = T0 + 2 * HOUR;
+    store.recorded(vote('2', now));
+    await new Promise((resolve) => setImmediate(resolve));
+    const armed = timers.filter((t) => !t.cancelled);
+    expect(armed.map((t) => t.delay)).toEqual([0]);
+    armed[0]!.fire();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.map((v) => v.key)).toEqual([`reminder:1:${T0 - 11 * HOUR}`]);
+    // A vote that arrived expired gets no reminder: its mark goes in the vote's commit instead.
+    expect(store.recorded(vote('3', T0 - 13 * HOUR))).toEqual({ t: 'r', f: ['x', `3:${T0 - 13 * HOUR}`] });
+    expect(await reminders.size()).toBe(1);
+    await reminders.stop();
   });
 });
