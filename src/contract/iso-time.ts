@@ -59,7 +59,7 @@ function computeCanonicalIsoMs(text: string): number {
  * is not spelled as `toISOString` spells it. A typed array, not a return value, so that a caller
  * on a hot path gets the milliseconds (beyond a small integer) without a heap number each.
  */
-export function canonicalIsoInto(text: string, out: Float64Array, at: number): boolean {
+function canonicalIsoInto(text: string, out: Float64Array, at: number): boolean {
   if (text.length !== 24) return false;
   if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84) return false; // - - T
   if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46 || text.charCodeAt(23) !== 90) return false; // : : . Z

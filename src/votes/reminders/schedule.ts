@@ -31,10 +31,10 @@ export interface ReminderRecord {
 }
 
 /** The vote's time (epoch ms), or NaN when it has no valid date. */
-export const voteCreatedMs = (vote: Pick<Vote, 'createdAt'>): number => isoMs(vote.createdAt);
+const voteCreatedMs = (vote: Pick<Vote, 'createdAt'>): number => isoMs(vote.createdAt);
 
 /** When the vote expires (epoch ms): its `expiresAt`, or `createdMs` + the contract's vote lifetime when absent or malformed. */
-export function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number {
+function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number {
   const expires = isoMs(vote.expiresAt);
   return Number.isFinite(expires) ? expires : createdMs + VOTE_LIFETIME_MS;
 }
@@ -59,17 +59,6 @@ export function recordOfVote(vote: Vote): ReminderRecord | undefined {
 }
 
 const clean = (value: string) => (value.includes('\t') || value.includes('\n') ? value.replace(/[\t\n]/g, ' ') : value);
-
-/**
- * The line of a vote's reminder: tab-separated project, user, created ms, expires ms, platform ID
- * (empty when unknown), weight, road. About 70 bytes. Undefined for a vote without a valid date.
- */
-export function reminderLine(vote: Vote): string | undefined {
-  const created = voteCreatedMs(vote);
-  const expires = voteExpiresMs(vote, created);
-  if (!Number.isFinite(created) || !Number.isFinite(expires)) return undefined;
-  return [clean(vote.projectId), clean(vote.userId), created, expires, clean(vote.platformId ?? ''), vote.weight, vote.road].join('\t');
-}
 
 /** The record of a line, or undefined when it is not one (a damaged journal line). */
 export function parseReminderLine(line: string): ReminderRecord | undefined {
