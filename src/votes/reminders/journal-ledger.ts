@@ -103,7 +103,8 @@ export function createLedgerReminderStore(options: LedgerReminderStoreOptions): 
   let pending: Vote[] = [];
   let expiries: number[] = [];
   let flushQueued = false;
-  const expiry = new Float64Array(1);
+  /** The vote's expiry, and the clock as the batch began (typed: no heap number per vote). */
+  const expiry = new Float64Array(2);
   const flush = () => {
     if (pending.length === 0) return;
     const [votes, at] = [pending, expiries];
@@ -131,16 +132,18 @@ export function createLedgerReminderStore(options: LedgerReminderStoreOptions): 
       if (!options.derive) return undefined;
       // Only whether it arrived expired is decided now: that mark must share the vote's commit.
       if (!voteExpiryInto(vote, expiry, 0)) return undefined;
-      if (expiry[0]! <= options.now()) return { t: 'r', f: ['x', vote.key] };
-      pending.push(vote);
-      expiries.push(expiry[0]!);
+      // The clock is read once per batch (the votes of one synchronous recordPending share it).
       if (!flushQueued) {
         flushQueued = true;
+        expiry[1] = options.now();
         setImmediate(() => {
           flushQueued = false;
           flush();
         });
       }
+      if (expiry[0]! <= expiry[1]!) return { t: 'r', f: ['x', vote.key] };
+      pending.push(vote);
+      expiries.push(expiry[0]!);
       return undefined;
     },
     snapshot() {
