@@ -82,6 +82,8 @@ interface RemindersState {
   readonly table: ReminderTable;
   running: boolean;
   cancel: (() => void) | undefined;
+  /** When (clock ms) the armed timer fires: infinity when none is armed. */
+  armedAt: number;
   firing: Promise<void>;
   sent: ReminderInfo[];
 }
@@ -97,6 +99,7 @@ export function createReminders(options: RemindersOptions): Reminders {
     },
     running: false,
     cancel: undefined,
+    armedAt: Number.POSITIVE_INFINITY,
     firing: Promise.resolve(),
     sent: [],
   };
@@ -107,8 +110,9 @@ export function createReminders(options: RemindersOptions): Reminders {
   };
   store.watch?.((scheduled, replaced) => {
     counted(r, scheduled, replaced);
-    // Re-armed from the clock now, as schedule() does: a clock moved ahead (an injected one) fires what it passed at once.
-    if (scheduled + replaced > 0) arm(r, reminders);
+    // Re-armed when the timer would fire too late: for an earlier reminder, or a clock moved past
+    // the timer's time (an injected one jumps): what it passed fires at once.
+    if (scheduled + replaced > 0 && ((r.table.nextDue() ?? Number.POSITIVE_INFINITY) < r.armedAt || options.now() >= r.armedAt)) arm(r, reminders);
   });
   const reminders: Reminders = {
     async start() {
@@ -146,10 +150,14 @@ function arm(r: RemindersState, reminders: Reminders, standingBy = false): void 
   const { o } = r;
   r.cancel?.();
   r.cancel = undefined;
+  r.armedAt = Number.POSITIVE_INFINITY;
   const due = r.table.nextDue();
   if (!r.running || (due === undefined && o.maxStepMs === undefined)) return;
-  const at = standingBy ? o.now() + (o.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
-  r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), stepDelay(at, o.now(), o.maxStepMs));
+  const now = o.now();
+  const at = standingBy ? now + (o.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
+  const delay = stepDelay(at, now, o.maxStepMs);
+  r.armedAt = now + delay;
+  r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), delay);
 }
 
 async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
@@ -169,6 +177,7 @@ async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
     for (const record of send) r.table.put(record);
     o.logger.error({ err: error, reminders: send.length }, 'vote reminders could not be handed to their hooks; they are kept and retried');
     r.cancel?.();
+    r.armedAt = o.now() + RETRY_MS;
     r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), RETRY_MS);
     if (late.length > 0) await endInStore(r, late);
     return;
