@@ -26,11 +26,6 @@ const VOTES = 60;
 const VOTE_EVERY_MS = 50;
 /** The reminder hook's answer time: the killed leader has calls in flight. */
 const HOOK_MS = 150;
-/**
- * How long before the kill a call's answer may have been written and its success still not be in
- * Redis (the agent reads the answer, then queues the write): such a call is in flight too.
- */
-const RECORD_SLACK_MS = 500;
 const TOOK_LEASE = 'took the leader lease: this agent posts stats, syncs commands and polls votes';
 
 describe.skipIf(!programPath('redis-server'))('vote reminders: the leader is SIGKILLed while reminders fire', () => {
@@ -98,8 +93,17 @@ describe.skipIf(!programPath('redis-server'))('vote reminders: the leader is SIG
     leader.child.kill('SIGKILL');
     expect(await leader.exited).toBe('SIGKILL');
     const before = reminders.calls.filter((c) => c.at <= killedAt);
-    const unanswered = before.filter((c) => c.answered === undefined).length;
-    const inFlight = before.filter((c) => c.agent === leader.name && (c.answered === undefined || c.answered >= killedAt - RECORD_SLACK_MS));
+    // Dead now: every call it made is in.
+    const killedCalls = reminders.calls.filter((c) => c.agent === leader.name);
+    // In flight at the kill: called, and its success not in the shared ledger (the killed agent writes nothing more):
+    // neither the reminder complete (`c`, written for its last hook) nor the hook among those done (`d`).
+    const recorded = async (key: string) => {
+      const record = `listing-agent:reminders:vote:${key}`;
+      return (await redis.command('HGET', record, 'c')).endsWith('\n1') || (await redis.command('HGET', record, 'd')).includes('"dm"');
+    };
+    const inFlight: SlowHookCall[] = [];
+    for (const c of killedCalls) if (!(await recorded(c.key))) inFlight.push(c);
+    const unanswered = killedCalls.filter((c) => c.answered === undefined).length;
     // Only the leader fired before the kill.
     expect(new Set(before.map((c) => c.agent))).toEqual(new Set([leader.name]));
 
@@ -145,7 +149,7 @@ describe.skipIf(!programPath('redis-server'))('vote reminders: the leader is SIG
     const lateness = reminders.calls.map((c) => c.at - due.get(c.key)!).sort((x, y) => x - y);
     const quantile = (q: number) => lateness[Math.min(lateness.length - 1, Math.floor(q * lateness.length))]!;
     console.log(
-      `reminders failover: leader ${leader.name} killed after ${before.length} reminder calls (${inFlight.length} in flight, ${unanswered} unanswered); ` +
+      `reminders failover: leader ${leader.name} killed after ${killedCalls.length} reminder calls (${inFlight.length} in flight, ${unanswered} unanswered); ` +
         `${next.name} took the lease after ${loggedAt(next, TOOK_LEASE, killedAt)! - killedAt} ms; ${reminders.calls.length} calls for ${VOTES} reminders, ` +
         `${twice.length} sent twice; sent after due: median ${quantile(0.5)} ms, max ${lateness.at(-1)} ms; restarted ${leader.name} sent 0`,
     );
