@@ -80,6 +80,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
   // The status page's last sent from before this start (the file schedule keeps them in memory only):
   // the end of the reminder ledger's journal, read before the ledger opens (and may compact it).
+  // Unreadable: none listed (the ledger, opened next, says what is wrong with its directory).
   const earlier = options.kind === 'file' ? await lastSentInLedger(options.directory ?? stateDirectory(config), settings.delay).catch(() => []) : [];
   const ledger = reminderLedger(context, options, keepKeysForMs);
   const listeners = () => context.listeners?.('reminder') ?? [];
