@@ -21,6 +21,8 @@ export interface LedgerCompanion {
    * record is queued: a record returned is written just before the vote's, in the same commit.
    */
   recorded(vote: Vote): JournalRecord | undefined;
+  /** Once the records of a `recordPending` call are durable (not called when its commit fails). */
+  committed?(): void;
   /** The companion's records for a snapshot (compaction), written after the ledger's own and an "on" mark. */
   snapshot(): JournalRecord[];
   /** About how many bytes {@link snapshot} takes as journal lines. */

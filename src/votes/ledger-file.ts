@@ -108,7 +108,7 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     return f.committer.commit(f.committer.change());
   };
   const companion = options.companion;
-  const operations = createLedgerOperations(() => f.state, persist, requireOpen, companion && ((vote) => companion.recorded(vote)));
+  const operations = createLedgerOperations(() => f.state, persist, requireOpen, companion);
   companion?.attach((records) => {
     try {
       requireOpen('record vote reminders in');

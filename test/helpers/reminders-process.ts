@@ -14,7 +14,7 @@
  *
  * argv: <state directory> <events file> <clock ms> <mode> [votes.json]
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { configSchema } from '../../src/config/schema.js';
 import type { AgentLogger } from '../../src/log/agent-logger.js';
@@ -41,7 +41,8 @@ const logger: AgentLogger = {
 const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory }, votes: { enabled: false, reminders: { enabled: true, maxLateness: '1h' } } });
 const store = createFileStore({ directory, now });
 await store.open();
-const seen = new Set<string>();
+// Reminded by this run or an earlier one (the status page's last sent go on across restarts).
+const seen = new Set<string>((existsSync(eventsFile) ? readFileSync(eventsFile, 'utf8') : '').split('\n').flatMap((line) => (line.startsWith('reminded ') ? [line.slice(9)] : [])));
 const reminded = (vote: Vote) => {
   seen.add(vote.key);
   note(`reminded ${vote.key}`);

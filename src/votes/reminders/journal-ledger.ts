@@ -76,7 +76,7 @@ export function createReminderReplay(table: ReminderTable, derive: boolean): (re
 }
 
 /** A {@link ReminderStore} that is a file vote ledger's companion (give it as the ledger's `companion`). */
-export type LedgerReminderStore = ReminderStore & LedgerCompanion;
+export type LedgerReminderStore = ReminderStore & LedgerCompanion & { committed(): void };
 
 /** Options of {@link createLedgerReminderStore}. */
 export interface LedgerReminderStoreOptions {
@@ -88,21 +88,18 @@ export interface LedgerReminderStoreOptions {
   derive: boolean;
 }
 
-/** The reminder store riding a file vote ledger: create it, give it to the ledger as `companion`, open the ledger. */
-export function createLedgerReminderStore(options: LedgerReminderStoreOptions): LedgerReminderStore {
-  const table = new ReminderTable({ delayMs: options.delayMs ?? 0 });
-  const replay = createReminderReplay(table, options.derive);
-  let commit: ((records: JournalRecord[]) => Promise<void>) | undefined;
-  let where = 'a vote journal not opened yet';
-  let listener: ((scheduled: number, replaced: number) => void) | undefined;
-  /**
-   * Votes the ledger recorded, not yet in the table, with their expiry: put there once the
-   * ledger's write is under way (setImmediate), so the table's work overlaps the fsync instead of
-   * delaying it. Anything that reads the table puts them there first, in order.
-   */
+/**
+ * Votes the ledger recorded, not yet in the table, with their expiry: put there once the ledger's
+ * write is under way (setImmediate), so the table's work overlaps the fsync instead of delaying
+ * it; anything that reads the table puts them there first, in order. `recorded` decides at once
+ * only whether a vote arrived expired: that mark must share the vote's commit.
+ */
+function createArrivals(table: ReminderTable, now: () => number) {
   let pending: Vote[] = [];
   let expiries: number[] = [];
   let flushQueued = false;
+  /** Scheduled and replaced since the last commit of the ledger: counted once durable. */
+  const tally = { scheduled: 0, replaced: 0 };
   /** The vote's expiry, and the clock as the batch began (typed: no heap number per vote). */
   const expiry = new Float64Array(2);
   const flush = () => {
@@ -110,32 +107,23 @@ export function createLedgerReminderStore(options: LedgerReminderStoreOptions): 
     const [votes, at] = [pending, expiries];
     pending = [];
     expiries = [];
-    const tally = { scheduled: 0, replaced: 0 };
     for (let i = 0; i < votes.length; i++) {
       const result = table.insert(votes[i]!, at[i]!);
       if (result === 'scheduled' || result === 'replaced') tally[result] += 1;
     }
-    listener?.(tally.scheduled, tally.replaced);
-  };
-  const write = (records: JournalRecord[]) => {
-    if (records.length === 0) return Promise.resolve();
-    if (commit === undefined) return Promise.reject(new Error('the reminder store has no vote ledger: give it as the ledger\'s companion'));
-    return commit(records);
   };
   return {
-    get table() {
-      flush();
-      return table;
+    tally,
+    flush,
+    get size() {
+      return pending.length;
     },
-    replayed: replay,
-    recorded(vote) {
-      if (!options.derive) return undefined;
-      // Only whether it arrived expired is decided now: that mark must share the vote's commit.
+    recorded(vote: Vote): JournalRecord | undefined {
       if (!voteExpiryInto(vote, expiry, 0)) return undefined;
       // The clock is read once per batch (the votes of one synchronous recordPending share it).
       if (!flushQueued) {
         flushQueued = true;
-        expiry[1] = options.now();
+        expiry[1] = now();
         setImmediate(() => {
           flushQueued = false;
           flush();
@@ -146,12 +134,43 @@ export function createLedgerReminderStore(options: LedgerReminderStoreOptions): 
       expiries.push(expiry[0]!);
       return undefined;
     },
+  };
+}
+
+/** The reminder store riding a file vote ledger: create it, give it to the ledger as `companion`, open the ledger. */
+export function createLedgerReminderStore(options: LedgerReminderStoreOptions): LedgerReminderStore {
+  const table = new ReminderTable({ delayMs: options.delayMs ?? 0 });
+  const arrivals = createArrivals(table, options.now);
+  let commit: ((records: JournalRecord[]) => Promise<void>) | undefined;
+  let where = 'a vote journal not opened yet';
+  let listener: ((scheduled: number, replaced: number) => void) | undefined;
+  const write = (records: JournalRecord[]) => {
+    if (records.length === 0) return Promise.resolve();
+    if (commit === undefined) return Promise.reject(new Error('the reminder store has no vote ledger: give it as the ledger\'s companion'));
+    return commit(records);
+  };
+  return {
+    get table() {
+      arrivals.flush();
+      return table;
+    },
+    replayed: createReminderReplay(table, options.derive),
+    recorded: (vote) => (options.derive ? arrivals.recorded(vote) : undefined),
+    committed() {
+      arrivals.flush();
+      const { tally } = arrivals;
+      if (tally.scheduled + tally.replaced === 0) return;
+      const { scheduled, replaced } = tally;
+      tally.scheduled = 0;
+      tally.replaced = 0;
+      listener?.(scheduled, replaced);
+    },
     snapshot() {
-      flush();
+      arrivals.flush();
       return table.records().map(scheduledRecord);
     },
     // An `s` record is about 95 bytes with 18-digit IDs.
-    snapshotBytes: () => (table.size + pending.length) * 95,
+    snapshotBytes: () => (table.size + arrivals.size) * 95,
     attach(given, describe) {
       commit = given;
       where = describe;

@@ -2,6 +2,7 @@ import type { AgentLogger } from '../../log/agent-logger.js';
 import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
+import { createLateLog, type LateLog } from './late-log.js';
 import { recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord } from './schedule.js';
 import { ReminderTable } from './table.js';
 
@@ -27,7 +28,7 @@ export interface ReminderStore {
   keep(records: readonly ReminderRecord[]): Promise<void>;
   /** Records, durably, that these reminders ended (handed to the hooks, or skipped). */
   end(records: readonly ReminderRecord[]): Promise<void>;
-  /** Told, once per batch, of reminders the store scheduled by itself (the votes its ledger recorded). */
+  /** Told, once per batch once it is durable, of reminders the store scheduled by itself (the votes its ledger recorded). */
   watch?(listener: (scheduled: number, replaced: number) => void): void;
   close(): Promise<void>;
   describe(): string;
@@ -55,7 +56,7 @@ export interface RemindersOptions {
 
 /** The reminders of one agent. */
 export interface Reminders {
-  /** Opens the store, skips (and logs once, with the count) reminders due too long ago, arms the timer. */
+  /** Opens the store, skips (and logs once, with the count: see `late-log.ts`) reminders due too long ago, arms the timer. */
   start(): Promise<void>;
   /** Schedules the reminders of new votes, durably; a newer vote of a user supersedes the older one's. */
   schedule(votes: readonly Vote[]): Promise<void>;
@@ -86,6 +87,8 @@ interface RemindersState {
   armedAt: number;
   firing: Promise<void>;
   sent: ReminderInfo[];
+  /** The skipped-as-late log of this run. */
+  readonly late: LateLog;
 }
 
 /** Creates the reminders over a store and a sender; nothing runs before `start()`. */
@@ -102,6 +105,7 @@ export function createReminders(options: RemindersOptions): Reminders {
     armedAt: Number.POSITIVE_INFINITY,
     firing: Promise.resolve(),
     sent: [],
+    late: createLateLog({ logger: options.logger, now: options.now, maxLatenessMs: options.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS }),
   };
   const fire = () => {
     const step = () => fireNow(r, reminders);
@@ -131,6 +135,7 @@ export function createReminders(options: RemindersOptions): Reminders {
       r.cancel?.();
       r.cancel = undefined;
       await r.firing.catch(() => undefined);
+      r.late.flush();
       await store.close();
     },
     next: (limit = 10) => Promise.resolve(r.table.list(limit).map(({ record, due }) => recordInfo(record, due))),
@@ -166,10 +171,9 @@ async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
   if (o.mayFire?.() === false) return arm(r, reminders, true);
   const maxLatenessMs = o.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS;
   const { send, late } = r.table.takeDue(o.now(), maxLatenessMs);
-  if (late.length > 0) {
-    o.count?.('skipped', late.length);
-    o.logger.warn({ skipped: late.length, maxLateness: maxLatenessMs }, 'vote reminders due longer than votes.reminders.maxLateness ago were skipped');
-  }
+  if (late.length > 0) o.count?.('skipped', late.length);
+  r.late.add(late.length);
+  r.late.endLook();
   try {
     if (send.length > 0) await o.send(send.map(reminderVote));
   } catch (error) {

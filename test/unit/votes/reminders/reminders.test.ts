@@ -138,6 +138,36 @@ describe('reminders (timer, store, sender)', () => {
     expect(h.table.records()).toEqual([future]);
   });
 
+  it('logs skipped reminders once per start; those skipped later in the run in one summary per 10 min, and at stop', async () => {
+    let leading = true;
+    const MINUTE = 60_000;
+    const h = harness({ maxLatenessMs: MINUTE, maxStepMs: MINUTE, mayFire: () => leading }, [record(vote('1', T0 - 13 * HOUR)), record(vote('2', T0 - 14 * HOUR))]);
+    await h.reminders.start();
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 })]);
+    // Standing by past a reminder's due time plus maxLateness: the next look as the leader skips it, without a line of its own.
+    await h.reminders.schedule([vote('3', T0 - 12 * HOUR + MINUTE)]);
+    leading = false;
+    await h.time.advance(3 * MINUTE);
+    leading = true;
+    await h.time.advance(MINUTE);
+    expect(h.counts.skipped).toBe(3);
+    expect(h.warnings).toHaveLength(1);
+    // Ten minutes after the first line, a look writes the summary (no reminder need come due).
+    await h.time.advance(6 * MINUTE);
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 }), expect.objectContaining({ skipped: 1, sinceMs: 10 * MINUTE })]);
+    // One more skipped, then a stop: the stop writes it.
+    await h.reminders.schedule([vote('4', T0 - 12 * HOUR + 11 * MINUTE)]);
+    leading = false;
+    await h.time.advance(3 * MINUTE);
+    leading = true;
+    await h.time.advance(MINUTE);
+    expect(h.warnings).toHaveLength(2);
+    await h.reminders.stop();
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 }), expect.objectContaining({ skipped: 1 }), expect.objectContaining({ skipped: 1, sinceMs: 4 * MINUTE })]);
+    expect(h.counts.skipped).toBe(4);
+    expect(h.sent).toEqual([]);
+  });
+
   it('keeps a reminder the sender refused and hands it over again later', async () => {
     let fail = true;
     const sent: Vote[] = [];
@@ -190,6 +220,7 @@ describe('reminders (timer, store, sender)', () => {
 describe('reminders beside the vote ledger (the store it feeds)', () => {
   it('re-arms the one timer from the clock for each batch the ledger records: what a moved clock passed fires at once', async () => {
     let now = T0;
+    let counted = 0;
     const timers: { delay: number; fire: () => void; cancelled: boolean }[] = [];
     const store = createLedgerReminderStore({ now: () => now, derive: true });
     const sent: Vote[] = [];
@@ -202,6 +233,7 @@ describe('reminders beside the vote ledger (the store it feeds)', () => {
       logger: silentLogger,
       now: () => now,
       maxStepMs: HOUR,
+      count: (result, n) => void (counted += result === 'scheduled' ? n : 0),
       schedule: (fire, delay) => {
         const timer = { delay, fire, cancelled: false };
         timers.push(timer);
@@ -209,14 +241,19 @@ describe('reminders beside the vote ledger (the store it feeds)', () => {
       },
     });
     await reminders.start();
-    // Recorded by the ledger (as recordPending calls it), put in the table once the write is under way.
+    // Recorded by the ledger (as recordPending calls it), put in the table once the write is under
+    // way; counted and armed for once the commit is durable.
     expect(store.recorded(vote('1', T0 - 11 * HOUR))).toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve));
+    expect(await reminders.size()).toBe(1);
+    expect(counted).toBe(0);
+    store.committed();
+    expect(counted).toBe(1);
     expect(timers.filter((t) => !t.cancelled).map((t) => t.delay)).toEqual([HOUR]);
     // The clock jumps 2 h (an injected clock): the armed step has not fired yet; the next batch re-arms.
     now = T0 + 2 * HOUR;
     store.recorded(vote('2', now));
-    await new Promise((resolve) => setImmediate(resolve));
+    store.committed();
     const armed = timers.filter((t) => !t.cancelled);
     expect(armed.map((t) => t.delay)).toEqual([0]);
     armed[0]!.fire();
