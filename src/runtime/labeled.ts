@@ -24,7 +24,7 @@ export interface LabeledGauge<L extends Labels> {
 }
 
 /** Each label's known values; a label left empty (`hook: []`) takes any value. */
-export type KnownValues<L extends Labels> = { [K in keyof L]: readonly L[K][] };
+type KnownValues<L extends Labels> = { [K in keyof L]: readonly L[K][] };
 
 /** What a metric is, for the registry that serves it. */
 export interface MetricConfig<L extends Labels> {

@@ -118,7 +118,7 @@ export interface VoteLedgerSizes {
 }
 
 /** What {@link AgentMetrics.watchCluster} reads at each scrape. */
-export interface ClusterStatus {
+interface ClusterStatus {
   /** Whether the Redis connection is up. */
   redisUp: boolean;
   /** This agent's ID (the `agent` label). */
