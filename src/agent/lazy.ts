@@ -11,8 +11,8 @@ import { createRequire } from 'node:module';
  * Synchronously, because `createListingAgent` is synchronous and throws its configuration errors
  * at once: each module is loaded with `require()` of its ES module, which Node (20.19+, 22.12+),
  * Bun and Deno do (the package's CommonJS entry relies on the same). Where `require()` cannot load
- * them (the TypeScript sources under vitest, or a bundle), `preloadLazyModules()` imports them all
- * first: the test setup does (test/setup/lazy-modules.ts).
+ * them (the TypeScript sources under vitest), `preloadLazyModules()` imports them all first: the
+ * test setup does (test/setup/lazy-modules.ts).
  */
 
 const requireHere = createRequire(import.meta.url);
@@ -27,13 +27,16 @@ const preloads: (() => Promise<void>)[] = [];
 
 /**
  * `specifier` (relative to this file) loaded on first use; `preload` is the same import, written
- * out so that a bundler or vitest sees it. test/integration/cli/idle-modules.test.ts checks, on the
+ * out so that vitest sees it. test/integration/cli/idle-modules.test.ts checks, on the
  * built package, that each is loaded only when used.
  */
 function lazyModule<T>(specifier: string, preload: () => Promise<T>): LazyModule<T> {
   let loaded: T | undefined;
   preloads.push(async () => {
-    loaded ??= await preload();
+    const imported = await preload();
+    // The same module both ways, or the specifier and the import name two files.
+    if (loaded !== undefined && loaded !== imported) throw new Error(`${specifier}: require() and import() gave two different modules`);
+    loaded = imported;
   });
   return {
     get(): T {
@@ -42,7 +45,7 @@ function lazyModule<T>(specifier: string, preload: () => Promise<T>): LazyModule
           loaded = requireHere(specifier) as T;
         } catch (error) {
           throw new Error(
-            `listing-agent could not load ${specifier} with require(): it needs Node 20.19+ or 22.12+, Bun or Deno 2 (where require() loads ES modules), or await preloadLazyModules() before creating an agent (${error instanceof Error ? error.message : String(error)})`,
+            `listing-agent could not load ${specifier} with require(): run it on Node 20.19+ or 22.12+, Bun or Deno 2 (where require() loads ES modules), and keep it out of bundles, as a package of its own (${error instanceof Error ? error.message : String(error)})`,
             { cause: error },
           );
         }
@@ -75,7 +78,7 @@ export const webhooksCapabilities = lazyModule<typeof import('./webhooks-capabil
 
 /**
  * Imports every module above now, so that no agent needs `require()` afterwards: for the TypeScript
- * sources (vitest, which `require()` cannot load) and for bundles.
+ * sources (vitest, which `require()` cannot load).
  */
 export async function preloadLazyModules(): Promise<void> {
   await Promise.all(preloads.map((preload) => preload()));
