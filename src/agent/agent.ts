@@ -183,13 +183,14 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       if (this.config.health.enabled) {
         if (this.config.health.statusPage) {
           // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
-          const { config, store, logger, now, readiness, registry, cluster, mode } = this;
-          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, registry, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
+          const { config, store, logger, now, readiness, cluster, mode } = this;
+          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, metrics: this.recorder.recorded, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
         }
         this.health = (await import('../health/server.js')).createHealthServer({
           listen: this.config.health.listen,
           readiness: this.readiness,
-          registry: this.registry,
+          // Made (prom-client loaded) at the first scrape of /metrics.
+          registry: () => this.registry,
           logger: this.logger.child({ component: 'health' }),
           ...(this.status ? { pages: this.status.pages } : {}),
         });
