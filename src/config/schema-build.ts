@@ -367,8 +367,7 @@ function crossSectionProblems(config: z.output<ReturnType<typeof sectionsSchema>
 
 /**
  * Builds the whole configuration's schema (unknown keys are refused, so a typo is an error, not a
- * silent default). `configSchema` (schema.ts) is one, made when that module loads; the agent
- * builds its own and lets it go once its configuration is checked (agent/parse-config.ts).
+ * silent default). `configSchema` (schema.ts) is one, made when that module loads.
  */
 export function buildConfigSchema() {
   return sectionsSchema().superRefine(crossSectionProblems);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { buildConfigSchema } from './schema-build.js';
+import { keepConfigSchema } from './schema-kept.js';
 
 export { SECRET_PATHS } from './schema-build.js';
 
@@ -9,7 +10,7 @@ export { SECRET_PATHS } from './schema-build.js';
  * generated from it (`npm run config:schema`), and the README's tables list the same fields.
  * Unknown keys are refused, so a typo is an error, not a silent default.
  */
-export const configSchema = buildConfigSchema();
+export const configSchema = keepConfigSchema(buildConfigSchema());
 
 /** A configuration as written (JSON file, environment). */
 export type ListingAgentConfigInput = z.input<typeof configSchema>;
