@@ -67,6 +67,10 @@ export const redisCluster = lazyModule<typeof import('./cluster.js')>('./cluster
 export const metricsRegistry = lazyModule<typeof import('../runtime/metrics.js')>('../runtime/metrics.js', () => import('../runtime/metrics.js'));
 /** The stats capability and its sources (`stats.enabled`). */
 export const statsCapabilities = lazyModule<typeof import('./stats-capabilities.js')>('./stats-capabilities.js', () => import('./stats-capabilities.js'));
+/** The count sources of a bot given as `discord` (each library told by its shape). */
+export const botCountSources = lazyModule<typeof import('../stats/sources/detect.js')>('../stats/sources/detect.js', () => import('../stats/sources/detect.js'));
+/** The leader lease's gate, for the work only the leader does (`state.redis`). */
+export const leaderGate = lazyModule<typeof import('../leader/gate.js')>('../leader/gate.js', () => import('../leader/gate.js'));
 /** The stats capabilities that share counts through Redis (`state.redis` with the embedded, redis or push source). */
 export const statsClusterCapabilities = lazyModule<typeof import('./stats-cluster-capabilities.js')>('./stats-cluster-capabilities.js', () => import('./stats-cluster-capabilities.js'));
 /** The commands capability (`commands.enabled`). */

@@ -1,11 +1,8 @@
 import { ValidationError } from '../errors.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { whileLeading } from '../leader/gate.js';
-import type { AgentCluster } from './cluster.js';
 import { createStatsCapability } from '../stats/capability.js';
 import { loadSourceFromSpec, sourceSpec, type SourceSpec } from '../stats/source-spec.js';
 import type { CountReading, CountSource } from '../stats/source.js';
-import { countSourceFor } from '../stats/sources/detect.js';
 import type { ListingAgentOptions } from './options.js';
 import type { Capability } from '../runtime/capability.js';
 
@@ -16,13 +13,11 @@ import type { Capability } from '../runtime/capability.js';
  */
 
 /**
- * The stats capability: the poster and its source, on the leader only with a `cluster` (where
- * counts shared through Redis are the other module's: stats-cluster-capabilities.ts). Throws
- * `ValidationError` when the source cannot run.
+ * The stats capability: the poster and its source (counts shared through Redis are the other
+ * module's: stats-cluster-capabilities.ts). Throws `ValidationError` when the source cannot run.
  */
-export function statsCapability(config: ListingAgentConfig, options: ListingAgentOptions, cluster: AgentCluster | undefined): Capability {
-  const capability = createStatsCapability(statsSource(config, options));
-  return cluster ? whileLeading(capability, cluster.leadership) : capability;
+export function statsCapability(config: ListingAgentConfig, options: ListingAgentOptions, botSource: (bot: unknown) => CountSource): Capability {
+  return createStatsCapability(statsSource(config, options, botSource));
 }
 
 /** The bot object of embedded mode, or a `ValidationError` saying to pass it. */
@@ -39,12 +34,13 @@ export function embeddedBot(options: ListingAgentOptions): unknown {
   return options.discord;
 }
 
-function statsSource(config: ListingAgentConfig, options: ListingAgentOptions): CountSource {
+/** The counts: `countSource`, else the configured source, else the bot's (`botSource`, told by the bot's shape). */
+function statsSource(config: ListingAgentConfig, options: ListingAgentOptions, botSource: (bot: unknown) => CountSource): CountSource {
   if (options.countSource) return options.countSource;
   if (config.stats.source !== 'embedded') {
     return configuredSourceOnStart(sourceSpec(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {}));
   }
-  return countSourceFor(embeddedBot(options));
+  return botSource(embeddedBot(options));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { parseDuration } from './duration.js';
@@ -80,12 +80,16 @@ const discordSchema = () =>
     .prefault({})
     .meta({ description: 'Discord credentials, for sources that read from Discord' });
 
+/** croner, loaded at the first cron expression checked (its CommonJS build, synchronously): most configurations have none. */
+let croner: typeof import('croner') | undefined;
+
 function cronPattern() {
   return z
     .string()
     .refine((pattern) => {
       try {
-        new Cron(pattern, { paused: true }).stop();
+        croner ??= createRequire(import.meta.url)('croner') as typeof import('croner');
+        new croner.Cron(pattern, { paused: true }).stop();
         return true;
       } catch {
         return false;
