@@ -16,6 +16,7 @@ import { ListingAgentError } from '../../errors.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { createRedisVoteLedger } from '../ledger-redis.js';
 import { createFileReminderJournal } from './journal-file.js';
+import { lastSentInLedger, withEarlierSent } from './read.js';
 import { createRedisReminders } from './redis-reminders.js';
 import { createMemoryReminderJournal, createReminders, type Reminders } from './reminders.js';
 
@@ -77,6 +78,10 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const settings = config.votes.reminders;
   // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
   const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
+  // The status page's last sent from before this start (the file schedule keeps them in memory only):
+  // the end of the reminder ledger's journal, read before the ledger opens (and may compact it).
+  // Unreadable: none listed (the ledger, opened next, says what is wrong with its directory).
+  const earlier = options.kind === 'file' ? await lastSentInLedger(options.directory ?? stateDirectory(config), settings.delay).catch(() => []) : [];
   const ledger = reminderLedger(context, options, keepKeysForMs);
   const listeners = () => context.listeners?.('reminder') ?? [];
   const hooks = configuredReminderHooks(config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis } : {}) });
@@ -105,7 +110,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const onChange = () => void reminders.fire();
   leadership?.on('change', onChange);
   return {
-    reminders,
+    reminders: earlier.length > 0 ? withEarlierSent(reminders, earlier) : reminders,
     pipeline,
     ledger,
     async stop(deadline) {

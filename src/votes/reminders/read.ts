@@ -1,22 +1,23 @@
-import { readFile } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger } from '../../log/agent-logger.js';
 import type { RedisConnection } from '../../redis/connection.js';
 import { errnoCode, fsReason, StoreError } from '../../store/errors.js';
-import { replayJournal } from '../journal.js';
 import { createFileVoteLedger } from '../ledger-file.js';
-import type { JournalRecord } from '../ledger-records.js';
+import { parseRecord } from '../ledger-records.js';
 import type { Vote } from '../types.js';
 import { replayReminderJournal } from './journal-file.js';
 import { createRedisReminders } from './redis-reminders.js';
+import type { Reminders } from './reminders.js';
 import { createReminderSchedule, reminderInfo, type ReminderInfo } from './schedule.js';
 
 /*
  * The reminders as an operator reads them beside a running agent (`listing-agent votes
  * reminders`): no lock taken, nothing written. The file state replays the schedule's journal
- * (`reminders.journal`) and, for the last sent, the reminder pipeline's ledger journal
- * (`reminders/votes.journal`: the reminders handed to the hooks, in the order they were). Redis
- * reads the shared schedule and its `reminders:sent` list.
+ * (`reminders.journal`) and, for the last sent, reads the end of the reminder pipeline's ledger
+ * journal (`reminders/votes.journal`: the reminders handed to the hooks, in the order they were;
+ * a running agent seeds its status page's "last sent" from it at start). Redis reads the shared
+ * schedule and its `reminders:sent` list.
  */
 
 /** What {@link readFileReminders} and {@link readRedisReminders} found. */
@@ -52,16 +53,64 @@ function sentInfo(vote: Vote, delayMs: number): ReminderInfo {
   };
 }
 
-/** The last `limit` reminders the reminder ledger recorded (handed to the hooks), newest first. */
-async function lastSentInLedger(directory: string, delayMs: number, limit: number): Promise<ReminderInfo[]> {
-  const { path } = createFileVoteLedger({ directory: join(directory, 'reminders') });
-  const text = await readText(path);
-  if (text === undefined) return [];
+/** The end of the ledger's journal read first: enough for the last ten reminders with several hooks each. */
+const TAIL_BYTES = 64 * 1024;
+
+/** The reminder votes of the journal lines in `text` (`p` and snapshot `e` records), in journal order. */
+function sentVotes(text: string): Vote[] {
   const sent: Vote[] = [];
-  replayJournal(text, (record: JournalRecord) => {
-    if (record.t === 'p' || record.t === 'e') sent.push(record.v);
-  });
-  return sent.slice(-limit).reverse().map((vote) => sentInfo(vote, delayMs));
+  for (const line of text.split('\n')) {
+    const record = line.startsWith('["p"') || line.startsWith('{') ? parseRecord(line) : undefined;
+    if (record?.t === 'p' || record?.t === 'e') sent.push(record.v);
+  }
+  return sent;
+}
+
+/**
+ * The last `limit` reminders the reminder ledger recorded (handed to the hooks), newest first,
+ * read from the end of its journal (`<directory>/reminders/votes.journal`): 64 KiB, and more only
+ * when that holds fewer. A reminder finished before the ledger's last compaction is no longer
+ * there (the snapshot keeps its key alone).
+ */
+export async function lastSentInLedger(directory: string, delayMs: number, limit = 10): Promise<ReminderInfo[]> {
+  const { path } = createFileVoteLedger({ directory: join(directory, 'reminders') });
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return [];
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)}`, path, { cause: error });
+  }
+  try {
+    const { size } = await handle.stat();
+    for (let window = TAIL_BYTES; ; window *= 8) {
+      const start = Math.max(0, size - window);
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(size - start), 0, size - start, start);
+      const text = buffer.toString('utf8', 0, bytesRead);
+      // From the middle of the file, the first line is a piece of one.
+      const sent = sentVotes(start === 0 ? text : text.slice(text.indexOf('\n') + 1));
+      if (sent.length >= limit || start === 0) return sent.slice(-limit).reverse().map((vote) => sentInfo(vote, delayMs));
+    }
+  } catch (error) {
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)}`, path, { cause: error });
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `reminders` whose last sent go on with `earlier` (those sent before this start, newest first,
+ * from {@link lastSentInLedger}): the file schedule keeps its last sent in memory only.
+ */
+export function withEarlierSent(reminders: Reminders, earlier: readonly ReminderInfo[]): Reminders {
+  return {
+    ...reminders,
+    async lastSent() {
+      const live = await reminders.lastSent();
+      const shown = new Set(live.map((info) => info.voteKey));
+      return [...live, ...earlier.filter((info) => !shown.has(info.voteKey))].slice(0, 10);
+    },
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { AgentLogger } from '../../log/agent-logger.js';
 import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
+import { createLateLog } from './late-log.js';
 import { createReminderSchedule, parseReminderLine, reminderInfo, reminderVote, type ReminderInfo, type ReminderSchedule } from './schedule.js';
 
 /*
@@ -49,7 +50,7 @@ export interface RemindersOptions {
 
 /** The reminders of one agent. */
 export interface Reminders {
-  /** Opens the journal, skips (and logs once, with the count) reminders due too long ago, arms the timer. */
+  /** Opens the journal, skips (and logs once, with the count: see `late-log.ts`) reminders due too long ago, arms the timer. */
   start(): Promise<void>;
   /** Schedules the reminders of new votes, durably; a newer vote of a user supersedes the older one's. */
   schedule(votes: readonly Vote[]): Promise<void>;
@@ -81,6 +82,7 @@ export function createReminders(options: RemindersOptions): Reminders {
     removedSinceCompaction: 0,
     firing: Promise.resolve(),
     sent: [] as ReminderInfo[],
+    late: createLateLog({ logger, now, maxLatenessMs }),
   };
   const info = (line: string): ReminderInfo | undefined => reminderInfo(line, r.schedule.dueOf(line));
 
@@ -99,10 +101,9 @@ export function createReminders(options: RemindersOptions): Reminders {
     if (!r.running) return;
     if (options.mayFire?.() === false) return arm(true);
     const { send, late } = r.schedule.takeDue(now(), maxLatenessMs);
-    if (late.length > 0) {
-      options.count?.('skipped', late.length);
-      logger.warn({ skipped: late.length, maxLateness: maxLatenessMs }, 'vote reminders due longer than votes.reminders.maxLateness ago were skipped');
-    }
+    if (late.length > 0) options.count?.('skipped', late.length);
+    r.late.add(late.length);
+    r.late.endLook();
     try {
       if (send.length > 0) await options.send(send.map((line) => reminderVote(parseReminderLine(line)!)));
     } catch (error) {
@@ -139,6 +140,7 @@ export function createReminders(options: RemindersOptions): Reminders {
       r.cancel?.();
       r.cancel = undefined;
       await r.firing.catch(() => undefined);
+      r.late.flush();
       await journal.close();
     },
     next: (limit = 10) => Promise.resolve(r.schedule.list(limit).flatMap(({ line, due }) => reminderInfo(line, due) ?? [])),

@@ -131,6 +131,36 @@ describe('reminders (timer, journal, sender)', () => {
     expect([...h.journal.lines]).toEqual([future]);
   });
 
+  it('logs skipped reminders once per start; those skipped later in the run in one summary per 10 min, and at stop', async () => {
+    let leading = true;
+    const MINUTE = 60_000;
+    const h = harness({ maxLatenessMs: MINUTE, maxStepMs: MINUTE, mayFire: () => leading }, [reminderLine(vote('1', T0 - 13 * HOUR))!, reminderLine(vote('2', T0 - 14 * HOUR))!]);
+    await h.reminders.start();
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 })]);
+    // Standing by past a reminder's due time plus maxLateness: the next look as the leader skips it, without a line of its own.
+    await h.reminders.schedule([vote('3', T0 - 12 * HOUR + MINUTE)]);
+    leading = false;
+    await h.time.advance(3 * MINUTE);
+    leading = true;
+    await h.time.advance(MINUTE);
+    expect(h.counts.skipped).toBe(3);
+    expect(h.warnings).toHaveLength(1);
+    // Ten minutes after the first line, a look writes the summary (no reminder need come due).
+    await h.time.advance(6 * MINUTE);
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 }), expect.objectContaining({ skipped: 1, sinceMs: 10 * MINUTE })]);
+    // One more skipped, then a stop: the stop writes it.
+    await h.reminders.schedule([vote('4', T0 - 12 * HOUR + 11 * MINUTE)]);
+    leading = false;
+    await h.time.advance(3 * MINUTE);
+    leading = true;
+    await h.time.advance(MINUTE);
+    expect(h.warnings).toHaveLength(2);
+    await h.reminders.stop();
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 }), expect.objectContaining({ skipped: 1 }), expect.objectContaining({ skipped: 1, sinceMs: 4 * MINUTE })]);
+    expect(h.counts.skipped).toBe(4);
+    expect(h.sent).toEqual([]);
+  });
+
   it('keeps a reminder the sender refused and hands it over again later', async () => {
     let fail = true;
     const sent: Vote[] = [];
