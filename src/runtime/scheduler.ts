@@ -9,9 +9,8 @@ import { MAX_TIMER_DELAY_MS, timerDelay } from '../contract/timer-delay.js';
  * pass {@link createManualScheduler} and drive time with `tick()` instead of sleeping.
  */
 
-/** croner, loaded at the first cron pattern (synchronously: its CommonJS build), so that an agent posting on an interval never loads it. */
+/** croner, loaded at the first cron pattern (its CommonJS build, synchronously): an agent posting on an interval never loads it. */
 let croner: typeof import('croner') | undefined;
-
 /** A paused `Cron` of `pattern` (it throws on a pattern croner refuses). */
 function pausedCron(pattern: string): Cron {
   croner ??= createRequire(import.meta.url)('croner') as typeof import('croner');
