@@ -7,8 +7,9 @@ export default defineConfig({
     // Finds redis-server, systemd-analyze and promtool, installs them with apt-get as root, else skips the
     // files that need them with one line saying how to fix it (test/setup/programs.ts).
     globalSetup: ['./test/setup/global-setup.ts'],
-    // A test that arms a timer out of range (TimeoutOverflowWarning and kin) fails.
-    setupFiles: ['./test/setup/timer-warnings.ts'],
+    // A test that arms a timer out of range (TimeoutOverflowWarning and kin) fails. The agent's
+    // lazily loaded modules are imported first: require() cannot load the TypeScript sources.
+    setupFiles: ['./test/setup/timer-warnings.ts', './test/setup/lazy-modules.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Integration tests open real sockets on 127.0.0.1; two cores, so two workers.

@@ -4,7 +4,8 @@
  * process (bench/helpers/embedded-bot.mjs, `node --expose-gc`) started from a temporary bot project
  * with the packed package installed (as test/runtimes/packed.ts installs it: `npm pack`, extracted
  * into node_modules/listing-agent, its dependencies and discord.js and topgg-autoposter linked from
- * this repository's node_modules). Every row imports discord.js 14 and makes a `Client` first:
+ * this repository's node_modules; undici is discord.js's copy, shared, as npm dedupes it). Every
+ * row imports discord.js 14 and makes a `Client` first:
  *   (d)  discord.js 14 alone, the baseline;
  *   (p)  + `require('topgg-autoposter')`;
  *   (i)  + `import('listing-agent')`, nothing started;
@@ -17,7 +18,7 @@
  * Run:  npm run bench:embedded   (about 2 min; BENCH_ROUNDS, default 5).
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +26,7 @@ import { bench, describe } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { assertBuilt, machine, ROOT, table } from './helpers/daemon.js';
 import { MiB } from './helpers/proc.js';
+import { linkBotModules } from '../test/helpers/bot-install.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 5000);
@@ -57,15 +59,19 @@ async function botProject(): Promise<string> {
   const installed = join(dir, 'node_modules', 'listing-agent');
   await mkdir(installed, { recursive: true });
   await run('tar', ['xzf', join(pack, tarball), '-C', installed, '--strip-components=1']);
-  await symlink(join(ROOT, 'node_modules'), join(installed, 'node_modules'), 'dir');
-  for (const name of ['discord.js', 'topgg-autoposter']) await symlink(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
+  // As npm installs it in a discord.js 14 bot: one undici at the top, discord.js's, which the
+  // package's range accepts and so shares (test/helpers/bot-install.ts).
+  await linkBotModules(ROOT, dir, ['discord.js', 'topgg-autoposter']);
+  // The row's program runs from the bot's folder, as a bot's file: from bench/helpers/, its
+  // `import('listing-agent')` would resolve to this repository itself (a package's self-reference).
+  await copyFile(join(ROOT, 'bench', 'helpers', 'embedded-bot.mjs'), join(dir, 'embedded-bot.mjs'));
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'footprint-bot', private: true, type: 'module' }));
   return dir;
 }
 
 function sample(dir: string, row: Row, emu: RunningEmulator, token: string): Promise<Sample> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', join(ROOT, 'bench', 'helpers', 'embedded-bot.mjs')], {
+    const child = spawn(process.execPath, ['--expose-gc', join(dir, 'embedded-bot.mjs')], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '', BENCH_ROW: row, BENCH_SAMPLE_MS: String(SAMPLE_MS), BENCH_V1: emu.urls.v1, BENCH_V0: emu.urls.v0, BENCH_TOKEN: token },

@@ -16,6 +16,17 @@
  *    every 5 ms and at every page.
  * 2. inside this vitest worker, as the bench used to: the worker's RSS includes vitest, vite and
  *    everything they loaded, so its peak is shown beside the worker's baseline, for comparison.
+ *
+ * Vote reminders' cost (issue 26, part 6): the dedicated processes run in alternating rounds,
+ * reminders off then on (`--reminders`: `votes.reminders.enabled` as the votes capability wires it
+ * on the file store), BENCH_ROUNDS pairs (default 5); the first table takes the off runs, the
+ * second sets each round's on run against its off run: votes/s, wall and CPU time per vote added
+ * (the median of the rounds' differences), the scheduling alone (the ledger's companion called
+ * for the same votes), and the state held (V8 heap and typed arrays after GCs, on minus off).
+ * On a shared machine a whole run's rate varies by more than the cost sought, so one more process
+ * pairs the two page by page (`--paired`: a set-up with reminders off and one with them on take
+ * the same pages in turn; the medians of the 900 measured pairs' differences).
+ * BENCH_INGEST_HELPER runs another copy of the helper in the children (a build from before).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +35,12 @@ import { machine, table } from './helpers/daemon.js';
 import { mib, readProc } from './helpers/proc.js';
 import { PAGE, runIngestion, VOTES, type IngestionResult } from './helpers/votes-ingest.mjs';
 
-const INGEST_PATH = fileURLToPath(new URL('./helpers/votes-ingest.mjs', import.meta.url));
+const INGEST_PATH = process.env.BENCH_INGEST_HELPER ?? fileURLToPath(new URL('./helpers/votes-ingest.mjs', import.meta.url));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** Issue 26's targets for reminders: added per vote in this bench, and held. */
+const REMINDER_US_TARGET = 1;
+const REMINDER_BYTES_TARGET = 100;
+const REMINDERS_HELD_TARGET = 20 * 2 ** 20;
 const count = (value: number) => Math.round(value).toLocaleString('en-US');
 /** `p 251.0 B + c 46.0 B per vote`: the journal's bytes per vote by record kind (the header left out). */
 const byKind = (result: IngestionResult) =>
@@ -42,8 +58,19 @@ interface ChildResult extends IngestionResult {
   sampledPeak: number;
 }
 
-async function inChild(): Promise<ChildResult> {
-  const child = spawn(process.execPath, ['--expose-gc', INGEST_PATH], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' } });
+interface PairedResult {
+  pages: number;
+  cpuOff: number[];
+  cpuOn: number[];
+  cpuAdded: number[];
+  wallOff: number[];
+  wallOn: number[];
+  wallAdded: number[];
+}
+
+async function inChild(reminders: boolean | 'paired' = false): Promise<ChildResult> {
+  const flag = reminders === 'paired' ? ['--paired'] : reminders ? ['--reminders'] : [];
+  const child = spawn(process.execPath, ['--expose-gc', INGEST_PATH, ...flag], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' } });
   let out = '';
   let err = '';
   let sampledPeak = 0;
@@ -62,23 +89,64 @@ async function inChild(): Promise<ChildResult> {
   return { ...(JSON.parse(out) as IngestionResult & { vmHwm: number }), sampledPeak };
 }
 
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const each = (values: readonly number[], digits: number) => values.map((value) => value.toFixed(digits)).join(' / ');
+const state = (result: ChildResult) => result.heapAfterGc + result.arrayBuffersAfterGc;
+
+/** Reminders off against on, round by round (each on run against the off run just before it), and page by page. */
+function remindersTable(off: readonly ChildResult[], on: readonly ChildResult[], paired: PairedResult): string {
+  const wall = on.map((x, i) => 1e6 / x.votesPerSecond - 1e6 / off[i]!.votesPerSecond);
+  const cpu = on.map((x, i) => x.cpuUsPerVote - off[i]!.cpuUsPerVote);
+  const bytes = on.map((x, i) => (state(x) - state(off[i]!)) / VOTES);
+  const hook = median(on.map((x) => x.hookUsPerVote ?? Number.NaN));
+  const verdict = (met: boolean) => (met ? 'met' : '**not met**');
+  const rows: string[][] = [
+    ['votes/s, reminders off', `${count(median(off.map((x) => x.votesPerSecond)))} (rounds: ${off.map((x) => count(x.votesPerSecond)).join(' / ')})`, '', ''],
+    ['votes/s, reminders on (100,000 scheduled)', `${count(median(on.map((x) => x.votesPerSecond)))} (rounds: ${on.map((x) => count(x.votesPerSecond)).join(' / ')})`, '', ''],
+    ['wall time per vote added (on − off)', `${median(wall).toFixed(2)} µs (rounds: ${each(wall, 2)})`, '', 'noise: the rate varies more than this between runs'],
+    ['CPU time per vote, off → on', `${median(off.map((x) => x.cpuUsPerVote)).toFixed(2)} → ${median(on.map((x) => x.cpuUsPerVote)).toFixed(2)} µs`, '', ''],
+    ['CPU time per vote added (on − off)', `${median(cpu).toFixed(2)} µs (rounds: ${each(cpu, 2)})`, '', 'noise, as above'],
+    [`paired pages (one process, ${paired.pages} pairs): CPU time per vote, off → on`, `${median(paired.cpuOff).toFixed(2)} → ${median(paired.cpuOn).toFixed(2)} µs`, '', ''],
+    ['**paired pages: CPU time per vote added**', `**${median(paired.cpuAdded).toFixed(2)} µs**`, `<= ${REMINDER_US_TARGET} µs`, verdict(median(paired.cpuAdded) <= REMINDER_US_TARGET)],
+    ['**paired pages: wall time per vote added**', `**${median(paired.wallAdded).toFixed(2)} µs** (off ${median(paired.wallOff).toFixed(2)} µs)`, `<= ${REMINDER_US_TARGET} µs`, verdict(median(paired.wallAdded) <= REMINDER_US_TARGET)],
+    ['scheduling alone (the ledger companion per new vote, best of 3 passes)', `${hook.toFixed(2)} µs`, `<= ${REMINDER_US_TARGET} µs`, verdict(hook <= REMINDER_US_TARGET)],
+    ['**state per vote added** (heap + typed arrays after GCs, on − off)', `**${median(bytes).toFixed(0)} B** (rounds: ${each(bytes, 0)})`, `<= ${REMINDER_BYTES_TARGET} B`, verdict(median(bytes) <= REMINDER_BYTES_TARGET)],
+    ['**100,000 reminders held**', `**${mib(median(bytes) * VOTES)}**`, '<= 20 MiB', verdict(median(bytes) * VOTES <= REMINDERS_HELD_TARGET)],
+    ['journal bytes per vote, off → on', `${(median(off.map((x) => x.journalBytes)) / VOTES).toFixed(1)} → ${(median(on.map((x) => x.journalBytes)) / VOTES).toFixed(1)} B`, '', 'information: what scheduling writes'],
+    ['journal commits (write + fsync), off → on', `${count(median(off.map((x) => x.commits)))} → ${count(median(on.map((x) => x.commits)))}`, '', ''],
+  ];
+  return table(['vote reminders (issue 26)', `${ROUNDS} rounds, alternating off / on, dedicated processes`, 'target', ''], rows, ['l', 'r', 'l', 'l']);
+}
+
 async function run(): Promise<string> {
   const header = await machine();
-  // Two dedicated processes (the machine is shared: another job can only slow a run down); the
-  // faster one is shown, the other's rate beside it. Then one run inside the worker.
-  const children = [await inChild(), await inChild()].sort((x, y) => y.votesPerSecond - x.votesPerSecond);
+  // Dedicated processes in alternating rounds, reminders off then on (the machine is shared:
+  // another job can only slow a run down). The fastest off run is the measure below, the other
+  // off runs' rates beside it. Then one run inside the worker.
+  const off: ChildResult[] = [];
+  const on: ChildResult[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    off.push(await inChild(false));
+    on.push(await inChild(true));
+  }
+  const paired = (await inChild('paired')) as unknown as PairedResult;
+  const children = [...off].sort((x, y) => y.votesPerSecond - x.votesPerSecond);
   const child = children[0]!;
   const worker = await runIngestion();
   const childPeak = Math.max(...children.map((c) => Math.max(c.vmHwm, c.sampledPeak, c.peakRss)));
   const rows: string[][] = [
-    ['votes/s (ingest, hooks run and recorded)', `${count(child.votesPerSecond)} (other run ${count(children[1]!.votesPerSecond)})`, count(worker.votesPerSecond), `>= ${count(RATE_TARGET)}`, child.votesPerSecond >= RATE_TARGET ? 'met' : '**not met**'],
+    ['votes/s (ingest, hooks run and recorded)', `${count(child.votesPerSecond)} (other runs ${children.slice(1).map((c) => count(c.votesPerSecond)).join(', ')})`, count(worker.votesPerSecond), `>= ${count(RATE_TARGET)}`, child.votesPerSecond >= RATE_TARGET ? 'met' : '**not met**'],
     ['votes/s (ingest only: every page durably pending)', count(child.ingestOnlyPerSecond), count(worker.ingestOnlyPerSecond), '', ''],
     ['wall time for 100,000 votes', `${(child.elapsedMs / 1000).toFixed(2)} s`, `${(worker.elapsedMs / 1000).toFixed(2)} s`, '', ''],
     ['journal commits (one write + fsync each)', count(child.commits), count(worker.commits), '', ''],
     ['**journal bytes written per vote** (journal bytes / votes)', `**${(child.journalBytes / VOTES).toFixed(1)} B** (${byKind(child)})`, `${(worker.journalBytes / VOTES).toFixed(1)} B`, '', 'information: what each vote costs the disk'],
     [
       '**peak RSS**',
-      `**${mib(childPeak)}** (${(childPeak / 1e6).toFixed(1)} MB; the higher of the two runs; VmHWM ${children.map((c) => mib(c.vmHwm)).join(' / ')})`,
+      `**${mib(childPeak)}** (${(childPeak / 1e6).toFixed(1)} MB; the highest of the off runs; VmHWM ${children.map((c) => mib(c.vmHwm)).join(' / ')})`,
       `${mib(worker.peakRss)} (the whole vitest worker)`,
       '< 100 MiB',
       childPeak < RSS_TARGET ? 'met' : '**not met**',
@@ -96,12 +164,14 @@ async function run(): Promise<string> {
     '',
     table(['measure', 'dedicated process (the measure)', 'inside the vitest worker (comparison)', 'target', ''], rows, ['l', 'r', 'r', 'l', 'l']),
     '',
+    remindersTable(off, on, paired),
+    '',
   ].join('\n');
 }
 
 describe('vote pipeline', () => {
   bench(
-    `ingest ${count(VOTES)} votes in pages of ${PAGE} (file ledger, in-process hook), in a child process and in the worker`,
+    `ingest ${count(VOTES)} votes in pages of ${PAGE} (file ledger, in-process hook), in child processes (reminders off and on) and in the worker`,
     async () => {
       console.log(await run());
     },

@@ -21,7 +21,7 @@ export type { AgentLogger } from './log/agent-logger.js';
 export type { CountSource } from './stats/source.js';
 
 // Configuration.
-export { loadConfig } from './config/loader.js';
+export { loadConfig } from './config/load.js';
 export type { LoadConfigOptions, LoadedConfig } from './config/loader.js';
 export type { ListingAgentConfig, ListingAgentConfigInput } from './config/schema.js';
 

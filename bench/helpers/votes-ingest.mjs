@@ -8,6 +8,11 @@
  * `runIngestion()` runs it in the calling process. Run as a script (`node --expose-gc
  * bench/helpers/votes-ingest.mjs`), it runs it in a process of its own and prints the result as
  * one JSON line, with VmHWM (the process's peak RSS over its whole life) from /proc/self/status.
+ * With `--reminders` (`runIngestion({ reminders: true })`), vote reminders are on, wired as the
+ * votes capability wires them on the file store (`votes.reminders.enabled`: the schedule rides
+ * the ledger, the reminder pipeline and its own ledger started beside it); the result then also
+ * has the heap after a GC with everything still held, and the reminders' own cost measured alone
+ * (the ledger's companion called for the same 100,000 votes, `hookUsPerVote`).
  * `BENCH_HEAP_PROFILE=<file.heapprofile>` and `BENCH_CPU_PROFILE=<file.cpuprofile>` profile the
  * ingestion, from the first page until the pipeline is idle (bench/PROFILE.md).
  */
@@ -25,6 +30,10 @@ const { createFileStore } = await import(new URL('store/file.js', dist).href);
 const { createFileVoteLedger } = await import(new URL('votes/ledger-file.js', dist).href);
 const { createVotePipeline } = await import(new URL('votes/pipeline.js', dist).href);
 const { createInProcessHook } = await import(new URL('votes/hooks/in-process.js', dist).href);
+const { configSchema } = await import(new URL('config/schema.js', dist).href);
+const { createAgentMetrics } = await import(new URL('runtime/metrics.js', dist).href);
+const { reminderStoreFor, startReminders } = await import(new URL('votes/reminders/configured.js', dist).href);
+const { Registry } = await import('prom-client');
 
 export const VOTES = 100_000;
 /** Optional profiles of the ingestion (first page to idle), see bench/PROFILE.md: file paths. */
@@ -118,28 +127,122 @@ export function ownPeakRss() {
   }
 }
 
-/** Runs the ingestion in this process; RSS sampled every 5 ms and at every page. */
-export async function runIngestion() {
+const gcTwice = () => {
+  // Two: the second collects what the first's finalizers freed.
+  globalThis.gc?.();
+  globalThis.gc?.();
+};
+
+/** The reminders as the votes capability starts them on the file store (the ledger opened already). */
+async function remindersBeside(config, store, now, root) {
+  const context = { config, logger: silentLogger, metrics: createAgentMetrics(new Registry()), now, emit: () => undefined, reportError: () => undefined, listeners: () => [] };
+  return startReminders(context, { kind: 'file', store, directory: root });
+}
+
+/** The reminders' own cost alone: a fresh store's `recorded` (what the ledger calls per new vote) over every vote, µs per vote. */
+function hookCost(config, now, start) {
+  const pages = Array.from({ length: VOTES / PAGE }, (_, index) => page(index, start));
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const store = reminderStoreFor(config, now);
+    const started = performance.now();
+    for (const votes of pages) {
+      for (const vote of votes) store.recorded(vote);
+      // Reading the table puts the page's votes in (the ledger's write would be under way meanwhile).
+      void store.table;
+    }
+    best = Math.min(best, performance.now() - started);
+    if (store.table.size !== VOTES) throw new Error(`expected ${VOTES} reminders, got ${store.table.size}`);
+  }
+  return (best * 1000) / VOTES;
+}
+
+/** The bench's start (votes are created from it over 12 h) and its clock, a minute before the first vote expires. */
+const START = Date.UTC(2024, 4, 1);
+// Every vote gets its reminder, and none comes due while the clock stands still (the reminders'
+// one timer waits that minute).
+const CLOCK = START + 12 * HOUR - 60_000;
+
+/**
+ * The file store, the file ledger and the vote pipeline in `root`, with one in-process hook
+ * counting its calls; with `reminders`, vote reminders as the votes capability wires them.
+ */
+async function setUp(root, reminders, now) {
+  // The ledger lives in the directory the agent's file store locks (state.lock), as in the agent.
+  const store = createFileStore({ directory: root, now });
+  await store.open();
+  const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory: root }, votes: { reminders: { enabled: reminders } } });
+  const reminderStore = reminders ? reminderStoreFor(config, now) : undefined;
+  const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now, ...(reminderStore ? { companion: reminderStore } : {}) });
+  const counted = { hookCalls: 0 };
+  // The real in-process hook, with one async listener, as an embedded bot's agent.on('vote') would be.
+  const inProcess = createInProcessHook({
+    listeners: () => [
+      async () => {
+        counted.hookCalls += 1;
+      },
+    ],
+  });
+  const pipeline = createVotePipeline({ ledger, hooks: [inProcess], logger: silentLogger, now });
+  await pipeline.start();
+  const running = reminderStore ? await remindersBeside(config, reminderStore, now, root) : undefined;
+  const close = async (at) => {
+    await pipeline.stop(at + 5_000);
+    await running?.stop(at + 5_000);
+    await ledger.close();
+    await store.close();
+  };
+  return { config, reminderStore, ledger, pipeline, counted, close };
+}
+
+/**
+ * Reminders off against on in one process, page by page: two set-ups (each its own directory)
+ * take the same pages in turn (which goes first alternates), each page ingested and its hooks
+ * finished before the next; the CPU time (`process.cpuUsage`, every thread) and wall time of each
+ * page are paired, so load that comes and goes on a shared machine falls on both sides of a pair.
+ */
+export async function runPaired() {
+  const roots = [await mkdtemp(join(tmpdir(), 'listing-agent-votes-off-')), await mkdtemp(join(tmpdir(), 'listing-agent-votes-on-'))];
+  try {
+    const now = () => CLOCK;
+    const sides = [await setUp(roots[0], false, now), await setUp(roots[1], true, now)];
+    const cpu = [[], []];
+    const wall = [[], []];
+    const pages = VOTES / PAGE;
+    for (let index = 0; index < pages; index++) {
+      const votes = page(index, START);
+      for (const side of index % 2 === 0 ? [0, 1] : [1, 0]) {
+        const { pipeline } = sides[side];
+        const before = process.cpuUsage();
+        const started = performance.now();
+        await pipeline.ingest(votes, 'poll');
+        await pipeline.idle();
+        wall[side].push((performance.now() - started) * 1000);
+        const used = process.cpuUsage(before);
+        cpu[side].push(used.user + used.system);
+      }
+    }
+    const scheduled = sides[1].reminderStore.table.size;
+    for (const side of sides) await side.close(CLOCK);
+    if (sides.some((side) => side.counted.hookCalls !== VOTES) || scheduled !== VOTES) throw new Error(`expected ${VOTES} hook calls on both sides and ${VOTES} reminders, got ${sides.map((side) => side.counted.hookCalls)} and ${scheduled}`);
+    // The first tenth warms both sides up (the JIT); the rest is measured.
+    const from = Math.floor(pages / 10);
+    const perVote = (values) => values.slice(from).map((value) => value / PAGE);
+    const diff = (values) => values[1].slice(from).map((value, i) => (value - values[0][from + i]) / PAGE);
+    return { pages: pages - from, cpuOff: perVote(cpu[0]), cpuOn: perVote(cpu[1]), cpuAdded: diff(cpu), wallOff: perVote(wall[0]), wallOn: perVote(wall[1]), wallAdded: diff(wall) };
+  } finally {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Runs the ingestion in this process; RSS sampled every 5 ms and at every page. `reminders`: with vote reminders on. */
+export async function runIngestion(options = {}) {
   const root = await mkdtemp(join(tmpdir(), 'listing-agent-votes-bench-'));
   try {
-    const start = Date.UTC(2024, 4, 1);
-    let clock = start + 12 * HOUR;
+    const start = START;
+    let clock = CLOCK;
     const now = () => clock;
-    // The ledger lives in the directory the agent's file store locks (state.lock), as in the agent.
-    const store = createFileStore({ directory: root, now });
-    await store.open();
-    const ledger = createFileVoteLedger({ directory: root, keepKeysForMs: KEEP_KEYS_FOR_MS, now });
-    let hookCalls = 0;
-    // The real in-process hook, with one async listener, as an embedded bot's agent.on('vote') would be.
-    const inProcess = createInProcessHook({
-      listeners: () => [
-        async () => {
-          hookCalls += 1;
-        },
-      ],
-    });
-    const pipeline = createVotePipeline({ ledger, hooks: [inProcess], logger: silentLogger, now });
-    await pipeline.start();
+    const { config, reminderStore, ledger, pipeline, counted, close } = await setUp(root, options.reminders === true, now);
 
     globalThis.gc?.();
     if (HEAP_PROFILE) await startHeapSampling();
@@ -148,7 +251,7 @@ export async function runIngestion() {
     let peak = baseline;
     const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
     const sampler = setInterval(sample, 5);
-    const cpuAtStart = process.cpuUsage();
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     let accepted = 0;
     for (let index = 0; index < VOTES / PAGE; index++) {
@@ -158,12 +261,24 @@ export async function runIngestion() {
     const ingestedMs = performance.now() - started;
     await pipeline.idle();
     const elapsedMs = performance.now() - started;
-    const cpu = process.cpuUsage(cpuAtStart);
+    const cpu = process.cpuUsage(cpuBefore);
     if (CPU_PROFILE) await stopCpuProfile(CPU_PROFILE);
     if (HEAP_PROFILE) await stopHeapSampling(HEAP_PROFILE);
     sample();
     clearInterval(sampler);
     const heapUsed = process.memoryUsage().heapUsed;
+    // Everything still held (ledger, pipeline, reminders): the difference with reminders off is their
+    // state. Typed arrays live outside the V8 heap (arrayBuffers), and are counted: the sweeper that
+    // frees the ones left by growth runs after the GC, hence the turns of the event loop.
+    for (let i = 0; i < 4; i++) {
+      gcTwice();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const { heapUsed: heapAfterGc, arrayBuffers: arrayBuffersAfterGc } = process.memoryUsage();
+    const scheduled = reminderStore?.table.size ?? 0;
+    // Read before the measure below allocates its 100,000 votes again.
+    const peakBeforeHookCost = ownPeakRss();
+    const hookUsPerVote = reminderStore ? hookCost(config, now, start) : undefined;
     const grown = ledger.stats();
     const directoryBefore = await directoryBytes(root);
     const journalByKind = await journalBytesByKind(ledger.path);
@@ -174,17 +289,21 @@ export async function runIngestion() {
     const compactMs = performance.now() - compactStarted;
     const after = ledger.stats();
     const directoryAfter = await directoryBytes(root);
-    await pipeline.stop(clock + 5_000);
-    await ledger.close();
-    await store.close();
+    await close(clock);
 
-    if (accepted !== VOTES || hookCalls !== VOTES) throw new Error(`expected ${VOTES} votes and hook calls, got ${accepted} and ${hookCalls}`);
+    if (accepted !== VOTES || counted.hookCalls !== VOTES) throw new Error(`expected ${VOTES} votes and hook calls, got ${accepted} and ${counted.hookCalls}`);
+    if (options.reminders && scheduled !== VOTES) throw new Error(`expected ${VOTES} reminders scheduled, got ${scheduled}`);
     return {
+      reminders: options.reminders === true,
+      scheduled,
+      hookUsPerVote,
+      peakBeforeHookCost,
+      heapAfterGc,
+      arrayBuffersAfterGc,
+      cpuUsPerVote: (cpu.user + cpu.system) / VOTES,
       votesPerSecond: (VOTES / elapsedMs) * 1000,
       ingestOnlyPerSecond: (VOTES / ingestedMs) * 1000,
       elapsedMs,
-      /** CPU (user + system, every thread) from the first page until idle, per vote: steadier than the rate on a busy machine. */
-      cpuMicrosPerVote: (cpu.user + cpu.system) / VOTES,
       commits: grown.commits,
       journalBytes: grown.bytes,
       journalByKind,
@@ -203,7 +322,9 @@ export async function runIngestion() {
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain) {
-  const result = await runIngestion();
+if (isMain && process.argv.includes('--paired')) {
+  process.stdout.write(`${JSON.stringify(await runPaired())}\n`);
+} else if (isMain) {
+  const result = await runIngestion({ reminders: process.argv.includes('--reminders') });
   process.stdout.write(`${JSON.stringify({ ...result, vmHwm: ownPeakRss(), node: process.version })}\n`);
 }

@@ -1,22 +1,18 @@
 import { EventEmitter } from 'node:events';
-import { Registry } from 'prom-client';
-import { createListingClient, type ListingClient } from '../api/client.js';
-import { ValidationError } from '../errors.js';
-import { zodIssues } from '../api/context.js';
-import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from '../config/schema.js';
+import type { Registry } from 'prom-client';
+import type { ListingClient } from '../api/client.js';
+import type { ListingAgentConfig, ListingAgentConfigInput } from '../config/schema.js';
 import type { HealthServer } from '../health/server.js';
-import { createAgentMetrics, type AgentMetrics } from '../runtime/metrics.js';
-import { createFileStore } from '../store/file.js';
-import { createAgentCluster, type AgentCluster } from './cluster.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import { createMetricsRecorder, type MetricsRecorder } from '../runtime/metrics-recorder.js';
+import type { AgentCluster } from './cluster.js';
 import type { LeaderOnlyCapability } from '../leader/gate.js';
 import type { Leadership } from '../runtime/leadership.js';
-import { defaultAgentId } from '../redis/connection.js';
 import type { StateStore } from '../store/types.js';
 import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
-import { connectCluster } from './cluster-wiring.js';
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
-import { createBringUp, type BringUp } from './bring-up.js';
+import type { BringUp } from './bring-up.js';
 import type { AgentStatus } from './status-wiring.js';
 import { watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
@@ -30,6 +26,8 @@ import type { VotesCapability } from '../votes/capability.js';
 import type { HasVoted, HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
+import { configParsing, metricsRegistry } from './lazy.js';
+import { agentParts } from './agent-parts.js';
 
 export type { AgentConfigInput, AgentPhase, ListingAgentOptions } from './options.js';
 
@@ -37,11 +35,12 @@ const STATE_KEY = 'agent:lastRun';
 
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
 
-/** Validates a configuration as the agent would, or throws `ValidationError` listing every problem. */
+/**
+ * Validates a configuration as the agent would, or throws `ValidationError` listing every problem.
+ * Loads zod and the schema on its first call (agent/lazy.ts), not when the package is imported.
+ */
 export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
-  const result = configSchema.safeParse(input);
-  if (!result.success) throw new ValidationError('config', 'the configuration', zodIssues(result.error));
-  return result.data;
+  return configParsing.get().parseConfig(input);
 }
 
 /**
@@ -57,7 +56,7 @@ export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig 
 export class ListingAgent extends EventEmitter<AgentEvents> {
   readonly config: ListingAgentConfig;
   readonly readiness: Readiness;
-  readonly registry: Registry;
+  /** The agent's metrics, kept in memory; {@link ListingAgent.registry} serves them. */
   readonly metrics: AgentMetrics;
   readonly store: StateStore;
   readonly client: ListingClient;
@@ -85,6 +84,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private starting: Promise<void> | undefined;
   /** Stops following the store's write health (set once the store is open). */
   private unwatchWrites: () => void = () => undefined;
+  private readonly recorder: MetricsRecorder;
+  private registryValue: Registry | undefined;
 
   constructor(options: ListingAgentOptions) {
     super();
@@ -92,26 +93,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
-    this.registry = options.registry ?? new Registry();
-    this.metrics = createAgentMetrics(this.registry, this.readiness);
-    const redis = this.config.state.redis;
-    if (redis !== undefined && options.store === undefined) {
-      const agentId = options.agentId ?? redis.agentId ?? defaultAgentId();
-      const { store, ...cluster } = createAgentCluster(redis, agentId, this.logger);
-      this.cluster = cluster;
-      this.store = store;
-    } else {
-      this.store = options.store ?? createFileStore({ directory: this.config.state.directory });
-    }
+    this.metrics = this.recorder = createMetricsRecorder(this.readiness);
+    // A registry given is used at once (two agents on one registry are refused here); else one is
+    // made, and prom-client loaded, when the health server or the bot first reads `registry`.
+    if (options.registry !== undefined) this.registryValue = metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded, options.registry);
+    ({ store: this.store, cluster: this.cluster, client: this.client } = agentParts(this.config, options, this.logger));
     this.ownsClient = options.client === undefined;
-    this.client =
-      options.client ??
-      createListingClient({
-        projectToken: this.config.service.token,
-        v1BaseUrl: this.config.service.v1,
-        v0BaseUrl: this.config.service.v0,
-        ...options.transport,
-      });
     this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
@@ -121,6 +108,16 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     } else if (options.autoStart === true) {
       setImmediate(() => this.start().catch((error: unknown) => this.reportError(error)));
     }
+  }
+
+  /**
+   * The prom-client registry that `/metrics` serves, with the agent's metrics on it: the `registry`
+   * option, else one made at the first read (prom-client is loaded then: an agent with health off
+   * that nobody asks never loads it). The metrics are kept from the agent's construction on, read
+   * at each scrape.
+   */
+  get registry(): Registry {
+    return (this.registryValue ??= metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded));
   }
 
   /** Where the agent stands. */
@@ -166,9 +163,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.phaseValue = 'starting';
     this.mark('store', false, 'opening');
     this.mark('service', false, 'not reached yet');
+    // Loaded at the first start, before anything can stop it halfway.
+    const { createBringUp } = await import('./bring-up.js');
     try {
       if (this.cluster) {
-        await connectCluster(this.cluster, {
+        await (await import('./cluster-wiring.js')).connectCluster(this.cluster, {
           readiness: this.readiness,
           metrics: this.metrics,
           logger: this.logger,
@@ -184,13 +183,14 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       if (this.config.health.enabled) {
         if (this.config.health.statusPage) {
           // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
-          const { config, store, logger, now, readiness, registry, cluster, mode } = this;
-          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, registry, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
+          const { config, store, logger, now, readiness, cluster, mode } = this;
+          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, metrics: this.recorder.recorded, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
         }
         this.health = (await import('../health/server.js')).createHealthServer({
           listen: this.config.health.listen,
           readiness: this.readiness,
-          registry: this.registry,
+          // Made (prom-client loaded) at the first scrape of /metrics.
+          registry: () => this.registry,
           logger: this.logger.child({ component: 'health' }),
           ...(this.status ? { pages: this.status.pages } : {}),
         });
@@ -217,7 +217,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       throw error;
     }
     this.phaseValue = 'connecting';
-    this.bringingUp = this.bringUp();
+    this.bringingUp = this.bringUp(createBringUp);
     await this.bringingUp.start();
   }
 
@@ -227,7 +227,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 
   /** Brings the capabilities up: those that need no service at once, the rest once it answers. */
-  private bringUp(): BringUp {
+  private bringUp(createBringUp: typeof import('./bring-up.js').createBringUp): BringUp {
     return createBringUp({
       capabilities: this.capabilities,
       client: this.client,

@@ -1,13 +1,12 @@
 import type { ListingClient } from '../api/client.js';
 import type { AgentCluster } from './cluster.js';
-import { RedisUnavailableError } from '../redis/connection.js';
 import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from '../runtime/readiness.js';
 import { createServiceLog } from './service-log.js';
 import { startInOrder, type StartHooks } from './start-capabilities.js';
 import { settleWithin } from '../runtime/settle.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, ListingAgentError } from '../errors.js';
 import { timerDelay } from '../contract/timer-delay.js';
 
 /** What {@link createBringUp} works with: the agent's parts. */
@@ -83,7 +82,8 @@ function markWaiting(state: BringUpState, capabilities: readonly Capability[], d
 function startFailed(state: BringUpState, group: readonly Capability[], error: unknown, retryInMs: number): boolean {
   const { cluster, reportError } = state.options;
   reportError(error);
-  if (cluster && (error instanceof RedisUnavailableError || !cluster.connection.isUp)) return true;
+  // A RedisUnavailableError, known by its code: an agent without Redis never loads redis/connection.
+  if (cluster && ((error instanceof ListingAgentError && error.code === 'redis_unavailable') || !cluster.connection.isUp)) return true;
   state.serviceLog.startFailed(group.map((c) => c.name).join(' and '), errorMessage(error), retryInMs);
   return false;
 }

@@ -9,6 +9,9 @@ import type { StateStore } from '../store/types.js';
 import { CURSOR_KEY_PREFIX } from '../votes/cursor-state.js';
 import { createRedisLeadership, type RedisLeadership } from '../leader/redis-lease.js';
 
+// Loaded with this module, only by an agent on `state.redis` (agent/lazy.ts).
+export { defaultAgentId } from '../redis/connection.js';
+
 /**
  * The state keys only the leader writes, fenced by its lease token in the Redis store: the votes
  * cursors (`votes:cursor:<project>`), the command hash (`commands:lastSync`) and the stats buffer

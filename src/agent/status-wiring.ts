@@ -1,7 +1,6 @@
 import type { EventEmitter } from 'node:events';
-import type { Registry } from 'prom-client';
 import { CLIENT_VERSION } from '../api/version.js';
-import { secretValues } from '../config/mask.js';
+import { secretValues } from '../config/secrets.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { stateDirectory } from '../config/state-directory.js';
 import { ListingAgentError } from '../errors.js';
@@ -9,6 +8,7 @@ import type { LeaderOnlyCapability } from '../leader/gate.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { Capability } from '../runtime/capability.js';
 import type { Readiness } from '../runtime/readiness.js';
+import type { RecordedMetrics } from '../runtime/metrics-recorder.js';
 import type { StatsCapability } from '../stats/capability.js';
 import { ActionError, type StatusActions } from '../status/actions.js';
 import { buildStatusDocument, withoutSecrets, type StatusLive } from '../status/build.js';
@@ -18,8 +18,7 @@ import { createStatusPages, type StatusPages } from '../status/pages.js';
 import type { StateStore } from '../store/types.js';
 import { cursorStateKey, parseCursorState } from '../votes/cursor-state.js';
 import type { VotesCapability } from '../votes/capability.js';
-import { entryLive, readSecretFile, secretFilePath, type SecretEntry } from '../webhooks/secrets-file.js';
-import { readRedisSecrets } from '../webhooks/secrets-redis.js';
+import type { SecretEntry } from '../webhooks/secrets-file.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
 import type { AgentCluster } from './cluster.js';
 import type { AgentEvents } from './events.js';
@@ -38,7 +37,8 @@ export interface AgentStatusOptions {
   logger: AgentLogger;
   now: () => number;
   readiness: Readiness;
-  registry: Registry;
+  /** The agent's metrics (the delivery counters are read from them). */
+  metrics: RecordedMetrics;
   cluster: AgentCluster | undefined;
   mode: 'embedded' | 'daemon';
   phase: () => string;
@@ -87,17 +87,16 @@ const isVotes = (c: Capability): c is VotesCapability => 'pollNow' in c;
 const isStats = (c: Capability): c is StatsCapability => 'postNow' in c;
 const isWebhooks = (c: Capability): c is WebhooksCapability => 'url' in c;
 
-function newest(entries: readonly SecretEntry[], now: number): { stored: number; newestStoredAt: number | null } {
+function newest(entries: readonly SecretEntry[], now: number, entryLive: (entry: SecretEntry, now: number) => boolean): { stored: number; newestStoredAt: number | null } {
   const live = entries.filter((e) => entryLive(e, now));
   const times = live.map((e) => Date.parse(e.addedAt)).filter(Number.isFinite);
   return { stored: live.length, newestStoredAt: times.length > 0 ? Math.max(...times) : null };
 }
 
 /** The delivery counters now, per outcome (`listing_agent_webhook_deliveries_total`). */
-async function readDeliveries(registry: Registry): Promise<Record<string, number>> {
-  const metric = registry.getSingleMetric(DELIVERIES_METRIC) as { get(): Promise<{ values: { labels: Record<string, string | number>; value: number }[] }> } | undefined;
+async function readDeliveries(metrics: RecordedMetrics): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const { labels, value } of (await metric?.get())?.values ?? []) counts[String(labels.outcome)] = value;
+  for (const { labels, value } of metrics.counters.find((series) => series.name === DELIVERIES_METRIC)?.series() ?? []) counts[String(labels.outcome)] = value;
   return counts;
 }
 
@@ -108,9 +107,11 @@ function storedSecretsReader(options: AgentStatusOptions): () => Promise<{ store
   return () => {
     if (last && now() - last.at < SECRETS_READ_EVERY_MS) return last.value;
     const value = (async () => {
+      // Read only with webhooks on: loaded then, not by every agent with a status page.
+      const { entryLive, readSecretFile, secretFilePath } = await import('../webhooks/secrets-file.js');
       const file = await readSecretFile(secretFilePath(stateDirectory(config))).catch(() => undefined);
-      const shared = cluster ? await readRedisSecrets(cluster.connection).catch(() => undefined) : undefined;
-      return newest([...(file?.secrets ?? []), ...(shared?.secrets ?? [])], now());
+      const shared = cluster ? await (await import('../webhooks/secrets-redis.js')).readRedisSecrets(cluster.connection).catch(() => undefined) : undefined;
+      return newest([...(file?.secrets ?? []), ...(shared?.secrets ?? [])], now(), entryLive);
     })();
     last = { at: now(), value };
     return value;
@@ -144,7 +145,7 @@ async function remindersNow(config: ListingAgentConfig, votes: VotesCapability |
 
 /** What the agent knows now, for the document: readiness, the pipeline, the cursor, the secrets, the counters. */
 function liveReader(options: AgentStatusOptions, collector: StatusCollector, known: { project: StatusLive['project']; startedAt: number | null }): () => Promise<StatusLive> {
-  const { config, store, readiness, registry, cluster } = options;
+  const { config, store, readiness, metrics, cluster } = options;
   const secretAges = storedSecretsReader(options);
   async function cursor(): Promise<StatusLive['votes']['cursor']> {
     if (!config.votes.enabled || known.project === null) return null;
@@ -160,7 +161,7 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
       pipeline ? pipeline.failed().catch(() => []) : Promise.resolve([]),
       cursor(),
       config.webhooks.enabled ? secretAges() : Promise.resolve({ stored: 0, newestStoredAt: null }),
-      readDeliveries(registry),
+      readDeliveries(metrics),
       remindersNow(config, votes),
     ]);
     return {
@@ -196,7 +197,7 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
 
 /** Creates the status page of an agent; `events` is the agent. */
 export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
-  const { config, logger, now, registry } = options;
+  const { config, logger, now, metrics } = options;
   const collector = createStatusCollector({ now, historyMs: config.health.history });
   const secrets = secretValues(config);
   const known: { project: StatusLive['project']; startedAt: number | null } = { project: null, startedAt: null };
@@ -218,7 +219,7 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
     document,
     start() {
       known.startedAt = now();
-      const read = () => void readDeliveries(registry).then((counts) => collector.deliveries(counts), () => undefined);
+      const read = () => void readDeliveries(metrics).then((counts) => collector.deliveries(counts), () => undefined);
       read();
       clearInterval(timer);
       timer = setInterval(read, DELIVERY_READING_MS);

@@ -67,7 +67,10 @@ export interface RetryEvent {
 
 /** Options of {@link createTransport}. */
 export interface TransportOptions {
-  /** The undici dispatcher. Default: a keep-alive `Agent` owned (and closed) by the transport. */
+  /**
+   * The undici dispatcher (an `Agent` of undici 6.27+ or 7). Default: a keep-alive `Agent` owned
+   * (and closed) by the transport.
+   */
   dispatcher?: Dispatcher;
   /** Per-attempt timeout for the answer's headers and body. Default 15 000 ms. */
   timeoutMs?: number;
@@ -231,6 +234,8 @@ function closedError(): Error {
 
 /** Sends `req` once, within `timeoutMs`; throws only the caller's abort reason. */
 async function attempt(state: TransportState, req: TransportRequest, timeoutMs: number): Promise<AttemptResult> {
+  // The bot's undici when it has one that fits our range (discord.js 14 brings 6, npm keeps it for
+  // us), else ours (7): only what both majors do alike is used here (test/integration/client/undici-*).
   const undici = await import('undici');
   // undici refuses a closed Agent by itself; Bun's stand-in would send: refuse here, alike. After
   // the import: a close() during the first request's import leaves no Agent to be made.

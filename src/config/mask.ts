@@ -3,6 +3,8 @@ import { formatDuration } from './duration.js';
 import { schemaAt } from './fields.js';
 import { SECRET_PATHS, type ListingAgentConfig } from './schema.js';
 
+export { secretValues } from './secrets.js';
+
 /** What a secret is printed as; nothing of the secret (not even its length) survives. */
 export const MASK = '********';
 
@@ -46,22 +48,4 @@ function mask(value: unknown, secretPath: string, schemaPath: string[]): JsonVal
 export function maskConfig(config: ListingAgentConfig): { [key: string]: JsonValue } {
   const { $schema: _ignored, ...rest } = config;
   return mask(rest, '', []) as { [key: string]: JsonValue };
-}
-
-/** Every secret value in a validated config (to scrub from log lines). */
-export function secretValues(config: ListingAgentConfig): string[] {
-  const found: string[] = [];
-  const walk = (value: unknown, secretPath: string) => {
-    if (value === undefined || value === null) return;
-    if (SECRET_PATHS.has(secretPath) && typeof value === 'string') {
-      found.push(value);
-      return;
-    }
-    if (Array.isArray(value)) value.forEach((item) => walk(item, `${secretPath}[]`));
-    else if (typeof value === 'object') {
-      for (const [key, child] of Object.entries(value)) walk(child, secretPath ? `${secretPath}.${key}` : key);
-    }
-  };
-  walk(config, '');
-  return found;
 }

@@ -11,8 +11,11 @@ export interface HealthServerOptions {
   listen: ListenAddress;
   /** What `/readyz` reports. */
   readiness: Readiness;
-  /** What `/metrics` serves. */
-  registry: Registry;
+  /**
+   * What `/metrics` serves: the registry, or what makes it at the first scrape (an agent loads
+   * prom-client only when `/metrics` is first asked for).
+   */
+  registry: Registry | (() => Registry);
   logger: AgentLogger;
   /**
    * More pages on the same port (the status page): asked first for every request; `handle`
@@ -81,7 +84,8 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
       const snapshot = readiness.snapshot();
       return json(snapshot.ready ? 200 : 503, snapshot);
     }
-    return { status: 200, contentType: registry.contentType, body: await registry.metrics() };
+    const metrics = typeof registry === 'function' ? registry() : registry;
+    return { status: 200, contentType: metrics.contentType, body: await metrics.metrics() };
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,4 +1,9 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+/**
+ * Labeled counters and gauges held in memory, without prom-client: an agent records its metrics
+ * here whether or not anything serves them, and a prom-client registry, when there is one
+ * (`/metrics`), reads them at each scrape (runtime/metrics.ts). A bot posting stats with health off
+ * so never loads prom-client (issue 25).
+ */
 
 /** Label names mapped to the values each may take. */
 export type Labels = Record<string, string>;
@@ -21,10 +26,20 @@ export interface LabeledGauge<L extends Labels> {
 /** Each label's known values; a label left empty (`hook: []`) takes any value. */
 type KnownValues<L extends Labels> = { [K in keyof L]: readonly L[K][] };
 
-interface MetricConfig<L extends Labels> {
+/** What a metric is, for the registry that serves it. */
+export interface MetricConfig<L extends Labels> {
   name: string;
   help: string;
   known: KnownValues<L>;
+}
+
+/** The series of one labeled metric, as a registry reads them at a scrape. */
+export interface LabeledSeries {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  /** Every series with its value, in the order they first appeared. */
+  series(): Iterable<{ labels: Labels; value: number }>;
 }
 
 /** Every combination of the known values (none when a label has no known value). */
@@ -36,44 +51,57 @@ function combinations<L extends Labels>(known: KnownValues<L>): L[] {
   return rows as L[];
 }
 
-function matches(seriesLabels: Partial<Record<string, string | number>>, labels: Labels): boolean {
-  return Object.entries(labels).every(([name, value]) => seriesLabels[name] === value);
+/** One key per label set, whatever order its keys were written in. */
+function keyOf(labelNames: readonly string[], labels: Labels): string {
+  return labelNames.map((name) => labels[name] ?? '').join('\u0000');
 }
 
-/**
- * A counter on `registry` only (never prom-client's global one). Every combination of known
- * values starts at 0, so that `rate()` and alerts see a series before its first event.
- */
-export function labeledCounter<L extends Labels>(registry: Registry, config: MetricConfig<L>): LabeledCounter<L> {
-  const counter = new Counter<string>({
-    name: config.name,
-    help: config.help,
-    labelNames: Object.keys(config.known),
-    registers: [registry],
-  });
-  for (const labels of combinations(config.known)) counter.inc(labels, 0);
+function seriesStore<L extends Labels>(config: MetricConfig<L>) {
+  const labelNames = Object.keys(config.known);
+  const values = new Map<string, { labels: Labels; value: number }>();
   return {
-    inc: (labels, by = 1) => counter.inc(labels, by),
-    async get(labels) {
-      const { values } = await counter.get();
-      return values.find((series) => matches(series.labels, labels))?.value ?? 0;
+    labelNames,
+    values,
+    entry(labels: L) {
+      // As prom-client: a label the metric does not have is refused, not silently dropped.
+      for (const name in labels) {
+        if (!labelNames.includes(name)) throw new Error(`${config.name}: label "${name}" is not one of ${labelNames.join(', ')}`);
+      }
+      const key = keyOf(labelNames, labels);
+      let found = values.get(key);
+      if (!found) values.set(key, (found = { labels: { ...labels }, value: 0 }));
+      return found;
     },
+    described: (): LabeledSeries => ({ name: config.name, help: config.help, labelNames, series: () => values.values() }),
   };
 }
 
-/** A gauge on `registry` only. Known combinations are not pre-set: an unset gauge has no value. */
-export function labeledGauge<L extends Labels>(registry: Registry, config: MetricConfig<L>): LabeledGauge<L> {
-  const gauge = new Gauge<string>({
-    name: config.name,
-    help: config.help,
-    labelNames: Object.keys(config.known),
-    registers: [registry],
-  });
+/**
+ * A counter in memory. Every combination of known values starts at 0, so that `rate()` and
+ * alerts see a series before its first event.
+ */
+export function labeledCounter<L extends Labels>(config: MetricConfig<L>): LabeledCounter<L> & { readonly described: LabeledSeries } {
+  const store = seriesStore(config);
+  for (const labels of combinations(config.known)) store.entry(labels);
   return {
-    set: (labels, value) => gauge.set(labels, value),
-    async get(labels) {
-      const { values } = await gauge.get();
-      return values.find((series) => matches(series.labels, labels))?.value;
+    inc: (labels, by = 1) => {
+      // As prom-client's counters: a counter only goes up.
+      if (by < 0) throw new RangeError(`${config.name}: a counter cannot be decreased (inc by ${by})`);
+      store.entry(labels).value += by;
     },
+    get: async (labels) => store.values.get(keyOf(store.labelNames, labels))?.value ?? 0,
+    described: store.described(),
+  };
+}
+
+/** A gauge in memory. Known combinations are not pre-set: an unset gauge has no value. */
+export function labeledGauge<L extends Labels>(config: MetricConfig<L>): LabeledGauge<L> & { readonly described: LabeledSeries } {
+  const store = seriesStore(config);
+  return {
+    set: (labels, value) => {
+      store.entry(labels).value = value;
+    },
+    get: async (labels) => store.values.get(keyOf(store.labelNames, labels))?.value,
+    described: store.described(),
   };
 }

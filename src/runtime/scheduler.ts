@@ -1,4 +1,5 @@
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron } from 'croner';
 import { MAX_TIMER_DELAY_MS, timerDelay } from '../contract/timer-delay.js';
 
 /**
@@ -7,6 +8,14 @@ import { MAX_TIMER_DELAY_MS, timerDelay } from '../contract/timer-delay.js';
  * embedded agent never keeps the bot's process alive), waking only when a run is due. The poster takes a {@link ScheduleFactory}, so tests
  * pass {@link createManualScheduler} and drive time with `tick()` instead of sleeping.
  */
+
+/** croner, loaded at the first cron pattern (its CommonJS build, synchronously): an agent posting on an interval never loads it. */
+let croner: typeof import('croner') | undefined;
+/** A paused `Cron` of `pattern` (it throws on a pattern croner refuses). */
+function pausedCron(pattern: string): Cron {
+  croner ??= createRequire(import.meta.url)('croner') as typeof import('croner');
+  return new croner.Cron(pattern, { paused: true });
+}
 
 /** Options of {@link createSchedule}: exactly one of `cron`, `intervalMs`, `delayMs`. */
 export interface ScheduleOptions {
@@ -102,7 +111,7 @@ export const CRON_GAP_MAX_MATCHES = 1_000;
  * than twice.
  */
 export function longestCronGapMs(pattern: string, from: number): number | undefined {
-  const cron = new Cron(pattern, { paused: true });
+  const cron = pausedCron(pattern);
   const end = from + CRON_GAP_HORIZON_MS;
   const first = cron.nextRun(new Date(from))?.getTime();
   if (first === undefined) return undefined;
@@ -280,7 +289,7 @@ export function createSchedule(options: ScheduleOptions): Schedule {
     runner: createRunner(options),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
-    pattern: options.cron !== undefined ? new Cron(options.cron, { paused: true }) : undefined,
+    pattern: options.cron !== undefined ? pausedCron(options.cron) : undefined,
     // A zero interval would spin; 1 ms is the least a timer can wait anyway.
     every: options.intervalMs === undefined ? undefined : Math.max(1, options.intervalMs),
     timer: undefined,

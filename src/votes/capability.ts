@@ -12,7 +12,8 @@ import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } f
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 import { LedgerCloseError } from './ledger-file-space.js';
 import { createVotesReadiness, type VotesReadiness } from './ledger-readiness.js';
-import { startReminders, type RunningReminders } from './reminders/configured.js';
+import { reminderStoreFor, startReminders, type RunningReminders } from './reminders/configured.js';
+import type { LedgerReminderStore } from './reminders/journal-ledger.js';
 import { withReminders } from './reminders/ingest.js';
 import type { Reminders } from './reminders/reminders.js';
 
@@ -190,11 +191,11 @@ function markWaiting(v: VotesState, context: CapabilityContext<VotesEvents>): vo
   v.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${v.serviceProblem}); ${meanwhile}`);
 }
 
-function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>): VoteLedger {
+function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>, companion: LedgerReminderStore | undefined): VoteLedger {
   const given = v.options.ledger ?? 'file';
   const health = context.store.writeHealth;
   // The file ledger shares the file store's write health when both are in one directory.
-  const shared = { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}), ...(health ? { writeHealth: health } : {}) };
+  const shared = { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}), ...(health ? { writeHealth: health } : {}), ...(companion ? { companion } : {}) };
   return typeof given === 'string' ? votesLedgerFor(context.config, given, shared) : given;
 }
 
@@ -254,13 +255,14 @@ function reconcilePoller(v: VotesState): Promise<void> {
   return v.pollerChain;
 }
 
-/** Starts the reminders beside `running` (stopping it when they cannot start). */
-async function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline): Promise<RunningReminders> {
+/** Starts the reminders beside `running` (stopping it when they cannot start); `store` rides the rewards' file ledger. */
+async function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline, store: LedgerReminderStore | undefined): Promise<RunningReminders> {
   const { ledger, redis, leadership, hookOptions } = v.options;
   const kind = typeof ledger === 'string' ? ledger : 'file';
   try {
     return await startReminders(context, {
       kind,
+      ...(store ? { store } : {}),
       ...(hookOptions ? { hookOptions } : {}),
       ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
       ...(leadership ? { leadership } : {}),
@@ -322,7 +324,9 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   // Hooks first: a bad hook name is a configuration error, before any file is touched.
   const hooks = makeHooks(v, context);
   v.readiness = createVotesReadiness(context.readiness, VOTES_COMPONENT);
-  const ledger = (v.ledger = makeLedger(v, context));
+  // On the file ledger, the reminder schedule rides the ledger's journal: its store joins before the ledger opens.
+  const reminderStore = config.votes.reminders.enabled && (options.ledger ?? 'file') === 'file' ? reminderStoreFor(config, context.now) : undefined;
+  const ledger = (v.ledger = makeLedger(v, context, reminderStore));
   const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
   try {
     await running.start();
@@ -330,7 +334,9 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
     await closeLedger(v).catch(() => undefined);
     throw error;
   }
-  v.pipeline = config.votes.reminders.enabled ? withReminders(running, (v.reminders = await startOwnReminders(v, context, running))) : running;
+  if (config.votes.reminders.enabled) v.reminders = await startOwnReminders(v, context, running, reminderStore);
+  // The ledger's store schedules as the ledger records votes; elsewhere each ingested batch is scheduled after.
+  v.pipeline = v.reminders === undefined || reminderStore !== undefined ? running : withReminders(running, v.reminders);
   v.unwatchLedger = watchLedger(v, context, ledger);
   context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
   v.started = context;

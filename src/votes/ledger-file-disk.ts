@@ -4,9 +4,10 @@ import type { Committer } from '../store/committer.js';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
 import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
+import { COMPANION_ON, companionMark, type LedgerCompanion } from './ledger-companion.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
 import { replayJournal, type JournalFs, type JournalHandle, type ReplayResult } from './journal.js';
-import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
+import { JOURNAL_HEADER, recordLine, type JournalRecord } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
 /**
@@ -70,6 +71,10 @@ export interface FileLedgerState {
   restoreError: unknown;
   /** Removes the ledger's probe from the health (while open). */
   removeProbe: (() => void) | undefined;
+  /** Whose records ride the journal (see `LedgerCompanion`), if any. */
+  readonly companion: LedgerCompanion | undefined;
+  /** Whether the journal says a companion follows its votes (its last "on"/"off" mark). */
+  companionOn: boolean;
 }
 
 const failureError = (f: FileLedgerState, what: string, error: unknown) =>
@@ -96,10 +101,10 @@ const SYNC_WRITE_MAX_CHARS = 65_536;
  * One append: the chunk written and synced through the journal's handle (opened if it is not).
  * A small chunk is written on the event loop and only its `datasync` goes to the thread pool: one
  * round trip per group commit instead of two, which is what a group commit costs beyond its sync.
- * The handle is let go once a turn of the event loop ends with no write running or due (`letGoSoon`): back-to-back
- * group commits under load share one handle (an open and a close per commit would cost about a
- * third of the throughput), while an agent between writes holds no file open for writing, so
- * the directory can be remounted read-only under steady traffic.
+ * The handle is let go once a turn of the event loop ends with no write running or due
+ * (`letGoSoon`): back-to-back group commits under load share one handle (an open and a close per
+ * commit would cost about a third of the throughput), while an agent between writes holds no
+ * file open for writing, so the directory can be remounted read-only under steady traffic.
  */
 async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
   f.writing = true;
@@ -180,7 +185,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   f.rewriteWanted = false;
   const lines = f.queued; // covered by the snapshot: memory already holds their changes
   f.queued = [];
-  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('');
+  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('') + companionSnapshot(f);
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   let renamed = false;
   try {
@@ -214,6 +219,21 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
     }
     throw failureError(f, 'compact', error);
   }
+}
+
+/** The companion's part of a snapshot: "on", then its records (nothing without one: the snapshot is "off"). */
+function companionSnapshot(f: FileLedgerState): string {
+  if (f.companion === undefined) return '';
+  return recordLine(COMPANION_ON) + f.companion.snapshot().map(recordLine).join('');
+}
+
+/** Applies a replayed record to the ledger's state, and a vote's or the companion's to the companion. */
+function replayed(f: FileLedgerState, record: JournalRecord): void {
+  f.state.apply(record);
+  if (record.t !== 'p' && record.t !== 'r') return;
+  const mark = companionMark(record);
+  if (mark !== undefined) f.companionOn = mark === 'on';
+  f.companion?.replayed(record);
 }
 
 async function readJournal(f: FileLedgerState): Promise<string | undefined> {
@@ -260,7 +280,7 @@ async function createJournal(f: FileLedgerState): Promise<void> {
 export async function load(f: FileLedgerState): Promise<ReplayResult | undefined> {
   const { path } = f;
   const text = await readJournal(f);
-  const replay = text === undefined ? undefined : replayJournal(text, f.state.apply);
+  const replay = text === undefined ? undefined : replayJournal(text, (record) => replayed(f, record));
   if (replay?.header.kind === 'newer') {
     throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
   }

@@ -4,6 +4,7 @@ import { fsReason, StoreError } from '../store/errors.js';
 import { createWriteHealth, describeWriteProblem, type WriteHealth } from '../store/write-health.js';
 import { nodeJournalFs, type JournalFs } from './journal.js';
 import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite, type FileLedgerState } from './ledger-file-disk.js';
+import { COMPANION_OFF, COMPANION_ON, type LedgerCompanion } from './ledger-companion.js';
 import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX, takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
 import { createLedgerOperations } from './ledger-ops.js';
 import { recordLine, type JournalRecord } from './ledger-records.js';
@@ -41,6 +42,12 @@ export interface FileVoteLedgerOptions {
    * up when the disk fills; 0 keeps none. Default 262 144 (256 KiB, about 6,000 finished votes).
    */
   reserveBytes?: number;
+  /**
+   * Another part whose records ride this journal's commits (the vote reminders, see
+   * `LedgerCompanion`); given before `open()`, which replays them to it. Default: none (an "off"
+   * mark is written if the journal had a companion).
+   */
+  companion?: LedgerCompanion;
 }
 
 /** Sizes and counters of a file vote ledger. */
@@ -100,7 +107,16 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     for (const record of records) f.queued.push(recordLine(record));
     return f.committer.commit(f.committer.change());
   };
-  const operations = createLedgerOperations(() => f.state, persist, requireOpen);
+  const companion = options.companion;
+  const operations = createLedgerOperations(() => f.state, persist, requireOpen, companion);
+  companion?.attach((records) => {
+    try {
+      requireOpen('record vote reminders in');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return persist(records);
+  }, `file ${f.path}`);
   const ledger: FileVoteLedger = {
     path: f.path,
     get writeHealth() {
@@ -126,7 +142,8 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
       f.state.forget(time);
       // A rewrite needs room for a whole snapshot: not while the directory cannot be written.
       if (!f.health.writable) return;
-      if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * f.state.snapshotBytes())) return;
+      const snapshotBytes = f.state.snapshotBytes() + (f.companion?.snapshotBytes() ?? 0);
+      if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * snapshotBytes)) return;
       f.rewriteWanted = true;
       await f.committer.commit(f.committer.change());
     },
@@ -176,6 +193,8 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     restoreWanted: false,
     restoreError: undefined,
     removeProbe: undefined,
+    companion: options.companion,
+    companionOn: false,
   };
   return f;
 }
@@ -216,10 +235,12 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
   f.rewriteWanted = false;
   f.headerOutdated = false;
   f.corruptAside = undefined;
+  f.companionOn = false;
   try {
     await prepareDirectory(f);
     const replay = await load(f);
     f.phase = 'open';
+    markCompanion(f);
     const aside = f.corruptAside;
     const rewritesBefore = f.rewrites;
     await ledger.compact(f.now()).catch((error: unknown) => f.warnings.push(`could not compact ${path} on open: ${fsReason(error)}`));
@@ -241,6 +262,14 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
     await release(f);
     throw error;
   }
+}
+
+/** Says in the journal whether a companion follows the votes from now on, when that changed (written with the next commit). */
+function markCompanion(f: FileLedgerState): void {
+  if ((f.companion !== undefined) === f.companionOn) return;
+  f.companionOn = f.companion !== undefined;
+  f.queued.push(recordLine(f.companionOn ? COMPANION_ON : COMPANION_OFF));
+  f.committer.change();
 }
 
 function close(f: FileLedgerState): Promise<void> {

@@ -1,3 +1,4 @@
+import type { LedgerCompanion } from './ledger-companion.js';
 import { pendingLine, type JournalRecord } from './ledger-records.js';
 import { copyVote, type DeadLetterFilter, type LedgerState } from './ledger-state.js';
 import type { DeadLetter, Vote, VoteLedger } from './types.js';
@@ -16,6 +17,8 @@ export function createLedgerOperations(
   current: () => LedgerState,
   persist: (records: JournalRecord[]) => Promise<void>,
   requireOpen: (action: string) => void,
+  /** Told of each vote recorded pending for the first time (a record it returns goes just before the vote's), and when they are durable. */
+  companion?: Pick<LedgerCompanion, 'recorded' | 'committed'>,
 ): LedgerOperations {
   /** Not `async`: one promise fewer per call, which counts at tens of thousands of calls a second. */
   function change(action: string, records: JournalRecord[]): Promise<void> {
@@ -37,6 +40,8 @@ export function createLedgerOperations(
       const records: JournalRecord[] = [];
       for (const vote of votes) {
         if (state.has(vote.key)) continue;
+        const before = companion?.recorded(vote);
+        if (before !== undefined) records.push(before);
         // No copy of the vote: the state keeps its line, a string nobody can change.
         const record: JournalRecord = { t: 'p', v: vote, line: pendingLine(vote) };
         // Applied one by one: a key twice in one batch is recorded once.
@@ -45,6 +50,7 @@ export function createLedgerOperations(
         fresh.push(vote);
       }
       await persist(records);
+      companion?.committed?.();
       return fresh;
     },
 

@@ -27,7 +27,12 @@ export type JournalRecord =
   /** Snapshot: a finished key kept for dedupe, whose vote expires at `e` (epoch ms, rounded up to the minute). */
   | { t: 'k'; k: string; e: number }
   /** Snapshot: a vote still pending, or finished with dead letters outstanding. */
-  | { t: 'e'; v: Vote; done: string[]; dl: string[]; c: boolean };
+  | { t: 'e'; v: Vote; done: string[]; dl: string[]; c: boolean }
+  /**
+   * A record of the ledger's companion (`ledger-companion.ts`: the vote reminders), written as
+   * `["r",...f]`: the ledger keeps no state of it, only replays it to the companion in order.
+   */
+  | { t: 'r'; f: readonly unknown[] };
 
 /**
  * The first line of every journal; a newer `version` is refused rather than misread. A journal of
@@ -122,6 +127,8 @@ export function recordLine(record: JournalRecord | typeof JOURNAL_HEADER): strin
       return `["c",${JSON.stringify(record.k)}]\n`;
     case 'h':
       return `["h",${JSON.stringify(record.k)},${JSON.stringify(record.h)}]\n`;
+    case 'r':
+      return `${JSON.stringify(['r', ...record.f])}\n`;
     default:
       return `${JSON.stringify(record)}\n`;
   }
@@ -171,7 +178,7 @@ export function voteOfPendingLine(line: string): Vote {
   return record.v;
 }
 
-/** A record in the array form (version 2: `p`, `h`, `c`). */
+/** A record in the array form (version 2: `p`, `h`, `c`, and the companion's `r`). */
 function parseArrayRecord(fields: readonly unknown[]): JournalRecord | undefined {
   switch (fields[0]) {
     case 'p': {
@@ -183,6 +190,8 @@ function parseArrayRecord(fields: readonly unknown[]): JournalRecord | undefined
       return fields.length === 3 && isString(fields[1]) && isString(fields[2]) ? { t: 'h', k: fields[1], h: fields[2] } : undefined;
     case 'c':
       return fields.length === 2 && isString(fields[1]) ? { t: 'c', k: fields[1] } : undefined;
+    case 'r':
+      return fields.length >= 2 && isString(fields[1]) ? { t: 'r', f: fields.slice(1) } : undefined;
     default:
       return undefined;
   }

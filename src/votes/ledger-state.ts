@@ -138,6 +138,9 @@ function apply(m: LedgerMaps, record: JournalRecord): void {
     case 'x':
       takeLetter(m, record.k, record.h);
       return;
+    case 'r':
+      // The companion's (ledger-companion.ts), replayed to it by the file ledger: no state here.
+      return;
   }
 }
 

@@ -1,72 +1,10 @@
-/**
- * Instants of webhook events without `Date.parse` on the hot path. The service writes its times
- * the way `Date.prototype.toISOString` does (`2026-11-21T15:07:10.123Z`); for exactly that
- * spelling, with every field in range, the epoch milliseconds are plain arithmetic and the
- * canonical text is the text itself. Anything else (another ISO form, an offset, a day that rolls
- * over such as April 31, a year below 100) is left to `Date.parse`, so the answers are always the
- * same as `Date.parse` and `new Date(Date.parse(text)).toISOString()` would give.
- */
-
-const DAY_MS = 86_400_000;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
-
-/** The two-digit number at `at`, or -1 when either character is not a digit. */
-function twoDigits(text: string, at: number): number {
-  const high = text.charCodeAt(at) - 48;
-  const low = text.charCodeAt(at + 1) - 48;
-  return high >= 0 && high <= 9 && low >= 0 && low <= 9 ? high * 10 + low : -1;
-}
-
-/** Days from 1970-01-01 to `year-month-day` (proleptic Gregorian; month 1–12). */
-function daysFromEpoch(year: number, month: number, day: number): number {
-  // Howard Hinnant's days_from_civil.
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
-}
+import { canonicalIsoMs } from '../contract/iso-time.js';
 
 /**
- * Epoch ms of `text` when it is spelled exactly as `toISOString` spells an instant of the years
- * 100–9999 (`YYYY-MM-DDTHH:mm:ss.sssZ`, every field in range); NaN otherwise (not an answer about
- * validity: use {@link instantOf} for that).
+ * Instants of webhook events without `Date.parse` on the hot path (see `canonicalIsoMs`): for a
+ * time spelled as `toISOString` spells it, the canonical text is the text itself. The answers are
+ * always the same as `Date.parse` and `new Date(Date.parse(text)).toISOString()` would give.
  */
-function canonicalIsoMs(text: string): number {
-  // A delivery's two times are each looked at twice (checked, then converted): remember the last two.
-  if (text === memo[0]) return memo[1];
-  if (text === memo[2]) return memo[3];
-  const ms = computeCanonicalIsoMs(text);
-  memo[2] = memo[0];
-  memo[3] = memo[1];
-  memo[0] = text;
-  memo[1] = ms;
-  return ms;
-}
-
-const memo: [string, number, string, number] = ['', Number.NaN, '', Number.NaN];
-
-function computeCanonicalIsoMs(text: string): number {
-  if (text.length !== 24) return Number.NaN;
-  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84) return Number.NaN; // - - T
-  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46 || text.charCodeAt(23) !== 90) return Number.NaN; // : : . Z
-  const century = twoDigits(text, 0);
-  const yy = twoDigits(text, 2);
-  const month = twoDigits(text, 5);
-  const day = twoDigits(text, 8);
-  const hour = twoDigits(text, 11);
-  const minute = twoDigits(text, 14);
-  const second = twoDigits(text, 17);
-  const msHigh = twoDigits(text, 20);
-  const msLow = text.charCodeAt(22) - 48;
-  if (century < 1 || yy < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return Number.NaN;
-  if (minute < 0 || minute > 59 || second < 0 || second > 59 || msHigh < 0 || msLow < 0 || msLow > 9) return Number.NaN;
-  const year = century * 100 + yy;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return Number.NaN;
-  return daysFromEpoch(year, month, day) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + msHigh * 10 + msLow;
-}
 
 /** `Date.parse(text)`, and `new Date(that).toISOString()` (undefined when it is not a date). */
 export function instantOf(text: string): { ms: number; iso: string | undefined } {

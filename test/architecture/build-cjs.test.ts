@@ -51,6 +51,6 @@ describe('the CommonJS side of the package', () => {
       expect(copy.replace(/(['"])(\.{1,2}\/[^'"\n]*?)\.cjs\1/g, '$1$2.js$1'), file).toBe(original.replace(/^\/\/# sourceMappingURL=.*\n?/m, ''));
     }
     expect(read('dist/cjs/index.d.cts')).toContain("from './agent/agent.cjs'");
-    expect(read('dist/cjs/agent/agent.d.cts')).toContain("import { Registry } from 'prom-client';");
+    expect(read('dist/cjs/agent/agent.d.cts')).toContain("import type { Registry } from 'prom-client';");
   });
 });

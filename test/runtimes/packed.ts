@@ -1,15 +1,17 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
+import { linkBotModules } from '../helpers/bot-install.js';
 
 /**
  * The package as a bot owner gets it: `npm pack`ed (dist/ built by `npm test`), extracted into a
  * temporary bot project's node_modules/listing-agent. Offline: the package's own dependencies and
- * the bot's discord.js are symlinks to this repository's node_modules (what `npm ci` installed).
+ * the bot's discord.js are symlinks to this repository's node_modules (what `npm ci` installed),
+ * and undici is discord.js's copy at the bot's top level, as npm leaves it (test/helpers/bot-install.ts).
  */
 
 const run = promisify(execFile);
@@ -61,9 +63,9 @@ export async function botProject(type: 'commonjs' | 'module', bot?: string): Pro
   const installed = join(dir, 'node_modules', 'listing-agent');
   await mkdir(installed, { recursive: true });
   await run('tar', ['xzf', await packedTarball(), '-C', installed, '--strip-components=1']);
-  // The package's dependencies, where npm would have put them for it; the bot's own discord.js.
-  await symlink(join(REPO, 'node_modules'), join(installed, 'node_modules'), 'dir');
-  await symlink(join(REPO, 'node_modules', 'discord.js'), join(dir, 'node_modules', 'discord.js'), 'dir');
+  // The bot's own discord.js, the package's dependencies, and one undici (discord.js's), as npm
+  // installs them in a discord.js 14 bot.
+  await linkBotModules(REPO, dir);
   await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: `${type}-bot`, private: true, type, dependencies: { 'listing-agent': '*', 'discord.js': '*' } }, null, 2)}\n`);
   const main = join(dir, bot ?? 'index.js');
   if (bot !== undefined) await copyFile(join(REPO, 'test', 'runtimes', 'bots', bot), main);

@@ -32,6 +32,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/leader/failover.test.ts',
       'test/integration/leader/redis-blip-stats.test.ts',
       'test/integration/leader/redis-lease.test.ts',
+      'test/integration/leader/reminders-failover.test.ts',
       'test/integration/leader/restart-capabilities.test.ts',
       'test/integration/redis/connection.test.ts',
       'test/integration/stats/push-share.test.ts',

@@ -75,7 +75,7 @@ export async function runVotesReminders(argv: string[], io: CliIo, help: () => n
     return EXIT.ok;
   }
   if (!reading.exists) {
-    io.stdout(`No reminder journal at ${where} yet: the agent has scheduled no reminder there.\n`);
+    io.stdout(`No reminder schedule in ${where} yet: the agent has scheduled no reminder there.\n`);
     return EXIT.ok;
   }
   printText(io, reading, where, config);

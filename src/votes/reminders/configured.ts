@@ -15,15 +15,26 @@ import type { Vote, VoteHook, VoteLedger, VotesEvents } from '../types.js';
 import { ListingAgentError } from '../../errors.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { createRedisVoteLedger } from '../ledger-redis.js';
-import { createFileReminderJournal } from './journal-file.js';
+import { createLedgerReminderStore, type LedgerReminderStore } from './journal-ledger.js';
+import { lastSentInLedger, withEarlierSent } from './read.js';
 import { createRedisReminders } from './redis-reminders.js';
-import { createMemoryReminderJournal, createReminders, type Reminders } from './reminders.js';
+import { createMemoryReminderStore, createReminders, type Reminders, type ReminderStore } from './reminders.js';
 
 /*
  * The reminders as the config describes them, wired from the vote pipeline's own parts: a second
  * pipeline instance (its own ledger, `<state.directory>/reminders/votes.journal`, its own hooks)
- * gives each reminder the rewards' retries, dead letters and crash recovery.
+ * gives each reminder the rewards' retries, dead letters and crash recovery. On the file store,
+ * the schedule rides the rewards' ledger (`reminderStoreFor`, given to that ledger as its
+ * companion before it opens): scheduling a vote's reminder then writes nothing.
  */
+
+/**
+ * The reminder store to give the rewards' file vote ledger as its `companion` (before it opens),
+ * then to {@link startReminders} as `store`: the schedule rides that ledger's journal and commits.
+ */
+export function reminderStoreFor(config: ListingAgentConfig, now: () => number): LedgerReminderStore {
+  return createLedgerReminderStore({ delayMs: config.votes.reminders.delay, now, derive: true });
+}
 
 /** The in-process reminder hook's name (the `reminder` event). */
 const REMINDER_EVENT_HOOK = 'reminder-event';
@@ -69,6 +80,12 @@ export interface StartRemindersOptions {
   leadership?: Leadership;
   /** Directory override (tests). Default: the config's state directory. */
   directory?: string;
+  /**
+   * With `file`: the store riding the rewards' file vote ledger ({@link reminderStoreFor}; that
+   * ledger opened already). Default: none, the schedule is kept in the reminder pipeline's own
+   * ledger (`<directory>/reminders/votes.journal`), each `schedule()` a commit of its own.
+   */
+  store?: LedgerReminderStore;
 }
 
 /** Starts the reminders of `context.config` (enabled): the reminder pipeline first, then the schedule. */
@@ -77,7 +94,13 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const settings = config.votes.reminders;
   // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
   const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
-  const ledger = reminderLedger(context, options, keepKeysForMs);
+  // The status page's last sent from before this start (the file schedule keeps them in memory only):
+  // the end of the reminder ledger's journal, read before the ledger opens (and may compact it).
+  // Unreadable: none listed (the ledger, opened next, says what is wrong with its directory).
+  const earlier = options.kind === 'file' ? await lastSentInLedger(options.directory ?? stateDirectory(config), settings.delay).catch(() => []) : [];
+  // Without the rewards' ledger to ride, the schedule rides the reminder pipeline's own ledger.
+  const own = options.kind === 'file' && options.store === undefined ? createLedgerReminderStore({ delayMs: settings.delay, now, derive: false }) : undefined;
+  const ledger = reminderLedger(context, options, keepKeysForMs, own);
   const listeners = () => context.listeners?.('reminder') ?? [];
   const hooks = configuredReminderHooks(config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis } : {}) });
   // The event hook with no listener delivers nothing: a reminder with nowhere else to go is not `sent`.
@@ -93,7 +116,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
     },
   });
   await pipeline.start();
-  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes));
+  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes), options.store ?? own);
   try {
     await reminders.start();
   } catch (error) {
@@ -105,7 +128,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const onChange = () => void reminders.fire();
   leadership?.on('change', onChange);
   return {
-    reminders,
+    reminders: earlier.length > 0 ? withEarlierSent(reminders, earlier) : reminders,
     pipeline,
     ledger,
     async stop(deadline) {
@@ -118,7 +141,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
 }
 
 /** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
-function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, keepKeysForMs: number): VoteLedger {
+function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, keepKeysForMs: number, companion: LedgerReminderStore | undefined): VoteLedger {
   const { config, now } = context;
   if (options.kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
   if (options.kind === 'redis') {
@@ -127,21 +150,21 @@ function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartR
     }
     return createRedisVoteLedger({ connection: options.redis, agentId: options.agentId, leaseMs: config.state.redis.lease, keepKeysForMs, now, namespace: REDIS_KEYS.remindersLedger, logger: context.logger });
   }
-  return createFileVoteLedger({ directory: join(options.directory ?? stateDirectory(config), 'reminders'), keepKeysForMs, now });
+  return createFileVoteLedger({ directory: join(options.directory ?? stateDirectory(config), 'reminders'), keepKeysForMs, now, ...(companion ? { companion } : {}) });
 }
 
-/** The schedule: shared in Redis (the leader fires), or this agent's own journal. */
-function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>): Reminders {
+/** The schedule: shared in Redis (the leader fires), or this agent's own (in a vote journal, or in memory). */
+function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>, kept: ReminderStore | undefined): Reminders {
   const { config, logger, metrics, now } = context;
   const settings = config.votes.reminders;
-  const common = { send, delayMs: settings.delay, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
+  const common = { send, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
   const leadership = options.leadership;
   if (options.kind === 'redis' && options.redis !== undefined) {
-    return createRedisReminders({ ...common, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
+    return createRedisReminders({ ...common, delayMs: settings.delay, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
   }
-  const journal = options.kind === 'memory' ? createMemoryReminderJournal() : createFileReminderJournal(options.directory ?? stateDirectory(config));
+  const store = kept ?? createMemoryReminderStore({ delayMs: settings.delay });
   // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
-  return createReminders({ ...common, journal, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
+  return createReminders({ ...common, store, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
 }
 
 /** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */

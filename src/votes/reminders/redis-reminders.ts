@@ -4,6 +4,7 @@ import { REDIS_KEYS } from '../../redis/keys.js';
 import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
+import { createLateLog, type LateLog } from './late-log.js';
 import { realTimer, type Reminders } from './reminders.js';
 import { parseReminderLine, reminderInfo, reminderOf, reminderVote, type ReminderInfo } from './schedule.js';
 
@@ -123,6 +124,8 @@ interface RedisRemindersState {
   /** The next due time this agent knows of (its own schedule calls and its last look). */
   nextDue: number | undefined;
   failing: boolean;
+  /** Skipped as late: one line per start, then summaries (`late-log.ts`). */
+  readonly late: LateLog;
 }
 
 /** The {@link Reminders} of an agent on a shared Redis: any agent schedules, the leader fires. */
@@ -137,6 +140,7 @@ export function createRedisReminders(options: RedisRemindersOptions): Reminders 
     firing: Promise.resolve(),
     nextDue: undefined,
     failing: false,
+    late: createLateLog({ logger: options.logger, now: options.now, maxLatenessMs: options.maxLatenessMs ?? 3_600_000 }),
   };
   const fire = () => {
     const step = () => fireNow(s, reminders);
@@ -156,6 +160,7 @@ export function createRedisReminders(options: RedisRemindersOptions): Reminders 
       s.cancel?.();
       s.cancel = undefined;
       await s.firing.catch(() => undefined);
+      s.late.flush();
     },
     next: (limit = 10) => listNext(s, limit),
     lastSent: () => lastSent(s),
@@ -215,6 +220,7 @@ async function fireNow(s: RedisRemindersState, reminders: Reminders): Promise<vo
     if (!s.failing) s.o.logger.warn({ err: error, retryInMs: s.o.lookMs ?? LOOK_MS }, 'vote reminders could not be fired (Redis); they stay scheduled and are tried again');
     s.failing = true;
   }
+  s.late.endLook();
   arm(s, reminders);
 }
 
@@ -225,10 +231,8 @@ async function fireBatch(s: RedisRemindersState): Promise<boolean> {
   const send: string[] = [];
   const late: string[] = [];
   for (let i = 0; i < reply.length; i += 2) (now - Number(reply[i + 1]) > maxLatenessMs ? late : send).push(String(reply[i]));
-  if (late.length > 0) {
-    s.o.count?.('skipped', late.length);
-    s.o.logger.warn({ skipped: late.length, maxLateness: maxLatenessMs }, 'vote reminders due longer than votes.reminders.maxLateness ago were skipped');
-  }
+  if (late.length > 0) s.o.count?.('skipped', late.length);
+  s.late.add(late.length);
   const votes = send.flatMap((line) => {
     const record = parseReminderLine(line);
     return record === undefined ? [] : [reminderVote(record)];

@@ -2,36 +2,43 @@ import type { AgentLogger } from '../../log/agent-logger.js';
 import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
-import { createReminderSchedule, parseReminderLine, reminderInfo, reminderVote, type ReminderInfo, type ReminderSchedule } from './schedule.js';
+import { createLateLog, type LateLog } from './late-log.js';
+import { recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord } from './schedule.js';
+import { ReminderTable } from './table.js';
 
 /*
- * The reminder timer over the pure schedule: one timer, armed for the next due reminder only (in
- * steps of at most `maxStepMs`, re-checked against the clock at each step), the schedule kept
- * durable in a journal, and each due reminder handed to `send` (the reminder pipeline, which
- * records it durably and runs its hooks with retries and dead letters) before it leaves the
- * journal. A crash between the two hands the reminder over again at the next start, and the
- * pipeline drops it as a duplicate of its key (`reminder:<vote key>`).
+ * The reminder timer over the pure schedule (`table.ts`): one timer, armed for the next due
+ * reminder only (in steps of at most `maxStepMs`, re-checked against the clock at each step),
+ * the schedule kept durable by a store, and each due reminder handed to `send` (the reminder
+ * pipeline, which records it durably and runs its hooks with retries and dead letters) before
+ * its end is recorded in the store. A crash between the two hands the reminder over again at the
+ * next start, and the pipeline drops it as a duplicate of its key (`reminder:<vote key>`).
  */
 
-/** Where the schedule is kept: lines added and removed, replayed at open. */
-export interface ReminderJournal {
-  /** Loads the journal; resolves with the lines scheduled when it was last written. */
-  open(): Promise<string[]>;
-  /** Records, durably, lines added to and removed from the schedule. */
-  record(added: readonly string[], removed: readonly string[]): Promise<void>;
-  /** Rewrites the journal as `lines` alone (called when removed lines outnumber the live ones). */
-  compact(lines: readonly string[]): Promise<void>;
+/**
+ * Where the schedule is kept. The store owns the table: it fills it at open (a replay), and a
+ * store beside the vote ledger fills it as the ledger records votes (`journal-ledger.ts`).
+ */
+export interface ReminderStore {
+  /** The schedule, up to date (read it each time: a store may put votes it was given in first). */
+  readonly table: ReminderTable;
+  /** Loads what is scheduled into the table. */
+  open(): Promise<void>;
+  /** Records, durably, reminders just put in the table by `schedule()`. */
+  keep(records: readonly ReminderRecord[]): Promise<void>;
+  /** Records, durably, that these reminders ended (handed to the hooks, or skipped). */
+  end(records: readonly ReminderRecord[]): Promise<void>;
+  /** Told, once per batch once it is durable, of reminders the store scheduled by itself (the votes its ledger recorded). */
+  watch?(listener: (scheduled: number, replaced: number) => void): void;
   close(): Promise<void>;
   describe(): string;
 }
 
 /** Options of {@link createReminders}. */
 export interface RemindersOptions {
-  journal: ReminderJournal;
+  store: ReminderStore;
   /** Hands due reminders over (the reminder pipeline's `ingest`); resolves once they are durable there. */
   send: (votes: readonly Vote[]) => Promise<unknown>;
-  /** `votes.reminders.delay`. Default 0. */
-  delayMs?: number;
   /** `votes.reminders.maxLateness`: a reminder due longer ago is skipped. Default 3 600 000 (1 h). */
   maxLatenessMs?: number;
   logger: AgentLogger;
@@ -49,13 +56,13 @@ export interface RemindersOptions {
 
 /** The reminders of one agent. */
 export interface Reminders {
-  /** Opens the journal, skips (and logs once, with the count) reminders due too long ago, arms the timer. */
+  /** Opens the store, skips (and logs once, with the count: see `late-log.ts`) reminders due too long ago, arms the timer. */
   start(): Promise<void>;
   /** Schedules the reminders of new votes, durably; a newer vote of a user supersedes the older one's. */
   schedule(votes: readonly Vote[]): Promise<void>;
   /** Fires what is due now (the timer calls it; also after leadership is gained). */
   fire(): Promise<void>;
-  /** Stops the timer and closes the journal. */
+  /** Stops the timer and closes the store. */
   stop(): Promise<void>;
   /** The next reminders due, soonest first (default 10). */
   next(limit?: number): Promise<ReminderInfo[]>;
@@ -68,117 +75,146 @@ export interface Reminders {
 const DEFAULT_MAX_LATENESS_MS = 3_600_000;
 /** How often a standby looks whether it leads now (it is also told, by `fire()`, when it does). */
 const STANDBY_LOOK_MS = 60_000;
+/** How soon reminders the sender refused are handed over again. */
+const RETRY_MS = 5_000;
 
-/** Creates the reminders over a journal and a sender; nothing runs before `start()`. */
+interface RemindersState {
+  readonly o: RemindersOptions;
+  readonly table: ReminderTable;
+  running: boolean;
+  cancel: (() => void) | undefined;
+  /** When (clock ms) the armed timer fires: infinity when none is armed. */
+  armedAt: number;
+  firing: Promise<void>;
+  sent: ReminderInfo[];
+  /** The skipped-as-late log of this run. */
+  readonly late: LateLog;
+}
+
+/** Creates the reminders over a store and a sender; nothing runs before `start()`. */
 export function createReminders(options: RemindersOptions): Reminders {
-  const { journal, logger, now } = options;
-  const maxLatenessMs = options.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS;
-  const timer = options.schedule ?? realTimer;
-  const r = {
-    schedule: createReminderSchedule({ delayMs: options.delayMs ?? 0 }),
+  const { store } = options;
+  const r: RemindersState = {
+    o: options,
+    // Read through the store each time: a store beside the vote ledger puts its latest votes in first.
+    get table() {
+      return store.table;
+    },
     running: false,
-    cancel: undefined as (() => void) | undefined,
-    removedSinceCompaction: 0,
+    cancel: undefined,
+    armedAt: Number.POSITIVE_INFINITY,
     firing: Promise.resolve(),
-    sent: [] as ReminderInfo[],
+    sent: [],
+    late: createLateLog({ logger: options.logger, now: options.now, maxLatenessMs: options.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS }),
   };
-  const info = (line: string): ReminderInfo | undefined => reminderInfo(line, r.schedule.dueOf(line));
-
-  /** Arms the one timer: for the next due reminder, or (standing by) the next look `maxStepMs` (60 s) on. */
-  const arm = (standingBy = false) => {
-    r.cancel?.();
-    r.cancel = undefined;
-    const due = r.schedule.nextDue();
-    if (!r.running || (due === undefined && options.maxStepMs === undefined)) return;
-    const at = standingBy ? now() + (options.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
-    const delay = stepDelay(at, now(), options.maxStepMs);
-    r.cancel = timer(() => void reminders.fire(), delay);
+  const fire = () => {
+    const step = () => fireNow(r, reminders);
+    r.firing = r.firing.then(step, step);
+    return r.firing;
   };
-
-  const fireNow = async () => {
-    if (!r.running) return;
-    if (options.mayFire?.() === false) return arm(true);
-    const { send, late } = r.schedule.takeDue(now(), maxLatenessMs);
-    if (late.length > 0) {
-      options.count?.('skipped', late.length);
-      logger.warn({ skipped: late.length, maxLateness: maxLatenessMs }, 'vote reminders due longer than votes.reminders.maxLateness ago were skipped');
-    }
-    try {
-      if (send.length > 0) await options.send(send.map((line) => reminderVote(parseReminderLine(line)!)));
-    } catch (error) {
-      // Not handed over: put them back (the journal still has them) and try again at the next step.
-      for (const line of send) r.schedule.restore(line);
-      logger.error({ err: error, reminders: send.length }, 'vote reminders could not be handed to their hooks; they are kept and retried');
-      r.cancel?.();
-      r.cancel = timer(() => void reminders.fire(), 5_000);
-      return;
-    }
-    r.sent = [...send.flatMap((line) => info(line) ?? []).reverse(), ...r.sent].slice(0, 10);
-    await removeLines(r, journal, [...send, ...late]);
-    arm();
-  };
-
+  store.watch?.((scheduled, replaced) => {
+    counted(r, scheduled, replaced);
+    // Re-armed when the timer would fire too late: for an earlier reminder, or a clock moved past
+    // the timer's time (an injected one jumps): what it passed fires at once.
+    if (scheduled + replaced > 0 && ((r.table.nextDue() ?? Number.POSITIVE_INFINITY) < r.armedAt || options.now() >= r.armedAt)) arm(r, reminders);
+  });
   const reminders: Reminders = {
     async start() {
-      const lines = await journal.open();
-      for (const line of lines) r.schedule.restore(line);
+      await store.open();
       r.running = true;
       // What came due while the agent was down: sent now, or skipped (one line, with the count).
-      await reminders.fire();
-      logger.info({ reminders: r.schedule.size, journal: journal.describe() }, 'vote reminders scheduled');
+      await fire();
+      options.logger.info({ reminders: r.table.size, journal: store.describe() }, 'vote reminders scheduled');
     },
     async schedule(votes) {
-      if (await addVotes(r.schedule, journal, votes, now(), options.count)) arm();
+      if (await scheduleVotes(r, votes)) arm(r, reminders);
     },
-    fire() {
-      r.firing = r.firing.then(fireNow, fireNow);
-      return r.firing;
-    },
+    fire,
     async stop() {
       r.running = false;
       r.cancel?.();
       r.cancel = undefined;
       await r.firing.catch(() => undefined);
-      await journal.close();
+      r.late.flush();
+      await store.close();
     },
-    next: (limit = 10) => Promise.resolve(r.schedule.list(limit).flatMap(({ line, due }) => reminderInfo(line, due) ?? [])),
+    next: (limit = 10) => Promise.resolve(r.table.list(limit).map(({ record, due }) => recordInfo(record, due))),
     lastSent: () => Promise.resolve([...r.sent]),
-    size: () => Promise.resolve(r.schedule.size),
+    size: () => Promise.resolve(r.table.size),
   };
   return reminders;
 }
 
-/** Removes sent and skipped lines from the journal, compacting it once removed lines outnumber the live ones. */
-async function removeLines(r: { schedule: ReminderSchedule; removedSinceCompaction: number }, journal: ReminderJournal, lines: readonly string[]): Promise<void> {
-  if (lines.length === 0) return;
-  await journal.record([], lines);
-  r.removedSinceCompaction += lines.length;
-  if (r.removedSinceCompaction > 1000 && r.removedSinceCompaction > 2 * r.schedule.size) {
-    r.removedSinceCompaction = 0;
-    await journal.compact(r.schedule.lines());
+function counted(r: RemindersState, scheduled: number, replaced: number): void {
+  if (scheduled + replaced > 0) r.o.count?.('scheduled', scheduled + replaced);
+  if (replaced > 0) r.o.count?.('skipped', replaced);
+}
+
+/** Arms the one timer: for the next due reminder, or (standing by) the next look `maxStepMs` (60 s) on. */
+function arm(r: RemindersState, reminders: Reminders, standingBy = false): void {
+  const { o } = r;
+  r.cancel?.();
+  r.cancel = undefined;
+  r.armedAt = Number.POSITIVE_INFINITY;
+  const due = r.table.nextDue();
+  if (!r.running || (due === undefined && o.maxStepMs === undefined)) return;
+  const now = o.now();
+  const at = standingBy ? now + (o.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
+  const delay = stepDelay(at, now, o.maxStepMs);
+  r.armedAt = now + delay;
+  r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), delay);
+}
+
+async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
+  const { o } = r;
+  if (!r.running) return;
+  if (o.mayFire?.() === false) return arm(r, reminders, true);
+  const maxLatenessMs = o.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS;
+  const { send, late } = r.table.takeDue(o.now(), maxLatenessMs);
+  if (late.length > 0) o.count?.('skipped', late.length);
+  r.late.add(late.length);
+  r.late.endLook();
+  try {
+    if (send.length > 0) await o.send(send.map(reminderVote));
+  } catch (error) {
+    // Not handed over: put them back (the store still has them) and try again shortly.
+    for (const record of send) r.table.put(record);
+    o.logger.error({ err: error, reminders: send.length }, 'vote reminders could not be handed to their hooks; they are kept and retried');
+    r.cancel?.();
+    r.armedAt = o.now() + RETRY_MS;
+    r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), RETRY_MS);
+    if (late.length > 0) await endInStore(r, late);
+    return;
+  }
+  r.sent = [...send.map((record) => recordInfo(record, r.table.dueOf(record))).reverse(), ...r.sent].slice(0, 10);
+  await endInStore(r, [...send, ...late]);
+  arm(r, reminders);
+}
+
+/** Records the end of sent and skipped reminders; a failure is logged (the reminder pipeline's dedupe covers a repeat). */
+async function endInStore(r: RemindersState, records: readonly ReminderRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  try {
+    await r.o.store.end(records);
+  } catch (error) {
+    r.o.logger.warn({ err: error, reminders: records.length }, 'vote reminders: could not record that reminders were sent or skipped; if the agent restarts before the next write succeeds, the sent ones are dropped as duplicates and the skipped ones counted again');
   }
 }
 
-/** Schedules the reminders of `votes` and records them; true when any was added. Undone when the journal refuses. */
-async function addVotes(schedule: ReminderSchedule, journal: ReminderJournal, votes: readonly Vote[], at: number, count: RemindersOptions['count']): Promise<boolean> {
-  const added: string[] = [];
-  const replaced: string[] = [];
+/** Schedules the reminders of `votes` and records them durably; true when any was added. */
+async function scheduleVotes(r: RemindersState, votes: readonly Vote[]): Promise<boolean> {
+  const kept: ReminderRecord[] = [];
+  let replaced = 0;
+  const at = r.o.now();
   for (const vote of votes) {
-    const outcome = schedule.add(vote, at);
-    if (outcome.result !== 'scheduled' || outcome.line === undefined) continue;
-    added.push(outcome.line);
-    if (outcome.replaced !== undefined) replaced.push(outcome.replaced);
+    const result = r.table.add(vote, at);
+    if (result !== 'scheduled' && result !== 'replaced') continue;
+    if (result === 'replaced') replaced += 1;
+    kept.push(recordOfVote(vote)!);
   }
-  if (added.length === 0) return false;
-  try {
-    await journal.record(added, replaced);
-  } catch (error) {
-    for (const line of added) schedule.remove(line);
-    for (const line of replaced) schedule.restore(line);
-    throw error;
-  }
-  count?.('scheduled', added.length);
-  if (replaced.length > 0) count?.('skipped', replaced.length);
+  if (kept.length === 0) return false;
+  await r.o.store.keep(kept);
+  counted(r, kept.length - replaced, replaced);
   return true;
 }
 
@@ -188,22 +224,13 @@ export const realTimer: Schedule = (callback, delayMs) => {
   return () => clearTimeout(handle);
 };
 
-/** A journal that keeps nothing across restarts (a memory store, tests). */
-export function createMemoryReminderJournal(initial: readonly string[] = []): ReminderJournal & { readonly lines: Set<string> } {
-  const lines = new Set(initial);
+/** A store that keeps nothing across restarts (a memory store, tests). */
+export function createMemoryReminderStore(options: { delayMs?: number } = {}): ReminderStore {
   return {
-    lines,
-    open: () => Promise.resolve([...lines]),
-    record(added, removed) {
-      for (const line of removed) lines.delete(line);
-      for (const line of added) lines.add(line);
-      return Promise.resolve();
-    },
-    compact(kept) {
-      lines.clear();
-      for (const line of kept) lines.add(line);
-      return Promise.resolve();
-    },
+    table: new ReminderTable(options),
+    open: () => Promise.resolve(),
+    keep: () => Promise.resolve(),
+    end: () => Promise.resolve(),
     close: () => Promise.resolve(),
     describe: () => 'memory',
   };

@@ -10,10 +10,13 @@ import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 
 /**
  * What the idle daemon has in memory (issue 20): `listing-agent run` in a child process under
- * test/helpers/module-list.mjs, which lists every module loaded (ES modules through a loader
- * hook, CommonJS from `require.cache`) when the agent is ready and idle. A capability that is not
- * configured must not be loaded: the emulator, OAuth, the Redis client, discord.js, the push
- * endpoint. The push source is the control: configured, it is loaded (the listing sees it).
+ * test/helpers/module-list.mjs, which lists every module loaded (every script V8 compiles, through
+ * the inspector: ES modules, CommonJS, and the ES modules `require()` loads) when the agent is ready
+ * and idle. A capability that is not configured must not be loaded: the emulator, OAuth, the Redis
+ * client, discord.js, the push endpoint. The push source is the control: configured, it is loaded
+ * (the listing sees it). And what a bot pays (issue 25): importing the package loads the agent's
+ * class alone, and an embedded agent posting stats loads nothing of votes, webhooks, commands or
+ * prom-client.
  */
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -39,6 +42,21 @@ afterEach(async () => {
 });
 
 const EMBEDDED_AGENT = fileURLToPath(new URL('../../helpers/embedded-stats-agent.mjs', import.meta.url));
+const IMPORT_ROOT = fileURLToPath(new URL('../../helpers/import-root.mjs', import.meta.url));
+
+/** What a bot that embeds an agent posting stats (health off) never runs, so never loads (issue 25). */
+const NOT_FOR_STATS: Record<string, RegExp> = {
+  'the votes capability': /^dist\/votes\//,
+  'the webhook receiver': /^dist\/webhooks\//,
+  'the commands capability': /^dist\/commands\//,
+  'prom-client': /^node_modules\/prom-client\//,
+  'the Redis modules': /^dist\/(redis|leader\/redis-lease)/,
+};
+
+/** The paths among `modules` that match one of `patterns`, named. */
+function matching(modules: string[], patterns: Record<string, RegExp>): string[] {
+  return Object.entries(patterns).flatMap(([name, pattern]) => modules.filter((path) => pattern.test(path)).map((path) => `${name}: ${path}`));
+}
 
 /** Starts the daemon with `env`, waits until it is ready, and returns the modules it loaded (paths from the repository). */
 async function idleModules(env: Record<string, string>, program: { args: string[]; ready: string } = { args: [CLI_PATH, 'run'], ready: '"msg":"agent ready"' }): Promise<string[]> {
@@ -121,16 +139,34 @@ describe('the idle daemon loads only what it is configured for', () => {
       { LISTING_TOKEN: fx.projectToken, LISTING_V1: emu.urls.v1, LISTING_V0: emu.urls.v0, STATE_DIR: join(dir, 'state') },
       { args: [EMBEDDED_AGENT], ready: 'posted' },
     );
-    // The control: the agent, the stats capability and the HTTP client that posted are in it.
-    expect(modules).toEqual(expect.arrayContaining(['dist/index.js', 'dist/agent/agent.js', 'dist/stats/capability.js', 'node_modules/undici/index.js']));
+    // The control: the agent, the stats capability and the HTTP client that posted are in it, and
+    // so is zod, which the agent loads with require() (the listing sees what require() loads).
+    expect(modules).toEqual(expect.arrayContaining(['dist/index.js', 'dist/agent/agent.js', 'dist/stats/capability.js', 'node_modules/undici/index.js', 'node_modules/zod/index.js']));
     const notConfigured: Record<string, RegExp> = {
       ...UNCONFIGURED,
+      ...NOT_FOR_STATS,
       'the vote check (hasVoted)': /^dist\/votes\/has-voted\.js$/,
       'the status page': /^dist\/status\//,
       'the health server': /^dist\/health\//,
       pino: /^node_modules\/pino\//,
     };
-    const loaded = Object.entries(notConfigured).flatMap(([name, pattern]) => modules.filter((path) => pattern.test(path)).map((path) => `${name}: ${path}`));
-    expect(loaded).toEqual([]);
+    expect(matching(modules, notConfigured)).toEqual([]);
+  });
+
+  it('the package imported, nothing made: the agent class, and none of zod, prom-client, the client, the store, a capability, Redis, the emulator', { timeout: 30_000 }, async () => {
+    const modules = await idleModules({}, { args: [IMPORT_ROOT], ready: 'imported' });
+    expect(modules).toEqual(expect.arrayContaining(['dist/index.js', 'dist/agent/agent.js']));
+    const notYet: Record<string, RegExp> = {
+      ...UNCONFIGURED,
+      ...NOT_FOR_STATS,
+      zod: /^node_modules\/zod\//,
+      'the configuration schema': /^dist\/config\/schema/,
+      'the service client': /^dist\/api\/(client|transport)\.js$/,
+      undici: /^node_modules\/undici\//,
+      'the state store': /^dist\/store\/file\.js$/,
+      'the stats capability': /^dist\/stats\//,
+      pino: /^node_modules\/pino\//,
+    };
+    expect(matching(modules, notYet)).toEqual([]);
   });
 });

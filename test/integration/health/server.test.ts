@@ -21,7 +21,7 @@ interface Started {
 }
 
 /** A health server on 127.0.0.1:0 with a fresh readiness and registry, stopped after the test. */
-async function startHealth(overrides: Partial<HealthServerOptions> = {}): Promise<Started> {
+async function startHealth(overrides: Partial<Omit<HealthServerOptions, 'registry'>> & { registry?: Registry } = {}): Promise<Started> {
   const readiness = overrides.readiness ?? createReadiness(() => 1_700_000_000_000);
   const registry = overrides.registry ?? new Registry();
   const server = createHealthServer({ listen: { host: '127.0.0.1', port: 0 }, readiness, registry, logger: silentLogger, ...overrides });
@@ -101,6 +101,20 @@ describe('health server: routes', () => {
     expect(res.headers.get('content-type')).toBe(registry.contentType);
     expect(res.text).toContain('# TYPE listing_agent_posts_total counter');
     expect(res.text).toContain('listing_agent_posts_total{target="v1",result="ok"} 2');
+  });
+
+  it('asks a registry given as a function for it only when /metrics is scraped (an agent loads prom-client then)', async () => {
+    const registry = new Registry();
+    let made = 0;
+    const lazy = createHealthServer({ listen: { host: '127.0.0.1', port: 0 }, readiness: createReadiness(Date.now), registry: () => (made++, registry), logger: silentLogger });
+    servers.push(lazy);
+    const lazyUrl = await lazy.start();
+    expect((await call(`${lazyUrl}/healthz`)).status).toBe(200);
+    expect((await call(`${lazyUrl}/readyz`)).status).toBe(503);
+    expect(made).toBe(0);
+    createAgentMetrics(registry).posts.inc({ target: 'v0', result: 'ok' });
+    expect((await call(`${lazyUrl}/metrics`)).text).toContain('listing_agent_posts_total{target="v0",result="ok"} 1');
+    expect(made).toBe(1);
   });
 
   it('ignores the query string', async () => {

@@ -92,6 +92,8 @@ export interface SlowHookCall {
   key: string;
   /** Epoch ms the call arrived. */
   at: number;
+  /** Epoch ms its answer was written (undefined while the call is held). */
+  answered?: number;
 }
 
 /** A reward hook that takes `delayMs` to answer 204, so calls are in flight when an agent dies. */
@@ -100,8 +102,9 @@ export async function startSlowHook(delayMs: number): Promise<{ url: string; cal
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      calls.push({ agent: (req.url ?? '').split('/').pop() ?? '', key: String(req.headers['idempotency-key'] ?? ''), at: Date.now() });
-      setTimeout(() => res.writeHead(204).end(), delayMs);
+      const call: SlowHookCall = { agent: (req.url ?? '').split('/').pop() ?? '', key: String(req.headers['idempotency-key'] ?? ''), at: Date.now() };
+      calls.push(call);
+      setTimeout(() => res.writeHead(204).end(() => (call.answered = Date.now())), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

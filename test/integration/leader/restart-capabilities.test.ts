@@ -18,7 +18,8 @@ import type { Capability, CapabilityContext, ServiceProject } from '../../../src
 import type { Leadership, LeadershipEvents } from '../../../src/runtime/leadership.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
 import { createReadiness, type Readiness } from '../../../src/runtime/readiness.js';
-import { createShardReporterCapability, type StatsCapability } from '../../../src/stats/capability.js';
+import type { StatsCapability } from '../../../src/stats/capability.js';
+import { createShardReporterCapability } from '../../../src/stats/shard-reporter-capability.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createRedisStore } from '../../../src/store/redis.js';
 import type { StateStore } from '../../../src/store/types.js';

@@ -129,17 +129,28 @@ describe.skipIf(!CHROMIUM)('status page in headless Chromium', () => {
   });
 
   it('with JavaScript disabled, the first paint shows the current numbers', { timeout: 30_000 }, async () => {
-    const t = await startStatusAgent();
+    const t = await startStatusAgent({ reminders: true });
     t.setServers(4_321);
     await post(t);
-    t.vote('frank');
+    const frank = t.vote('frank');
+    // Grace voted 12 h less 1.5 s ago: her reminder is sent 1.5 s from now; frank's is due in 12 h.
+    const grace = t.vote('grace', Date.now() - 12 * 3_600_000 + 1_500);
     await eventually('the vote', async () => ((await call<StatusDocument>(`${t.url}/status.json`)).body.votes.recent.some((v) => v.name === 'frank') ? true : undefined));
+    await eventually('the reminder sent', () => (t.hook.rewarded.includes(`reminder:${grace.key}`) ? true : undefined));
+    const reminders = (await call<StatusDocument>(`${t.url}/status.json`)).body.votes.reminders;
+    expect(reminders).toMatchObject({ enabled: true, scheduled: 1 });
+    expect(reminders.next.map((r) => r.voteKey)).toEqual([frank.key]);
+    expect(reminders.lastSent.map((r) => r.voteKey)).toEqual([grace.key]);
     const { page } = await open(t, { javaScriptEnabled: false });
     expect(await text(page, 'header')).toContain('Ready: every component works');
     expect(await text(page, '#stats-live')).toContain('4,321 servers');
     expect(await text(page, '#votes-live')).toContain('frank');
     expect(await text(page, '#commands-live')).toContain('2 commands on the listing');
-    expect(await text(page, '#webhooks-live')).toMatch(/1 delivery accepted/);
+    expect(await text(page, '#webhooks-live')).toMatch(/2 deliveries accepted/);
+    // The reminders: frank's next due, grace's last sent, each in its table.
+    expect(await text(page, '#reminders + p')).toBe('1 vote reminder scheduled.');
+    expect(await page.locator('table', { hasText: 'Next reminders due' }).innerText()).toContain(frank.key);
+    expect(await page.locator('table', { hasText: 'Last reminders sent' }).innerText()).toContain(grace.key);
     // What needs the script stays out of the way: no plot canvas, no token field.
     expect(await page.locator('canvas').count()).toBe(0);
     expect(await page.locator('#actions-form').isVisible()).toBe(false);

@@ -8,6 +8,7 @@ import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.
 import type { AgentConfigInput } from '../../../src/agent/options.js';
 import type { AgentLogger } from '../../../src/log/agent-logger.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
+import { voteKey } from '../../../src/votes/types.js';
 import { clientFor } from '../../helpers/client.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
 import { freePort } from '../../helpers/ports.js';
@@ -57,8 +58,11 @@ export interface StatusAgent {
   secrets: string[];
   /** The count the agent posts next. */
   setServers(count: number): void;
-  /** A user named `username` votes on the listing (delivered by webhook at once, listed by the cursor later). */
-  vote(username: string): { userId: string };
+  /**
+   * A user named `username` votes on the listing (delivered by webhook at once, listed by the
+   * cursor later), at `createdAt` (epoch ms; default now). Resolves the vote's key.
+   */
+  vote(username: string, createdAt?: number): { userId: string; key: string };
   /** Running agents are stopped after each test. */
 }
 
@@ -90,7 +94,9 @@ async function startHook(): Promise<SwitchableHook> {
 }
 
 /** Starts the emulator, the hook and the agent; `adminToken: null` leaves the actions off. */
-export async function startStatusAgent(options: { adminToken?: string | null; config?: Partial<AgentConfigInput>; logger?: AgentLogger } = {}): Promise<StatusAgent> {
+export async function startStatusAgent(
+  options: { adminToken?: string | null; config?: Partial<AgentConfigInput>; logger?: AgentLogger; reminders?: boolean } = {},
+): Promise<StatusAgent> {
   const emu = await startTestEmulator({ settings: { allowHttpLoopback: true } });
   const fx = setupBot(emu);
   const hook = await startHook();
@@ -111,6 +117,8 @@ export async function startStatusAgent(options: { adminToken?: string | null; co
         enabled: true,
         pollInterval: '5s',
         hooks: [{ url: hook.url, name: HOOK, retries: 0, timeout: '2s', secret: PLANTED.hookSecret, authorization: PLANTED.hookAuthorization }],
+        // With `reminders`: each reminder to the same hook (its idempotency key `reminder:<vote key>`).
+        ...(options.reminders ? { reminders: { enabled: true, hooks: [{ url: hook.url, name: 'dm', retries: 0 }] } } : {}),
       },
       webhooks: { enabled: true, listen: `127.0.0.1:${port}`, secrets: [webhook.secret], legacyAuthorization: PLANTED.legacyAuthorization },
       ...options.config,
@@ -138,10 +146,10 @@ export async function startStatusAgent(options: { adminToken?: string | null; co
     hook,
     secrets: [fx.projectToken, webhook.secret, fx.clientSecret, fx.accessToken, ...Object.values(PLANTED)],
     setServers: (n) => (count = n),
-    vote(username) {
+    vote(username, createdAt) {
       const user = emu.admin.createUser({ username });
-      emu.admin.castVote({ project_id: fx.projectId, user_id: user.id });
-      return { userId: user.id };
+      const vote = emu.admin.castVote({ project_id: fx.projectId, user_id: user.id, ...(createdAt === undefined ? {} : { created_at: new Date(createdAt).toISOString() }) });
+      return { userId: user.id, key: voteKey(vote.user_id, vote.created_at) };
     },
   };
 }

@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../../src/config/schema.js';
 import { createRedisLeadership, type RedisLeadership } from '../../../src/leader/redis-lease.js';
-import { silentLogger } from '../../../src/log/agent-logger.js';
+import { silentLogger, type AgentLogger } from '../../../src/log/agent-logger.js';
 import type { RedisConnection } from '../../../src/redis/connection.js';
 import type { CapabilityContext } from '../../../src/runtime/capability.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
@@ -49,9 +49,13 @@ describe.skipIf(!programPath('redis-server'))('vote reminders shared through Red
 
   let time = T0;
   const fired: { agent: string; key: string; road: string }[] = [];
-  const config = () => configSchema.parse({ service: { token: 'a.b.c' }, state: { redis: { url: redis.url, lease: '2s' } }, votes: { reminders: { enabled: true } } });
+  const config = (maxLateness = '1h') =>
+    configSchema.parse({ service: { token: 'a.b.c' }, state: { redis: { url: redis.url, lease: '2s' } }, votes: { reminders: { enabled: true, maxLateness } } });
 
-  async function agent(name: string): Promise<{ name: string; leadership: RedisLeadership; running: RunningReminders; connection: RedisConnection; registry: Registry }> {
+  async function agent(
+    name: string,
+    options: { logger?: AgentLogger; maxLateness?: string } = {},
+  ): Promise<{ name: string; leadership: RedisLeadership; running: RunningReminders; connection: RedisConnection; registry: Registry }> {
     const connection = await connectTestRedis(redis, PREFIX);
     stops.push(() => connection.close());
     const leadership = createRedisLeadership({ connection, agentId: name, leaseMs: 2_000 });
@@ -60,8 +64,8 @@ describe.skipIf(!programPath('redis-server'))('vote reminders shared through Red
     const registry = new Registry();
     const listener = (reminder: Vote) => void fired.push({ agent: name, key: reminder.key, road: reminder.road });
     const context = {
-      config: config(),
-      logger: silentLogger,
+      config: config(options.maxLateness),
+      logger: options.logger ?? silentLogger,
       metrics: createAgentMetrics(registry),
       now: () => time,
       emit: () => undefined,
@@ -134,5 +138,33 @@ describe.skipIf(!programPath('redis-server'))('vote reminders shared through Red
     await a.running.pipeline.idle();
     expect(await a.running.reminders.size()).toBe(0);
     expect(fired).toHaveLength(1);
+  });
+
+  it('logs the reminders skipped as late once per start with the count (every batch), later ones in one summary per 10 min', { timeout: 20_000 }, async () => {
+    time = T0;
+    fired.length = 0;
+    const warnings: Record<string, unknown>[] = [];
+    const logger: AgentLogger = { ...silentLogger, warn: (obj) => void warnings.push(obj as Record<string, unknown>), child: () => logger };
+    const a = await agent('a', { logger, maxLateness: '1m' });
+    await expect.poll(() => a.leadership.isLeader).toBe(true);
+    // More than one round trip takes (500): all due at T0 + 12 h.
+    await a.running.reminders.schedule(Array.from({ length: 1_200 }, (_, i) => vote(`u${i}`, T0)));
+    time = T0 + 14 * HOUR;
+    await expect.poll(() => a.running.reminders.size(), { timeout: 5_000 }).toBe(0);
+    await a.running.reminders.fire();
+    const skippedLines = () => warnings.filter((w) => w.skipped !== undefined);
+    expect(skippedLines()).toEqual([expect.objectContaining({ skipped: 1_200 })]);
+
+    // Ten more skipped 3 min later: counted, no line of their own until 10 min after the first.
+    await a.running.reminders.schedule(Array.from({ length: 10 }, (_, i) => vote(`v${i}`, T0 + 2 * HOUR + MINUTE)));
+    time = T0 + 14 * HOUR + 3 * MINUTE;
+    await expect.poll(() => a.running.reminders.size(), { timeout: 5_000 }).toBe(0);
+    await a.running.reminders.fire();
+    expect(skippedLines()).toHaveLength(1);
+    time = T0 + 14 * HOUR + 10 * MINUTE;
+    await expect.poll(() => skippedLines().length, { timeout: 5_000 }).toBe(2);
+    expect(skippedLines()[1]).toMatchObject({ skipped: 10, sinceMs: 10 * MINUTE });
+    expect(fired).toEqual([]);
+    expect(await a.registry.metrics()).toContain('listing_agent_reminders_total{result="skipped"} 1210');
   });
 });

@@ -12,6 +12,11 @@ const assert = require('node:assert/strict');
 const { Client, GatewayIntentBits } = require('discord.js');
 const { createListingAgent, ListingAgentError } = require('listing-agent');
 
+// The undici copies loaded (CommonJS, whoever asked): discord.js's, before and after the agent's
+// first post, which loads the agent's undici (on first use): the same one, found at the bot's top.
+const undiciCopies = () => Object.keys(require.cache ?? {}).filter((path) => /[\\/]undici[\\/]index\.js$/.test(path)).sort();
+const beforePost = undiciCopies();
+
 const SUBPATHS = ['client', 'webhooks', 'stats', 'votes', 'commands', 'redis', 'config', 'runtime', 'emulator'];
 const env = process.env;
 const config = { service: { v1: env.LISTING_V1, v0: env.LISTING_V0 }, health: { enabled: false }, state: { directory: env.STATE_DIR } };
@@ -43,6 +48,7 @@ const client = new Client({
 const agent = createListingAgent({ token: env.LISTING_TOKEN, discord: client, config });
 agent.once('posted', (result) => {
   console.log(`posted ${result.samples.at(-1).serverCount} servers`);
+  console.log(`undici copies ${JSON.stringify({ beforePost, afterPost: undiciCopies() })}`);
   oneCopy(agent).then(
     () => {
       console.log('one copy of the package');

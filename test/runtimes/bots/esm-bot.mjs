@@ -21,6 +21,10 @@ import * as emulator from 'listing-agent/emulator';
 
 const env = process.env;
 const require = createRequire(import.meta.url);
+// The undici copies loaded (CommonJS, whoever asked): discord.js's, before and after the agent's
+// first post, which loads the agent's undici (on first use): the same one, found at the bot's top.
+const undiciCopies = () => Object.keys(require.cache ?? {}).filter((path) => /[\\/]undici[\\/]index\.js$/.test(path)).sort();
+const beforePost = undiciCopies();
 const parts = { client, webhooks, stats, votes, commands, redis, config: configPart, runtime, emulator };
 for (const [subpath, part] of Object.entries(parts)) {
   assert.ok(Object.keys(part).length > 0, `listing-agent/${subpath} exports something`);
@@ -40,6 +44,7 @@ const config = { service: { v1: env.LISTING_V1, v0: env.LISTING_V0 }, health: { 
 const agent = createListingAgent({ token: env.LISTING_TOKEN, discord: bot, config });
 agent.once('posted', (result) => {
   console.log(`posted ${result.samples.at(-1).serverCount} servers`);
+  console.log(`undici copies ${JSON.stringify({ beforePost, afterPost: undiciCopies() })}`);
   void bot.destroy();
 });
 agent.once('stopped', () => console.log('agent stopped'));

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger, type AgentLogger } from '../../../../src/log/agent-logger.js';
 import { MAX_TIMER_MS } from '../../../../src/runtime/scheduler.js';
-import { createMemoryReminderJournal, createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
-import { createReminderSchedule, reminderLine } from '../../../../src/votes/reminders/schedule.js';
+import { createLedgerReminderStore } from '../../../../src/votes/reminders/journal-ledger.js';
+import { createMemoryReminderStore, createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
+import { recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
+import { ReminderTable } from '../../../../src/votes/reminders/table.js';
 import type { Vote } from '../../../../src/votes/types.js';
 import { manualTime } from '../pipeline-harness.js';
 
@@ -22,15 +24,21 @@ function vote(userId: string, createdMs: number, expiresMs: number | null = crea
   };
 }
 
-function harness(extra: Partial<RemindersOptions> = {}, initial: string[] = []) {
+const record = (v: Vote): ReminderRecord => recordOfVote(v)!;
+/** The vote keys a table holds, soonest first. */
+const keysOf = (table: ReminderTable) => table.list().map(({ record: r }) => `${r.userId}:${r.createdMs}`);
+
+function harness(extra: Partial<RemindersOptions> & { delayMs?: number } = {}, initial: ReminderRecord[] = []) {
   const time = manualTime(T0);
-  const journal = createMemoryReminderJournal(initial);
+  const { delayMs, ...rest } = extra;
+  const store = createMemoryReminderStore(delayMs === undefined ? {} : { delayMs });
+  for (const r of initial) store.table.put(r);
   const sent: Vote[] = [];
   const warnings: { obj: unknown; msg: string | undefined }[] = [];
   const logger: AgentLogger = { ...silentLogger, warn: (obj, msg) => void warnings.push({ obj, msg }), child: () => logger };
   const counts = { scheduled: 0, skipped: 0 };
   const reminders = createReminders({
-    journal,
+    store,
     send: (votes) => {
       sent.push(...votes);
       return Promise.resolve();
@@ -39,51 +47,50 @@ function harness(extra: Partial<RemindersOptions> = {}, initial: string[] = []) 
     now: time.now,
     schedule: time.schedule,
     count: (result, n) => (counts[result] += n),
-    ...extra,
+    ...rest,
   });
-  return { time, journal, sent, warnings, counts, reminders };
+  return { time, table: store.table, sent, warnings, counts, reminders };
 }
 
 describe('reminder schedule (pure rules)', () => {
   it('is due at expires_at plus the delay, or created + 12 h when expires_at is absent', () => {
-    const schedule = createReminderSchedule({ delayMs: 5 * 60_000 });
-    schedule.add(vote('1', T0, T0 + 2 * HOUR), T0);
-    schedule.add(vote('2', T0, null), T0);
-    expect(schedule.list().map((entry) => entry.due)).toEqual([T0 + 2 * HOUR + 5 * 60_000, T0 + 12 * HOUR + 5 * 60_000]);
+    const table = new ReminderTable({ delayMs: 5 * 60_000 });
+    table.add(vote('1', T0, T0 + 2 * HOUR), T0);
+    table.add(vote('2', T0, null), T0);
+    expect(table.list().map((entry) => entry.due)).toEqual([T0 + 2 * HOUR + 5 * 60_000, T0 + 12 * HOUR + 5 * 60_000]);
   });
 
   it('is not scheduled for a vote that arrived already expired', () => {
-    const schedule = createReminderSchedule();
-    expect(schedule.add(vote('1', T0 - 13 * HOUR), T0).result).toBe('expired');
-    expect(schedule.size).toBe(0);
+    const table = new ReminderTable();
+    expect(table.add(vote('1', T0 - 13 * HOUR), T0)).toBe('expired');
+    expect(table.size).toBe(0);
   });
 
   it('a newer vote of the same user supersedes the older reminder; an older or the same vote does not', () => {
-    const schedule = createReminderSchedule({ delayMs: 2 * HOUR });
-    const first = schedule.add(vote('1', T0), T0);
-    const second = schedule.add(vote('1', T0 + 13 * HOUR), T0 + 13 * HOUR);
-    expect(second).toMatchObject({ result: 'scheduled', replaced: first.line });
-    expect(schedule.add(vote('1', T0), T0).result).toBe('known');
-    expect(schedule.add(vote('1', T0 + 13 * HOUR), T0 + 13 * HOUR).result).toBe('known');
+    const table = new ReminderTable({ delayMs: 2 * HOUR });
+    expect(table.add(vote('1', T0), T0)).toBe('scheduled');
+    expect(table.add(vote('1', T0 + 13 * HOUR), T0 + 13 * HOUR)).toBe('replaced');
+    expect(table.add(vote('1', T0), T0)).toBe('known');
+    expect(table.add(vote('1', T0 + 13 * HOUR), T0 + 13 * HOUR)).toBe('known');
     // Only the newer one is ever due; the older one's time passes with nothing taken.
-    expect(schedule.takeDue(T0 + 14 * HOUR, HOUR)).toEqual({ send: [], late: [] });
-    expect(schedule.takeDue(T0 + 27 * HOUR, HOUR).send).toEqual([second.line]);
-    expect(schedule.size).toBe(0);
+    expect(table.takeDue(T0 + 14 * HOUR, HOUR)).toEqual({ send: [], late: [] });
+    expect(table.takeDue(T0 + 27 * HOUR, HOUR).send).toEqual([record(vote('1', T0 + 13 * HOUR))]);
+    expect(table.size).toBe(0);
   });
 
   it('splits due reminders into those to send and those later than maxLateness', () => {
-    const schedule = createReminderSchedule();
-    schedule.add(vote('1', T0), T0);
-    schedule.add(vote('2', T0 + 2 * HOUR), T0);
-    schedule.add(vote('3', T0 + 5 * HOUR), T0);
-    const due = schedule.takeDue(T0 + 15 * HOUR, HOUR);
-    expect(due.late).toEqual([reminderLine(vote('1', T0))]);
-    expect(due.send).toEqual([reminderLine(vote('2', T0 + 2 * HOUR))]);
-    expect(schedule.nextDue()).toBe(T0 + 17 * HOUR);
+    const table = new ReminderTable();
+    table.add(vote('1', T0), T0);
+    table.add(vote('2', T0 + 2 * HOUR), T0);
+    table.add(vote('3', T0 + 5 * HOUR), T0);
+    const due = table.takeDue(T0 + 15 * HOUR, HOUR);
+    expect(due.late).toEqual([record(vote('1', T0))]);
+    expect(due.send).toEqual([record(vote('2', T0 + 2 * HOUR))]);
+    expect(table.nextDue()).toBe(T0 + 17 * HOUR);
   });
 });
 
-describe('reminders (timer, journal, sender)', () => {
+describe('reminders (timer, store, sender)', () => {
   it('fires once at the due time with the reminder key, and arms one timer for the next only', async () => {
     const h = harness();
     await h.reminders.start();
@@ -97,7 +104,7 @@ describe('reminders (timer, journal, sender)', () => {
     expect(h.time.pending()).toBe(1);
     await h.time.advance(2 * HOUR);
     expect(h.sent.map((v) => v.userId)).toEqual(['1', '2', '3']);
-    expect(h.journal.lines.size).toBe(0);
+    expect(h.table.size).toBe(0);
     expect(h.counts).toEqual({ scheduled: 3, skipped: 0 });
   });
 
@@ -119,16 +126,46 @@ describe('reminders (timer, journal, sender)', () => {
   });
 
   it('sends at start what came due while down, skips (one warning with the count) what is later than maxLateness', async () => {
-    const stale = [vote('1', T0 - 20 * HOUR), vote('2', T0 - 19 * HOUR)].map((v) => reminderLine(v)!);
-    const recent = reminderLine(vote('3', T0 - 12 * HOUR - 30 * 60_000))!;
-    const future = reminderLine(vote('4', T0))!;
+    const stale = [vote('1', T0 - 20 * HOUR), vote('2', T0 - 19 * HOUR)].map(record);
+    const recent = record(vote('3', T0 - 12 * HOUR - 30 * 60_000));
+    const future = record(vote('4', T0));
     const h = harness({}, [...stale, recent, future]);
     await h.reminders.start();
     expect(h.sent.map((v) => v.userId)).toEqual(['3']);
     expect(h.counts.skipped).toBe(2);
     expect(h.warnings).toHaveLength(1);
     expect(h.warnings[0]!.obj).toMatchObject({ skipped: 2 });
-    expect([...h.journal.lines]).toEqual([future]);
+    expect(h.table.records()).toEqual([future]);
+  });
+
+  it('logs skipped reminders once per start; those skipped later in the run in one summary per 10 min, and at stop', async () => {
+    let leading = true;
+    const MINUTE = 60_000;
+    const h = harness({ maxLatenessMs: MINUTE, maxStepMs: MINUTE, mayFire: () => leading }, [record(vote('1', T0 - 13 * HOUR)), record(vote('2', T0 - 14 * HOUR))]);
+    await h.reminders.start();
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 })]);
+    // Standing by past a reminder's due time plus maxLateness: the next look as the leader skips it, without a line of its own.
+    await h.reminders.schedule([vote('3', T0 - 12 * HOUR + MINUTE)]);
+    leading = false;
+    await h.time.advance(3 * MINUTE);
+    leading = true;
+    await h.time.advance(MINUTE);
+    expect(h.counts.skipped).toBe(3);
+    expect(h.warnings).toHaveLength(1);
+    // Ten minutes after the first line, a look writes the summary (no reminder need come due).
+    await h.time.advance(6 * MINUTE);
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 }), expect.objectContaining({ skipped: 1, sinceMs: 10 * MINUTE })]);
+    // One more skipped, then a stop: the stop writes it.
+    await h.reminders.schedule([vote('4', T0 - 12 * HOUR + 11 * MINUTE)]);
+    leading = false;
+    await h.time.advance(3 * MINUTE);
+    leading = true;
+    await h.time.advance(MINUTE);
+    expect(h.warnings).toHaveLength(2);
+    await h.reminders.stop();
+    expect(h.warnings.map((w) => w.obj)).toEqual([expect.objectContaining({ skipped: 2 }), expect.objectContaining({ skipped: 1 }), expect.objectContaining({ skipped: 1, sinceMs: 4 * MINUTE })]);
+    expect(h.counts.skipped).toBe(4);
+    expect(h.sent).toEqual([]);
   });
 
   it('keeps a reminder the sender refused and hands it over again later', async () => {
@@ -146,11 +183,11 @@ describe('reminders (timer, journal, sender)', () => {
     await h.reminders.schedule([vote('1', T0)]);
     await h.time.advance(12 * HOUR);
     expect(sent).toEqual([]);
-    expect(h.journal.lines.size).toBe(1);
+    expect(h.table.size).toBe(1);
     fail = false;
     await h.time.advance(5_000);
     expect(sent.map((v) => v.userId)).toEqual(['1']);
-    expect(h.journal.lines.size).toBe(0);
+    expect(h.table.size).toBe(0);
   });
 
   it('does not fire while mayFire is false (a standby), and fires once it is true', async () => {
@@ -165,17 +202,66 @@ describe('reminders (timer, journal, sender)', () => {
     expect(h.sent).toHaveLength(1);
   });
 
-  it('the superseded reminder leaves the journal when the newer vote is scheduled', async () => {
+  it('the superseded reminder leaves the schedule when the newer vote is scheduled', async () => {
     const h = harness({ delayMs: 3 * HOUR });
     await h.reminders.start();
     await h.reminders.schedule([vote('1', T0)]);
     await h.time.advance(13 * HOUR);
     await h.reminders.schedule([vote('1', T0 + 13 * HOUR)]);
-    expect([...h.journal.lines]).toEqual([reminderLine(vote('1', T0 + 13 * HOUR))]);
+    expect(keysOf(h.table)).toEqual([`1:${T0 + 13 * HOUR}`]);
     await h.time.advance(3 * HOUR);
     expect(h.sent).toEqual([]);
     expect(h.counts.skipped).toBe(1);
     await h.time.advance(12 * HOUR);
     expect(h.sent.map((v) => v.key)).toEqual([`reminder:1:${T0 + 13 * HOUR}`]);
+  });
+});
+
+describe('reminders beside the vote ledger (the store it feeds)', () => {
+  it('re-arms the one timer from the clock for each batch the ledger records: what a moved clock passed fires at once', async () => {
+    let now = T0;
+    let counted = 0;
+    const timers: { delay: number; fire: () => void; cancelled: boolean }[] = [];
+    const store = createLedgerReminderStore({ now: () => now, derive: true });
+    const sent: Vote[] = [];
+    const reminders = createReminders({
+      store,
+      send: (votes) => {
+        sent.push(...votes);
+        return Promise.resolve();
+      },
+      logger: silentLogger,
+      now: () => now,
+      maxStepMs: HOUR,
+      count: (result, n) => void (counted += result === 'scheduled' ? n : 0),
+      schedule: (fire, delay) => {
+        const timer = { delay, fire, cancelled: false };
+        timers.push(timer);
+        return () => void (timer.cancelled = true);
+      },
+    });
+    await reminders.start();
+    // Recorded by the ledger (as recordPending calls it), put in the table once the write is under
+    // way; counted and armed for once the commit is durable.
+    expect(store.recorded(vote('1', T0 - 11 * HOUR))).toBeUndefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await reminders.size()).toBe(1);
+    expect(counted).toBe(0);
+    store.committed();
+    expect(counted).toBe(1);
+    expect(timers.filter((t) => !t.cancelled).map((t) => t.delay)).toEqual([HOUR]);
+    // The clock jumps 2 h (an injected clock): the armed step has not fired yet; the next batch re-arms.
+    now = T0 + 2 * HOUR;
+    store.recorded(vote('2', now));
+    store.committed();
+    const armed = timers.filter((t) => !t.cancelled);
+    expect(armed.map((t) => t.delay)).toEqual([0]);
+    armed[0]!.fire();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.map((v) => v.key)).toEqual([`reminder:1:${T0 - 11 * HOUR}`]);
+    // A vote that arrived expired gets no reminder: its mark goes in the vote's commit instead.
+    expect(store.recorded(vote('3', T0 - 13 * HOUR))).toEqual({ t: 'r', f: ['x', `3:${T0 - 13 * HOUR}`] });
+    expect(await reminders.size()).toBe(1);
+    await reminders.stop();
   });
 });

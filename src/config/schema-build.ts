@@ -1,0 +1,378 @@
+import { createRequire } from 'node:module';
+import { z } from 'zod';
+import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
+import { parseDuration } from './duration.js';
+
+/**
+ * The agent's configuration: the one source of truth (`configSchema` in schema.ts is built here).
+ * `z.input` is what people write (with defaults), `z.output` what the code reads.
+ * `config.schema.json` is generated from it (`npm run config:schema`), and the README's tables
+ * list the same fields.
+ *
+ * Every part is made by a function, so that an agent can build the schema, check its
+ * configuration and let it go (about 1 MiB of schema objects a bot need not keep: issue 25).
+ * Secrets are marked with `secret()` so that every printout masks them.
+ */
+
+/** Field paths whose values are secrets (masked in `config check`, redacted from logs). */
+export const SECRET_PATHS = new Set<string>();
+
+function secret(path: string) {
+  SECRET_PATHS.add(path);
+  return z.string().min(1).meta({ description: 'secret: masked in every printout', writeOnly: true });
+}
+
+/** A duration: `500ms`, `30s`, `5m`, `12h`, `1d`, `1h30m`. Read as milliseconds. */
+function duration(min: string, max: string) {
+  const minMs = parseDuration(min)!;
+  const maxMs = parseDuration(max)!;
+  return z
+    .string()
+    .regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, 'must be a duration such as 30s, 5m, 12h or 1h30m')
+    .transform((text) => parseDuration(text)!)
+    .refine((ms) => ms >= minMs && ms <= maxMs, `must be from ${min} to ${max}`)
+    .meta({ description: `a duration from ${min} to ${max} (units ms, s, m, h, d)` });
+}
+
+const absoluteUrl = (protocols: readonly string[] = ['http:', 'https:']) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be an absolute URL (${protocols.map((p) => p.slice(0, -1)).join(' or ')})`);
+
+/** `host:port`, `[v6]:port` or a bare port; read as `{host, port}`. */
+function listenAddress(defaultHost: string) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      const match = /^(?:(\[[^\]]+\]|[^:\s]+):)?(\d{1,5})$/.exec(text.trim());
+      const port = match ? Number(match[2]) : NaN;
+      if (!match || port > 65_535) {
+        ctx.addIssue({ code: 'custom', message: 'must be host:port (for example 127.0.0.1:9464) or a port' });
+        return z.NEVER;
+      }
+      return { host: (match[1] ?? defaultHost).replace(/^\[|\]$/g, ''), port };
+    })
+    .meta({ description: 'host:port, [v6]:port, or a port (host 127.0.0.1)' });
+}
+
+const serviceSchema = () =>
+  z
+    .strictObject({
+      v1: absoluteUrl().default('https://top.gg/api/v1').describe('v1 base URL.'),
+      v0: absoluteUrl().default('https://top.gg/api').describe('v0 base URL.'),
+      token: secret('service.token').refine((t) => t.split('.').length === 3, 'must be a project token (three parts separated by dots)').describe("The project token from the project's Integrations and API settings."),
+    })
+    .meta({ description: 'The listing service and the project token' });
+
+const discordSchema = () =>
+  z
+    .strictObject({
+      token: secret('discord.token').optional().describe('The bot token, for the Discord REST count and command sources.'),
+      apiBaseUrl: absoluteUrl()
+        .default('https://discord.com/api')
+        .describe("Discord's API base URL (without the version): a proxy, or a fake Discord in tests."),
+      applicationId: z.string().regex(SNOWFLAKE_PATTERN, 'must be a Snowflake (17 to 20 digits)').optional().describe("The bot's application ID; default: read from the project token."),
+    })
+    .prefault({})
+    .meta({ description: 'Discord credentials, for sources that read from Discord' });
+
+/** croner, loaded at the first cron expression checked (its CommonJS build, synchronously): most configurations have none. */
+let croner: typeof import('croner') | undefined;
+
+function cronPattern() {
+  return z
+    .string()
+    .refine((pattern) => {
+      try {
+        croner ??= createRequire(import.meta.url)('croner') as typeof import('croner');
+        new croner.Cron(pattern, { paused: true }).stop();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a cron expression such as "*/30 * * * *" (minute hour day month weekday)')
+    .meta({ description: 'a cron expression (croner syntax, 5 or 6 fields)' });
+}
+
+const statsSchema = () =>
+  z
+    .strictObject({
+      enabled: z.boolean().default(false).describe('Post server and shard counts.'),
+      source: z
+        .enum(['embedded', 'discord-rest', 'push', 'redis'])
+        .default('embedded')
+        .describe(
+          'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager, or the Eris or Oceanic.js Client, passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
+        ),
+      interval: duration('1m', '1d').prefault('30m').describe('How often counts are posted (when no schedule is set).'),
+      schedule: cronPattern().optional().describe('A cron expression for posting, instead of interval.'),
+      sampleInterval: duration('10s', '1h').prefault('5m').describe('How often counts are sampled for the batch history (batch mode).'),
+      jitter: duration('0s', '10m').prefault('0s').describe('A random delay up to this long before each post, so many bots do not post at once.'),
+      mode: z
+        .enum(['batch', 'patch'])
+        .default('batch')
+        .describe('batch: timestamped samples in one POST metrics/batch per post; patch: one PATCH metrics per post.'),
+      skipUnchanged: z.boolean().default(true).describe('Leave out a sample equal to the one before it (at least one entry still goes out per post).'),
+      v0: z.boolean().default(false).describe('Also post to the legacy v0 stats endpoint (server_count, shards, shard_count).'),
+      rest: z
+        .strictObject({
+          shardCount: z.number().int().min(1).optional().describe('The shard count to report; default: read from GET /gateway/bot.'),
+          cacheTtl: duration('10s', '1d').prefault('10m').describe('How long a count read from Discord is reused.'),
+        })
+        .prefault({})
+        .describe('The discord-rest source (needs discord.token).'),
+      push: z
+        .strictObject({
+          listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9466').describe('Where the push endpoint listens (with state.redis: on every agent, leader or not).'),
+          path: z.string().startsWith('/', 'must start with /').default('/stats').describe('The push endpoint\'s path.'),
+          key: secret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
+          staleAfter: duration('10s', '1d').prefault('10m').describe('A shard report older than this is stale: no total is posted while one is.'),
+          shardCount: z.number().int().min(1).optional().describe('Shards expected; default: the shard_count the reports carry.'),
+        })
+        .prefault({})
+        .describe('The push source: the bot POSTs {shard_id, shard_count, server_count} per shard.'),
+      redis: z
+        .strictObject({
+          reportEvery: duration('1s', '1h').prefault('30s').describe("How often an embedded agent writes its own shards' counts to Redis, and an agent with the push source writes again what the bot pushed to it (with state.redis)."),
+          staleAfter: duration('3s', '1d').prefault('2m').describe('A shard report older than this has expired: no total is posted while an expected shard has none.'),
+          shardCount: z.number().int().min(1).optional().describe('Shards expected in all; default: the shard count the reports carry (read from Discord by each bot process).'),
+        })
+        .prefault({})
+        .describe('Shard aggregation in Redis: every bot process reports its shards, the leader posts the sum (source redis, or embedded with state.redis).'),
+    })
+    .prefault({})
+    .meta({ description: 'Stats posting (server and shard counts)' });
+
+const commandsSchema = () =>
+  z
+    .strictObject({
+      enabled: z.boolean().default(false).describe("Sync the bot's slash commands to the listing when they change."),
+      source: z
+        .enum(['discord', 'file'])
+        .default('discord')
+        .describe(
+          "Where the commands come from: discord (the bot's global commands, through the discord.js, Eris or Oceanic.js Client given to createListingAgent, or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
+        ),
+      file: z.string().min(1).optional().describe('The JSON file of command objects, for source file (relative to the working directory).'),
+      interval: duration('1m', '7d').optional().describe('Also check for changes this often (a sync happens only when they changed). Default: on start only.'),
+    })
+    .prefault({})
+    .meta({ description: 'Slash command sync' });
+
+const hookRetries = () => ({
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'must be 1 to 40 characters: lowercase letters, digits, - and _')
+    .optional()
+    .describe('Names the hook in logs, metrics and dead letters. Default: http-1, exec-2, ... by position.'),
+  timeout: duration('100ms', '5m').prefault('10s').describe('How long one call may take.'),
+  retries: z.number().int().min(0).max(20).default(5).describe('Retries after a failure (with backoff) before the vote is dead-lettered for this hook.'),
+});
+
+const httpHookSchema = () =>
+  z
+    .strictObject({
+      type: z.literal('http').describe('http (the default when url is given).'),
+      url: absoluteUrl().describe('Where the vote is POSTed as JSON.'),
+      secret: secret('votes.hooks[].secret').optional().describe('Signs each call with the same t=,v1= HMAC scheme as the service (x-topgg-signature), so the bot can verify it.'),
+      authorization: secret('votes.hooks[].authorization').optional().describe('Sent as the Authorization header.'),
+      ...hookRetries(),
+    })
+    .meta({ description: 'POST each vote to a local URL; a 2xx is success' });
+
+const execHookSchema = () =>
+  z
+    .strictObject({
+      type: z.literal('exec').describe('exec (the default when command is given).'),
+      command: z.array(z.string().min(1)).min(1).describe('The program and its arguments (no shell): the vote comes as JSON on stdin and as LISTING_VOTE_* environment variables.'),
+      ...hookRetries(),
+    })
+    .meta({ description: 'Run a command per vote; exit 0 is success' });
+
+/** A hook's `type` may be left out: `url` makes it `http`, `command` makes it `exec`. */
+const hookSchema = () =>
+  z.preprocess((value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || 'type' in value) return value;
+    if ('url' in value) return { type: 'http', ...value };
+    if ('command' in value) return { type: 'exec', ...value };
+    // Neither: read it as an http hook, so the problem says that `url` is missing.
+    return { type: 'http', ...value };
+  }, z.discriminatedUnion('type', [httpHookSchema(), execHookSchema()]));
+
+/*
+ * Reminders have hooks of their own (votes.reminders.hooks, the same shape as votes.hooks) rather
+ * than reusing the reward hooks: a reminder is a different message (a DM "you can vote again",
+ * not a reward), usually to a different endpoint, and a reward endpoint that also had to tell the
+ * two apart by the body's type would read worse in the config than a second short list. The
+ * Redis stream is the exception: with votes.stream on, reminders go to its sibling stream
+ * `<votes.stream.key>:reminders` (no second switch to keep in step).
+ */
+const remindersSchema = () =>
+  z
+    .strictObject({
+      enabled: z.boolean().default(false).describe('Tell the bot, once per vote, when the voter can vote again (the vote\'s expires_at plus delay).'),
+      delay: duration('0s', '30d').prefault('0s').describe("Added to a vote's expires_at: when its reminder is due."),
+      maxLateness: duration('0s', '30d').prefault('1h').describe('A reminder due longer ago than this (the agent was down) is skipped, not sent.'),
+      hooks: z
+        .array(hookSchema())
+        .default([])
+        .describe('Reminder hooks (the same kinds as votes.hooks), each called once per reminder; embedded bots can also listen to the reminder event. With votes.stream on, reminders are also appended to <votes.stream.key>:reminders.'),
+    })
+    .prefault({})
+    .describe('Vote reminders: one call per vote when its voter can vote again.');
+
+const votesSchema = () =>
+  z
+    .strictObject({
+      enabled: z.boolean().default(false).describe('Poll the votes cursor and run the reward hooks once per new vote.'),
+      pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
+      lookback: duration('0s', '365d').prefault('12h').describe("How far back the first poll starts (at most the contract's one year)."),
+      hooks: z.array(hookSchema()).default([]).describe('Reward hooks, each called once per new vote (embedded bots can also listen to the vote event).'),
+      stream: z
+        .strictObject({
+          enabled: z.boolean().default(false).describe('Append every new vote to a Redis Stream, for bot processes to consume with createVoteConsumer (needs state.redis).'),
+          key: z.string().min(1).default('votes:stream').describe('The stream, under state.redis.prefix.'),
+          maxLength: z.number().int().min(1_000).default(100_000).describe('Entries kept at most (XADD MAXLEN ~): the oldest, long acknowledged, are trimmed.'),
+        })
+        .prefault({})
+        .describe('The reward stream: votes handed to exactly one live bot process through a consumer group.'),
+      keepKeysFor: duration('0s', '7d')
+        .prefault('1h')
+        .describe("How long after a vote's expires_at its key is kept to recognise a late duplicate (webhook retries, a cursor replay)."),
+      reminders: remindersSchema(),
+    })
+    .prefault({})
+    .meta({ description: 'Votes: cursor polling and reward hooks' });
+
+const webhooksSchema = () =>
+  z
+    .strictObject({
+      enabled: z.boolean().default(false).describe('Receive signed vote deliveries.'),
+      listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9465').describe('Where the webhook receiver listens.'),
+      path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing').describe('The path the webhook receiver answers on.'),
+      secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
+      legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
+      publicUrl: absoluteUrl()
+        .optional()
+        .describe("The receiver's URL as the service reaches it (through a proxy or tunnel), given as webhook_url in integration handshakes. Default: the listening address and path."),
+    })
+    .prefault({})
+    .meta({ description: 'The signed webhook receiver' });
+
+const stateSchema = () =>
+  z
+    .strictObject({
+      directory: z.string().min(1).default('./state').describe("The file store's directory (created if missing)."),
+      redis: z
+        .strictObject({
+          url: secret('state.redis.url').describe('redis://[user:password@]host:port[/db], or rediss:// for TLS. Masked: it may hold a password.'),
+          prefix: z.string().min(1).default('listing-agent:').describe('Prefix of every key, so several bots can share one Redis.'),
+          tls: z
+            .strictObject({
+              enabled: z.boolean().optional().describe('Use TLS; default: on for rediss:// URLs.'),
+              caFile: z.string().min(1).optional().describe("A PEM file of the CA that signed the server's certificate (default: the system's CAs)."),
+              serverName: z.string().min(1).optional().describe("The name the server's certificate must carry; default: the URL's host."),
+            })
+            .prefault({})
+            .describe('TLS to Redis.'),
+          lease: duration('2s', '5m').prefault('15s').describe('The leader lease: a dead leader is replaced within this period.'),
+          agentId: z.string().min(1).max(200).optional().describe('This agent\'s name in the lease and on /readyz; default: <hostname>/<pid> for the daemon, <hostname>/<8 random hex digits> embedded.'),
+        })
+        .optional()
+        .describe('Share the state through Redis: set it to run several agents (one leads, the others stand by).'),
+    })
+    .prefault({})
+    .meta({ description: 'Where the agent keeps its state' });
+
+const healthSchema = () =>
+  z
+    .strictObject({
+      enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics (and the status page).'),
+      listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9464').describe('Where the health server listens.'),
+      statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
+      history: duration('1h', '7d').prefault('24h').describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
+      adminToken: secret('health.adminToken')
+        .min(16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
+        .optional()
+        .describe("Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as Authorization: Bearer <token>. Default: none, the page is read-only."),
+    })
+    .prefault({})
+    .meta({ description: 'The health and metrics server (/healthz, /readyz, /metrics) and the status page' });
+
+const logSchema = () =>
+  z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('The lowest level logged.'),
+      format: z.enum(['auto', 'json', 'pretty']).default('auto').describe('`json` lines, `pretty` lines, or `auto` (pretty on a terminal).'),
+    })
+    .prefault({})
+    .meta({ description: 'Logging' });
+
+/** The sections, each with its defaults, before the checks across sections. */
+const sectionsSchema = () =>
+  z.strictObject({
+      $schema: z.string().optional().describe('The JSON Schema of this file, for editors (./config.schema.json).'),
+      service: serviceSchema(),
+      discord: discordSchema(),
+      stats: statsSchema(),
+      commands: commandsSchema(),
+      votes: votesSchema(),
+      webhooks: webhooksSchema(),
+      state: stateSchema(),
+      health: healthSchema(),
+      log: logSchema(),
+    });
+
+/** Problems that span sections (a source with its key, an enabled part with what it needs). */
+function crossSectionProblems(config: z.output<ReturnType<typeof sectionsSchema>>, ctx: z.RefinementCtx): void {
+  if (config.stats.enabled && config.stats.source === 'push' && config.stats.push.key === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['stats', 'push', 'key'],
+      message: 'the push source needs a shared key: set stats.push.key (LISTING_AGENT_STATS_PUSH_KEY) and send it from the bot',
+    });
+  }
+  if (config.commands.enabled && config.commands.source === 'file' && config.commands.file === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['commands', 'file'],
+      message: 'the file source needs the path of a JSON array of command objects: set commands.file (LISTING_AGENT_COMMANDS_FILE)',
+    });
+  }
+  if (config.stats.enabled && config.stats.source === 'discord-rest' && config.discord.token === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['discord', 'token'],
+      message: 'the discord-rest source needs the bot token: set discord.token (LISTING_AGENT_DISCORD_TOKEN)',
+    });
+  }
+  if (config.state.redis === undefined) {
+    if (config.stats.enabled && config.stats.source === 'redis') {
+      ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'the redis stats source reads shard reports from Redis: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)' });
+    }
+    if (config.votes.stream.enabled) {
+      ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'the reward stream is a Redis Stream: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)' });
+    }
+  } else if (!/^rediss?:\/\//.test(config.state.redis.url)) {
+    ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'must be a redis:// or rediss:// URL' });
+  }
+  if (config.webhooks.enabled && config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['webhooks', 'secrets'],
+      message: 'the receiver is enabled but has no secret: add a webhook secret (whs_...) or legacyAuthorization',
+    });
+  }
+}
+
+/**
+ * Builds the whole configuration's schema (unknown keys are refused, so a typo is an error, not a
+ * silent default). `configSchema` (schema.ts) is one, made when that module loads.
+ */
+export function buildConfigSchema() {
+  return sectionsSchema().superRefine(crossSectionProblems);
+}

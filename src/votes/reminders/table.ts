@@ -1,0 +1,399 @@
+import type { Vote } from '../types.js';
+import { isoInto } from '../../contract/iso-time.js';
+import { voteExpiryInto, type ReminderRecord } from './schedule.js';
+import { hashNumber, hashText, idParts, joinId, MAX_SLOTS, SlotIndex, splitId, type SlotKeys } from './table-index.js';
+
+/*
+ * The reminder schedule, pure (no timer, no file, no clock of its own: every call is given `now`)
+ * and lean, so that 100 000 reminders stay a few MiB. One reminder per voter and project: a newer
+ * vote of the same user replaces the older one's in place. Each reminder is a slot across typed
+ * arrays (IDs packed into numbers, the project an index into a short list), found again by voter
+ * through a hash index (`table-index.ts`) and ordered by due time in a binary heap of slot
+ * numbers. Nothing per reminder is a JS object or a string, except an ID that is not a plain
+ * decimal number (kept as text) and a weight that is not a whole number from 0 to 255; a
+ * reminder becomes an object ({@link ReminderRecord}) only when it is due, listed or snapshotted.
+ */
+
+/** What {@link ReminderTable.add} or {@link ReminderTable.put} did. */
+export type TableResult =
+  /** A new reminder. */
+  | 'scheduled'
+  /** It replaced (superseded) the reminder of an older vote of the same voter. */
+  | 'replaced'
+  /** Not scheduled: the voter's reminder is for this vote or a newer one already. */
+  | 'known'
+  /** Not scheduled: the vote had expired when it arrived. */
+  | 'expired'
+  /** Not scheduled: the vote has no valid date. */
+  | 'invalid';
+
+const WEBHOOK = 1;
+const USER_TEXT = 2;
+const PLATFORM_NULL = 4;
+const PLATFORM_TEXT = 8;
+const WEIGHT_OTHER = 16;
+const FIRST_CAPACITY = 64;
+
+/** The schedule: at most one reminder per voter and project, ordered by due time (expiry + delay). */
+export class ReminderTable implements SlotKeys {
+  /** Added to each vote's expiry: `votes.reminders.delay`. */
+  readonly delayMs: number;
+  private capacity!: number;
+  /** Slots ever used (the next new one), live reminders, and the first freed slot (-1: none). */
+  private top!: number;
+  private live!: number;
+  private freeHead!: number;
+  private userHigh!: Float64Array;
+  private userLow!: Uint32Array;
+  private platformHigh!: Float64Array;
+  private platformLow!: Uint32Array;
+  private created!: Float64Array;
+  private expires!: Float64Array;
+  private weight!: Uint8Array;
+  private flags!: Uint8Array;
+  private project!: Uint32Array;
+  /** A live slot's position in the heap; a free slot's -2 - the next free slot. */
+  private heapAt!: Int32Array;
+  private heap!: Int32Array;
+  private heapSize!: number;
+  private readonly userTexts = new Map<number, string>();
+  private readonly platformTexts = new Map<number, string>();
+  private readonly weights = new Map<number, number>();
+  private readonly projects: string[] = [];
+  private readonly projectIndex = new Map<string, number>();
+  /** The voter a lookup is for (read by the index's `isWanted`): project, text ID, or the two parts of a numeric one. */
+  private readonly wanted = { project: 0, text: undefined as string | undefined };
+  private readonly wantedId = new Float64Array(2);
+  private readonly slotId = new Float64Array(2);
+  /**
+   * The created and expires ms of the reminder being set. Epoch ms are beyond small integers:
+   * passed from call to call, each would be a new heap number; kept here, none is.
+   */
+  private readonly times = new Float64Array(2);
+  private readonly index = new SlotIndex(this);
+  /** The last project looked up, and its number (nearly every vote is for one project). */
+  private lastProject = '';
+  private lastProjectNumber = -1;
+
+  constructor(options: { delayMs?: number } = {}) {
+    this.delayMs = options.delayMs ?? 0;
+    this.clear();
+  }
+
+  /** How many reminders are scheduled. */
+  get size(): number {
+    return this.live;
+  }
+
+  /** Schedules the reminder of `vote` as of `now`: not for a vote expired by then (see {@link TableResult}). */
+  add(vote: Vote, now: number): TableResult {
+    if (!voteExpiryInto(vote, this.times, 1)) return 'invalid';
+    if (this.times[1]! <= now) return 'expired';
+    return this.setVote(vote);
+  }
+
+  /** Schedules the reminder of `vote`, whose expiry (`voteExpiryInto`) is `expiresMs`, whatever the time. */
+  insert(vote: Vote, expiresMs: number): TableResult {
+    this.times[1] = expiresMs;
+    return this.setVote(vote);
+  }
+
+  /** Puts a reminder back (replayed, or handed back when it could not be sent): the same rules as {@link add}, nothing expires by age. */
+  put(record: ReminderRecord): TableResult {
+    if (!Number.isFinite(record.createdMs) || !Number.isFinite(record.expiresMs)) return 'invalid';
+    this.times[0] = record.createdMs;
+    this.times[1] = record.expiresMs;
+    return this.set(record.projectId, record.userId, record.platformId, record.weight, record.road === 'webhook');
+  }
+
+  /** Removes the reminder of that voter when it is still the one of the vote created at `createdMs`; true when removed. */
+  remove(projectId: string, userId: string, createdMs: number): boolean {
+    const slot = this.lookUp(projectId, userId);
+    if (slot < 0 || this.created[slot] !== createdMs) return false;
+    this.drop(slot);
+    return true;
+  }
+
+  /** Takes every reminder due at `now` off the schedule, soonest first: those to send, and those due more than `maxLatenessMs` ago. */
+  takeDue(now: number, maxLatenessMs: number): { send: ReminderRecord[]; late: ReminderRecord[] } {
+    const taken = { send: [] as ReminderRecord[], late: [] as ReminderRecord[] };
+    while (this.heapSize > 0) {
+      const slot = this.heap[0]!;
+      const due = this.expires[slot]! + this.delayMs;
+      if (due > now) break;
+      (now - due > maxLatenessMs ? taken.late : taken.send).push(this.record(slot));
+      this.drop(slot);
+    }
+    return taken;
+  }
+
+  /** When the next reminder is due (epoch ms), or undefined when none is scheduled. */
+  nextDue(): number | undefined {
+    return this.heapSize === 0 ? undefined : this.expires[this.heap[0]!]! + this.delayMs;
+  }
+
+  /** The due time of a reminder under this table's delay. */
+  dueOf(record: Pick<ReminderRecord, 'expiresMs'>): number {
+    return record.expiresMs + this.delayMs;
+  }
+
+  /** The first `limit` reminders by due time (default all), soonest first: a walk of the heap's top, not a sort of it. */
+  list(limit = Number.POSITIVE_INFINITY): { due: number; record: ReminderRecord }[] {
+    const out: { due: number; record: ReminderRecord }[] = [];
+    const open = this.heapSize > 0 ? [0] : [];
+    while (out.length < limit && open.length > 0) {
+      let best = 0;
+      for (let i = 1; i < open.length; i++) if (this.before(this.heap[open[i]!]!, this.heap[open[best]!]!)) best = i;
+      const at = open[best]!;
+      open[best] = open[open.length - 1]!;
+      open.pop();
+      const slot = this.heap[at]!;
+      out.push({ due: this.expires[slot]! + this.delayMs, record: this.record(slot) });
+      for (const child of [2 * at + 1, 2 * at + 2]) if (child < this.heapSize) open.push(child);
+    }
+    return out;
+  }
+
+  /** Every reminder scheduled, in no particular order (a snapshot). */
+  records(): ReminderRecord[] {
+    const out: ReminderRecord[] = [];
+    for (let at = 0; at < this.heapSize; at++) out.push(this.record(this.heap[at]!));
+    return out;
+  }
+
+  /** Forgets every reminder. */
+  clear(): void {
+    this.capacity = FIRST_CAPACITY;
+    this.top = 0;
+    this.live = 0;
+    this.freeHead = -1;
+    this.heapSize = 0;
+    this.userHigh = new Float64Array(FIRST_CAPACITY);
+    this.userLow = new Uint32Array(FIRST_CAPACITY);
+    this.platformHigh = new Float64Array(FIRST_CAPACITY);
+    this.platformLow = new Uint32Array(FIRST_CAPACITY);
+    this.created = new Float64Array(FIRST_CAPACITY);
+    this.expires = new Float64Array(FIRST_CAPACITY);
+    this.weight = new Uint8Array(FIRST_CAPACITY);
+    this.flags = new Uint8Array(FIRST_CAPACITY);
+    this.project = new Uint32Array(FIRST_CAPACITY);
+    this.heapAt = new Int32Array(FIRST_CAPACITY);
+    this.heap = new Int32Array(FIRST_CAPACITY);
+    this.userTexts.clear();
+    this.platformTexts.clear();
+    this.weights.clear();
+    this.index.clear();
+  }
+
+  /** Bytes of the typed arrays (the table's size but for text IDs, odd weights and the Map and object headers). */
+  arrayBytes(): number {
+    return this.capacity * 54 + this.index.cells.byteLength;
+  }
+
+  /** {@link set} for a vote whose expiry is in `times[1]` already. */
+  private setVote(vote: Vote): TableResult {
+    if (!isoInto(vote.createdAt, this.times, 0) || !Number.isFinite(this.times[1]!)) return 'invalid';
+    return this.set(vote.projectId, vote.userId, vote.platformId, vote.weight, vote.road === 'webhook');
+  }
+
+  /** Schedules the reminder whose created and expires ms are in {@link times}. */
+  private set(projectId: string, userId: string, platformId: string | null, weight: number, webhook: boolean): TableResult {
+    if (!this.index.fits(this.live + 1)) this.index.grow(this.live + 1, this.heap, this.heapSize);
+    const found = this.lookUp(projectId, userId);
+    if (found >= 0) {
+      if (this.created[found]! >= this.times[0]!) return 'known';
+      this.write(found, platformId, weight, webhook);
+      this.siftUp(this.siftDown(this.heapAt[found]!));
+      return 'replaced';
+    }
+    const { text, project } = this.wanted;
+    const slot = this.allocate();
+    this.index.putAtCell(slot);
+    this.project[slot] = project;
+    this.flags[slot] = text === undefined ? 0 : USER_TEXT;
+    if (text === undefined) {
+      this.userHigh[slot] = this.wantedId[0]!;
+      this.userLow[slot] = this.wantedId[1]!;
+    } else this.userTexts.set(slot, text);
+    this.write(slot, platformId, weight, webhook);
+    this.live += 1;
+    this.heap[this.heapSize] = slot;
+    this.heapAt[slot] = this.heapSize;
+    this.heapSize += 1;
+    this.siftUp(this.heapSize - 1);
+    return 'scheduled';
+  }
+
+  /** Finds the slot of a voter (-1: none); the index's cell is where it would go. */
+  private lookUp(projectId: string, userId: string): number {
+    const wanted = this.wanted;
+    wanted.project = this.projectNumber(projectId);
+    if (splitId(userId)) {
+      wanted.text = undefined;
+      this.wantedId.set(idParts);
+      return this.index.find(hashNumber(wanted.project, this.wantedId));
+    }
+    wanted.text = userId;
+    return this.index.find(hashText(wanted.project, userId));
+  }
+
+  /** Whether `slot` is the voter of the lookup under way (for the index). */
+  isWanted(slot: number): boolean {
+    const wanted = this.wanted;
+    if (this.project[slot] !== wanted.project) return false;
+    if (wanted.text !== undefined) return (this.flags[slot]! & USER_TEXT) !== 0 && this.userTexts.get(slot) === wanted.text;
+    return (this.flags[slot]! & USER_TEXT) === 0 && this.userHigh[slot] === this.wantedId[0] && this.userLow[slot] === this.wantedId[1];
+  }
+
+  /** The hash of the voter in `slot` (for the index). */
+  hashOf(slot: number): number {
+    const project = this.project[slot]!;
+    if ((this.flags[slot]! & USER_TEXT) !== 0) return hashText(project, this.userTexts.get(slot)!);
+    this.slotId[0] = this.userHigh[slot]!;
+    this.slotId[1] = this.userLow[slot]!;
+    return hashNumber(project, this.slotId);
+  }
+
+  private projectNumber(projectId: string): number {
+    if (projectId === this.lastProject) return this.lastProjectNumber;
+    let number = this.projectIndex.get(projectId);
+    if (number === undefined) {
+      number = this.projects.push(projectId) - 1;
+      this.projectIndex.set(projectId, number);
+    }
+    this.lastProject = projectId;
+    this.lastProjectNumber = number;
+    return number;
+  }
+
+  /** Everything of a slot but its voter (its times from {@link times}). */
+  private write(slot: number, platformId: string | null, weight: number, webhook: boolean): void {
+    const before = this.flags[slot]!;
+    let flags = (before & USER_TEXT) | (webhook ? WEBHOOK : 0);
+    if ((before & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
+    if ((before & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
+    if (platformId === null) flags |= PLATFORM_NULL;
+    else if (splitId(platformId)) {
+      this.platformHigh[slot] = idParts[0]!;
+      this.platformLow[slot] = idParts[1]!;
+    } else {
+      flags |= PLATFORM_TEXT;
+      this.platformTexts.set(slot, platformId);
+    }
+    if (Number.isInteger(weight) && weight >= 0 && weight <= 255) this.weight[slot] = weight;
+    else {
+      flags |= WEIGHT_OTHER;
+      this.weights.set(slot, weight);
+    }
+    this.flags[slot] = flags;
+    this.created[slot] = this.times[0]!;
+    this.expires[slot] = this.times[1]!;
+  }
+
+  private record(slot: number): ReminderRecord {
+    const flags = this.flags[slot]!;
+    const platformId = (flags & PLATFORM_NULL) !== 0 ? null : (flags & PLATFORM_TEXT) !== 0 ? this.platformTexts.get(slot)! : joinId(this.platformHigh[slot]!, this.platformLow[slot]!);
+    return {
+      projectId: this.projects[this.project[slot]!]!,
+      userId: (flags & USER_TEXT) !== 0 ? this.userTexts.get(slot)! : joinId(this.userHigh[slot]!, this.userLow[slot]!),
+      createdMs: this.created[slot]!,
+      expiresMs: this.expires[slot]!,
+      platformId,
+      weight: (flags & WEIGHT_OTHER) !== 0 ? this.weights.get(slot)! : this.weight[slot]!,
+      road: (flags & WEBHOOK) !== 0 ? 'webhook' : 'poll',
+    };
+  }
+
+  /** Removes a live slot from the heap and the index and frees it. */
+  private drop(slot: number): void {
+    const at = this.heapAt[slot]!;
+    this.heapSize -= 1;
+    if (at !== this.heapSize) {
+      const last = this.heap[this.heapSize]!;
+      this.heap[at] = last;
+      this.heapAt[last] = at;
+      this.siftUp(this.siftDown(at));
+    }
+    this.index.remove(slot);
+    const flags = this.flags[slot]!;
+    if ((flags & USER_TEXT) !== 0) this.userTexts.delete(slot);
+    if ((flags & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
+    if ((flags & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
+    this.heapAt[slot] = -2 - this.freeHead;
+    this.freeHead = slot;
+    this.live -= 1;
+  }
+
+  private allocate(): number {
+    if (this.freeHead >= 0) {
+      const slot = this.freeHead;
+      this.freeHead = -2 - this.heapAt[slot]!;
+      return slot;
+    }
+    if (this.top === MAX_SLOTS) throw new RangeError(`the reminder schedule holds at most ${MAX_SLOTS} reminders`);
+    if (this.top === this.capacity) this.grow();
+    return this.top++;
+  }
+
+  /** Half as big again: every array copied into a bigger one. */
+  private grow(): void {
+    const size = Math.ceil(this.capacity * 1.5);
+    const bigger = <T extends Float64Array | Uint32Array | Uint8Array | Int32Array>(old: T, make: new (n: number) => T): T => {
+      const next = new make(size);
+      next.set(old);
+      return next;
+    };
+    this.userHigh = bigger(this.userHigh, Float64Array);
+    this.userLow = bigger(this.userLow, Uint32Array);
+    this.platformHigh = bigger(this.platformHigh, Float64Array);
+    this.platformLow = bigger(this.platformLow, Uint32Array);
+    this.created = bigger(this.created, Float64Array);
+    this.expires = bigger(this.expires, Float64Array);
+    this.weight = bigger(this.weight, Uint8Array);
+    this.flags = bigger(this.flags, Uint8Array);
+    this.project = bigger(this.project, Uint32Array);
+    this.heapAt = bigger(this.heapAt, Int32Array);
+    this.heap = bigger(this.heap, Int32Array);
+    this.capacity = size;
+  }
+
+  /** Whether slot `a` is due before slot `b` (ties: the older vote first). */
+  private before(a: number, b: number): boolean {
+    const ea = this.expires[a]!;
+    const eb = this.expires[b]!;
+    return ea < eb || (ea === eb && this.created[a]! < this.created[b]!);
+  }
+
+  /** Moves the slot at heap position `at` down to its place; returns where it ended. */
+  private siftDown(at: number): number {
+    const heap = this.heap;
+    const slot = heap[at]!;
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= this.heapSize) break;
+      const right = left + 1;
+      const child = right < this.heapSize && this.before(heap[right]!, heap[left]!) ? right : left;
+      if (!this.before(heap[child]!, slot)) break;
+      heap[at] = heap[child]!;
+      this.heapAt[heap[at]!] = at;
+      at = child;
+    }
+    heap[at] = slot;
+    this.heapAt[slot] = at;
+    return at;
+  }
+
+  private siftUp(at: number): void {
+    const heap = this.heap;
+    const slot = heap[at]!;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!this.before(slot, heap[parent]!)) break;
+      heap[at] = heap[parent]!;
+      this.heapAt[heap[at]!] = at;
+      at = parent;
+    }
+    heap[at] = slot;
+    this.heapAt[slot] = at;
+  }
+}
