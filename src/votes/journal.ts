@@ -1,6 +1,5 @@
-import { writeSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { nodeFileStoreFs, type FileStoreFs, type FileStoreHandle } from '../store/fs.js';
+import { nodeFileStoreFs, type FileStoreFs } from '../store/fs.js';
 import { parseRecord, readHeader, type JournalRecord } from './ledger-records.js';
 
 /**
@@ -9,49 +8,12 @@ import { parseRecord, readHeader, type JournalRecord } from './ledger-records.js
  * torn record off the journal. Injectable so tests can count fsyncs and make writes fail.
  */
 export interface JournalFs extends FileStoreFs {
-  open(path: string, flags: string, mode?: number): Promise<JournalHandle>;
   truncate(path: string, length: number): Promise<void>;
-}
-
-/** An open journal file. */
-export interface JournalHandle extends FileStoreHandle {
-  /**
-   * Writes all of `data` (UTF-8) at the handle's position, synchronously, and returns the bytes
-   * written; throws as `writeFile` rejects (ENOSPC, EROFS, EIO), possibly after writing part of it.
-   * The ledger writes a group commit's chunk, a few KiB, with it: into the page cache, that takes
-   * microseconds on the event loop, where a thread-pool round trip costs more than the write,
-   * and only the `datasync` then waits on the pool. Optional: a handle without it (an injected
-   * `fs`) is written with `writeFile`.
-   */
-  writeSync?(data: string): number;
-}
-
-/** Writes all of `data` to `fd` at its position (a short write goes on with the rest); the bytes written. */
-function writeAllSync(fd: number, data: string): number {
-  const written = writeSync(fd, data);
-  const bytes = Buffer.byteLength(data);
-  if (written === bytes) return bytes;
-  // Short writes are rare on a regular file (a signal, the disk filling up): the rest as bytes.
-  const buffer = Buffer.from(data);
-  for (let done = written; done < bytes; ) done += writeSync(fd, buffer, done, bytes - done);
-  return bytes;
-}
-
-/** A handle of `node:fs/promises` with {@link JournalHandle.writeSync} on its descriptor. */
-function journalHandle(handle: fsp.FileHandle): JournalHandle {
-  return {
-    writeFile: (data) => handle.writeFile(data),
-    writeSync: (data) => writeAllSync(handle.fd, data),
-    datasync: () => handle.datasync(),
-    sync: () => handle.sync(),
-    close: () => handle.close(),
-  };
 }
 
 /** The real file system. */
 export const nodeJournalFs: JournalFs = {
   ...nodeFileStoreFs,
-  open: async (path, flags, mode) => journalHandle(await fsp.open(path, flags, mode)),
   truncate: (path, length) => fsp.truncate(path, length),
 };
 

@@ -6,7 +6,7 @@ import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
 import { COMPANION_ON, companionMark, type LedgerCompanion } from './ledger-companion.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
-import { replayJournal, type JournalFs, type JournalHandle, type ReplayResult } from './journal.js';
+import { replayJournal, type JournalFs, type ReplayResult } from './journal.js';
 import { JOURNAL_HEADER, recordLine, type JournalRecord } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
@@ -36,7 +36,7 @@ export interface FileLedgerState {
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   state: LedgerState;
   /** The journal opened for appending, while group commits follow each other (see `appendChunk`). */
-  handle: JournalHandle | undefined;
+  handle: FileStoreHandle | undefined;
   /** An append is writing through `handle`. */
   writing: boolean;
   /** A let-go of `handle` is due on the next turn. */
@@ -91,16 +91,7 @@ async function syncDirectory(f: FileLedgerState): Promise<void> {
 }
 
 /**
- * Chunks up to this many characters (up to 3 bytes each) are written synchronously (see
- * `JournalHandle.writeSync`); a larger one, such as the backlog of a long outage, through the
- * thread pool, so that the event loop is never held for long.
- */
-const SYNC_WRITE_MAX_CHARS = 65_536;
-
-/**
  * One append: the chunk written and synced through the journal's handle (opened if it is not).
- * A small chunk is written on the event loop and only its `datasync` goes to the thread pool: one
- * round trip per group commit instead of two, which is what a group commit costs beyond its sync.
  * The handle is let go once a turn of the event loop ends with no write running or due
  * (`letGoSoon`): back-to-back group commits under load share one handle (an open and a close per
  * commit would cost about a third of the throughput), while an agent between writes holds no
@@ -108,16 +99,10 @@ const SYNC_WRITE_MAX_CHARS = 65_536;
  */
 async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
   f.writing = true;
-  let bytes: number;
   try {
     const handle = f.handle ?? (await f.fs.open(f.path, 'a', 0o600));
     f.handle = handle;
-    if (handle.writeSync !== undefined && chunk.length <= SYNC_WRITE_MAX_CHARS) {
-      bytes = handle.writeSync(chunk);
-    } else {
-      await handle.writeFile(chunk);
-      bytes = Buffer.byteLength(chunk);
-    }
+    await handle.writeFile(chunk);
     await handle.datasync();
   } catch (error) {
     letGo(f);
@@ -125,7 +110,7 @@ async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
   } finally {
     f.writing = false;
   }
-  f.bytes += bytes;
+  f.bytes += Buffer.byteLength(chunk);
   letGoSoon(f);
 }
 

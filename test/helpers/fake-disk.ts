@@ -1,4 +1,5 @@
-import { nodeJournalFs, type JournalFs, type JournalHandle } from '../../src/votes/journal.js';
+import type { FileStoreHandle } from '../../src/store/fs.js';
+import { nodeJournalFs, type JournalFs } from '../../src/votes/journal.js';
 
 /**
  * A small disk in front of the real file system, for the file store and the file vote ledger
@@ -37,40 +38,23 @@ export function fakeDisk(capacityBytes = Number.MAX_SAFE_INTEGER): FakeDisk {
     throw systemError('EROFS', syscall, path);
   }
 
-  /**
-   * What of `data`, written at `offset` of `path`, fits on the disk: all of it (`full`), or the
-   * part that fits, after which the write fails with ENOSPC. Throws EROFS when read-only.
-   */
-  function room(path: string, offset: number, data: string): { part: string; full: boolean } {
+  /** Takes room for `data` growing `path` from `offset`; writes what fits through `write`, then throws ENOSPC. */
+  async function grow(path: string, offset: number, data: string, write: (part: string) => Promise<void>): Promise<void> {
     refuse('write', path);
     const size = sizes.get(path) ?? 0;
     const growth = Math.max(0, offset + Buffer.byteLength(data) - size);
-    if (growth <= capacity - used()) return { part: data, full: true };
-    const fits = Math.max(0, size - offset + capacity - used());
-    return { part: Buffer.from(data).subarray(0, fits).toString(), full: false };
-  }
-
-  /** After `part` (of `room`) was written at `offset`: the file's new size, and ENOSPC if that was not all. */
-  function grown(path: string, offset: number, part: string, full: boolean): void {
-    sizes.set(path, Math.max(sizes.get(path) ?? 0, offset + Buffer.byteLength(part)));
-    if (full) return;
+    const room = capacity - used();
+    if (growth <= room) {
+      await write(data);
+      sizes.set(path, Math.max(size, offset + Buffer.byteLength(data)));
+      return;
+    }
+    const fits = Math.max(0, size - offset + room);
+    const part = Buffer.from(data).subarray(0, fits).toString();
+    await write(part);
+    sizes.set(path, Math.max(size, offset + Buffer.byteLength(part)));
     disk.failures.ENOSPC += 1;
     throw systemError('ENOSPC', 'write', path);
-  }
-
-  /** Takes room for `data` growing `path` from `offset`; writes what fits through `write`, then throws ENOSPC. */
-  async function grow(path: string, offset: number, data: string, write: (part: string) => Promise<void>): Promise<void> {
-    const { part, full } = room(path, offset, data);
-    await write(part);
-    grown(path, offset, part, full);
-  }
-
-  /** {@link grow} for a synchronous write (the journal's `writeSync`); returns the bytes of `data`. */
-  function growSync(path: string, offset: number, data: string, write: (part: string) => number): number {
-    const { part, full } = room(path, offset, data);
-    write(part);
-    grown(path, offset, part, full);
-    return Buffer.byteLength(data);
   }
 
   const fs: JournalFs = {
@@ -86,17 +70,11 @@ export function fakeDisk(capacityBytes = Number.MAX_SAFE_INTEGER): FakeDisk {
       if (flags.startsWith('w')) sizes.set(path, 0);
       // Where this handle's next write lands: the end for 'a', else where the last one stopped.
       let position = flags.startsWith('a') ? (sizes.get(path) ?? 0) : 0;
-      const wrapped: JournalHandle = {
+      const wrapped: FileStoreHandle = {
         async writeFile(data) {
           if (flags.startsWith('a')) position = sizes.get(path) ?? position;
           await grow(path, position, data, (part) => handle.writeFile(part));
           position += Buffer.byteLength(data);
-        },
-        writeSync(data) {
-          if (flags.startsWith('a')) position = sizes.get(path) ?? position;
-          const bytes = growSync(path, position, data, (part) => (handle.writeSync as (part: string) => number)(part));
-          position += bytes;
-          return bytes;
         },
         async datasync() {
           refuse('fdatasync', path);

@@ -39,8 +39,6 @@ const fs: JournalFs = {
     if (path !== journal) return handle;
     return {
       writeFile: (data) => handle.writeFile(data),
-      // The ledger writes its group commits' chunks with it: the crash must meet that path.
-      ...(handle.writeSync ? { writeSync: handle.writeSync } : {}),
       async datasync() {
         journalSyncs += 1;
         if (killAt > 0 && journalSyncs >= killAt) {

@@ -1,8 +1,9 @@
 import { appendFile, cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/store/errors.js';
-import { nodeJournalFs, type JournalFs, type JournalHandle } from '../../../src/votes/journal.js';
+import type { FileStoreHandle } from '../../../src/store/fs.js';
+import { nodeJournalFs, type JournalFs } from '../../../src/votes/journal.js';
 import { createFileVoteLedger, type FileVoteLedger, type FileVoteLedgerOptions } from '../../../src/votes/ledger-file.js';
 import { describeLedgerContract } from './ledger-contract.js';
 import { HOUR, makeLetter, makeVote, removeVoteDirs, T0, voteDir } from './votes-fixtures.js';
@@ -39,35 +40,20 @@ const journalLines = async (dir: string) => (await readFile(join(dir, 'votes.jou
 
 /** The real file system, counting the journal's fsyncs; `failNextWrite` makes one append fail halfway. */
 function countingFs() {
-  const counts = { datasyncs: 0, failNextWrite: false, writes: 0, syncWrites: 0 };
+  const counts = { datasyncs: 0, failNextWrite: false };
   const fs: JournalFs = {
     ...nodeJournalFs,
     async open(path, flags, mode) {
       const handle = await nodeJournalFs.open(path, flags, mode);
       if (!path.endsWith('votes.journal')) return handle;
-      const halfThenFull = (data: string) => {
-        counts.failNextWrite = false;
-        counts.writes += 1;
-        return data.slice(0, Math.floor(data.length / 2));
-      };
-      const noSpace = () => Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-      const wrapped: JournalHandle = {
+      const wrapped: FileStoreHandle = {
         async writeFile(data) {
-          counts.writes += 1;
           if (counts.failNextWrite) {
-            await handle.writeFile(halfThenFull(data));
-            throw noSpace();
+            counts.failNextWrite = false;
+            await handle.writeFile(data.slice(0, Math.floor(data.length / 2)));
+            throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
           }
           await handle.writeFile(data);
-        },
-        // The path the ledger takes for a group commit's chunk: the same failure there.
-        writeSync(data) {
-          if (counts.failNextWrite) {
-            handle.writeSync?.(halfThenFull(data));
-            throw noSpace();
-          }
-          counts.syncWrites += 1;
-          return (handle.writeSync as (data: string) => number)(data);
         },
         async datasync() {
           counts.datasyncs += 1;
@@ -293,25 +279,6 @@ describe('file ledger: writes', () => {
     await Promise.all([done, complete]);
     expect(counts.datasyncs - before).toBeLessThanOrEqual(6);
     expect(ledger.stats()).toMatchObject({ keys: 100, pending: 0 });
-  });
-
-  it('writes a group commit on the event loop (only its fsync on the thread pool), a chunk over 64 Ki characters through writeFile', async () => {
-    const { fs, counts } = countingFs();
-    const ledger = fileLedger({ directory: await voteDir(), fs });
-    await ledger.open();
-    const before = { ...counts };
-    await Promise.all(Array.from({ length: 10 }, (_, i) => ledger.recordPending([makeVote(i)])));
-    expect(counts.syncWrites - before.syncWrites).toBeGreaterThanOrEqual(1);
-    expect(counts.writes - before.writes).toBe(0);
-    // A backlog (after an outage, say) is not written while the event loop waits: 1,000 votes are about 130 Ki characters.
-    const syncWrites = counts.syncWrites;
-    await ledger.recordPending(Array.from({ length: 1_000 }, (_, i) => makeVote(1_000 + i)));
-    expect(counts.writes - before.writes).toBe(1);
-    expect(counts.syncWrites).toBe(syncWrites);
-    await ledger.close();
-    const again = fileLedger({ directory: dirname(ledger.path) });
-    expect(await again.open()).toHaveLength(1_010);
-    await again.close();
   });
 
   it('a failed append rejects its callers, cuts the partial write off, and the next commit writes the records', async () => {

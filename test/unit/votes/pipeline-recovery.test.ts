@@ -157,20 +157,14 @@ describe('vote pipeline: crash recovery', () => {
       ...nodeJournalFs,
       async open(path, flags, mode) {
         const handle = await nodeJournalFs.open(path, flags, mode);
-        const fail = (data: string) => {
-          if (!failNext || !data.includes('["p",')) return;
-          failNext = false;
-          throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
-        };
         return {
           ...handle,
           writeFile: async (data: string) => {
-            fail(data);
+            if (failNext && data.includes('["p",')) {
+              failNext = false;
+              throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+            }
             await handle.writeFile(data);
-          },
-          writeSync: (data: string) => {
-            fail(data);
-            return (handle.writeSync as (data: string) => number)(data);
           },
           datasync: () => handle.datasync(),
           sync: () => handle.sync(),
