@@ -22,7 +22,7 @@
  * follows (BENCH_SAMPLE_MS, default 5 s). Added = the row's median minus (d)'s median; in the
  * information table, (s')'s median minus (d')'s.
  *
- * Run:  npm run bench:embedded   (about 3 min; BENCH_ROUNDS, default 5).
+ * Run:  npm run bench:embedded   (about 3.5 min; BENCH_ROUNDS, default 5).
  */
 import { execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
