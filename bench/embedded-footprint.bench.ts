@@ -11,11 +11,18 @@
  *   (i)  + `import('listing-agent')`, nothing started;
  *   (s)  + an agent posting stats only (health off), after its first post;
  *   (f)  + stats, votes (cursor polled) and health (listening), after its first post.
+ * Information only, outside the rows above, their baseline and the verdicts ("as a logged-in bot"):
+ *   (d') (d), its Client's REST having made one request as login does (`GET /gateway/bot`, to a
+ *        server on 127.0.0.1 in the child), through discord.js's undici, the copy the agent shares;
+ *   (s') (d') + an agent posting stats only, as (s).
+ * A bot that has not logged in has not yet made undici's first request (llhttp's wasm, about 7 MiB
+ * of RSS), which the agent then pays in (s); a running bot has, so (s') - (d') is what it pays.
  * The emulator runs in this process, not in the bot's. Heap used and RSS after two forced
  * collections; import time of the import alone; CPU (user + system) over the sample interval that
- * follows (BENCH_SAMPLE_MS, default 5 s). Added = the row's median minus (d)'s median.
+ * follows (BENCH_SAMPLE_MS, default 5 s). Added = the row's median minus (d)'s median; in the
+ * information table, (s')'s median minus (d')'s.
  *
- * Run:  npm run bench:embedded   (about 2 min; BENCH_ROUNDS, default 5).
+ * Run:  npm run bench:embedded   (about 3.5 min; BENCH_ROUNDS, default 5).
  */
 import { execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -39,7 +46,13 @@ const ROWS = [
   ['stats', '(s) + an agent posting stats only (health off)'],
   ['full', '(f) + an agent with stats, votes and health'],
 ] as const;
-type Row = (typeof ROWS)[number][0];
+/** Information only ("as a logged-in bot", bench/helpers/embedded-bot.mjs): not in the verdicts. */
+const INFO_ROWS = [
+  ['djs-rest', "(d') discord.js 14, its REST having made login's first request"],
+  ['stats-rest', "(s') + an agent posting stats only (health off)"],
+] as const;
+const ALL_ROWS = [...ROWS, ...INFO_ROWS];
+type Row = (typeof ALL_ROWS)[number][0];
 
 interface Sample {
   heapUsed: number;
@@ -93,6 +106,23 @@ const m = (bytes: number) => (bytes / MiB).toFixed(1);
 const spread = (xs: number[], f: (x: number) => string) => `${f(median(xs))} (${f(sorted(xs)[0]!)}–${f(sorted(xs).at(-1)!)})`;
 const plus = (bytes: number) => `${bytes >= 0 ? '+' : ''}${m(bytes)} MiB`;
 
+/**
+ * The information table: (d') and (s'), and (s') added over (d'), what a bot that has logged in
+ * pays for a stats-only agent. Printed apart from the verdicts, which stay measured against (d).
+ */
+function informationAsLoggedIn(of: (row: Row, key: keyof Sample) => number[]): string[] {
+  const added = (key: 'heapUsed' | 'rss') => plus(median(of('stats-rest', key)) - median(of('djs-rest', key)));
+  const rows = INFO_ROWS.map(([row, label]) => [label, spread(of(row, 'heapUsed'), m), spread(of(row, 'rss'), m), spread(of(row, 'cpuMs'), (x) => x.toFixed(0))]);
+  return [
+    "INFORMATION ONLY, not a verdict: as a logged-in bot (its REST has made a request, so undici is warm). Same rounds, median (min–max).",
+    '',
+    table(['row', 'heap used MiB', 'RSS MiB', `CPU ms / ${SAMPLE_MS / 1000} s`], rows, ['l', 'r', 'r', 'r']),
+    '',
+    table(["(s') added over (d')", 'heap added', 'RSS added'], [["agent posting stats, in a logged-in bot", added('heapUsed'), added('rss')]], ['l', 'r', 'r']),
+    '',
+  ];
+}
+
 async function measure(): Promise<string> {
   assertBuilt();
   const header = await machine();
@@ -101,10 +131,10 @@ async function measure(): Promise<string> {
   try {
     const owner = emu.admin.createUser({ username: 'footprint-owner' });
     const token = emu.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Footprint Bot' }).project_token;
-    const samples = new Map<Row, Sample[]>(ROWS.map(([row]) => [row, []]));
+    const samples = new Map<Row, Sample[]>(ALL_ROWS.map(([row]) => [row, []]));
     for (let round = 0; round < ROUNDS; round += 1) {
       // Alternating: each round runs every row, the order rotated, so drift falls on all rows alike.
-      const order = ROWS.map((_, i) => ROWS[(i + round) % ROWS.length]![0]);
+      const order = ALL_ROWS.map((_, i) => ALL_ROWS[(i + round) % ALL_ROWS.length]![0]);
       for (const row of order) samples.get(row)!.push(await sample(dir, row, emu, token));
     }
     const of = (row: Row, key: keyof Sample) => samples.get(row)!.map((s) => s[key]);
@@ -136,6 +166,7 @@ async function measure(): Promise<string> {
       '',
       table(['target (median)', 'measured', 'target', 'verdict'], verdicts),
       '',
+      ...informationAsLoggedIn(of),
     ].join('\n');
   } finally {
     await emu.close();
@@ -145,7 +176,7 @@ async function measure(): Promise<string> {
 
 describe('embedded footprint', () => {
   bench(
-    'discord.js bot: + auto-poster, + listing-agent imported, + stats agent, + full agent',
+    "discord.js bot: + auto-poster, + listing-agent imported, + stats agent, + full agent; (d') and (s') as information",
     async () => {
       console.log(await measure());
     },
