@@ -7,10 +7,12 @@ import { preloadLazyModules } from '../../src/agent/lazy.js';
  * vitest runs; test/integration/cli/idle-modules.test.ts and the runtime matrix check that path on
  * the built package.
  *
- * Not for the files under test/unit/: they test pure cores and never make an agent, and importing
- * every module an agent may load costs each of them about 0.7 s (some 70 s of a whole run on two
- * cores). A unit test that makes an agent fails with "could not load ... with require()": it
- * belongs under test/integration/.
+ * Not for the folders whose files never make an agent in this process (test/unit/: pure cores;
+ * the architecture, docs, runtimes and setup checks; the emulator, deploy files, client and http
+ * layers): importing every module an agent may load costs each file about 0.5–0.7 s, some 70 s of
+ * a whole run on two cores. A test there that makes an agent fails with "could not load ... with
+ * require()": it belongs in a folder that preloads.
  */
 const testPath = expect.getState().testPath ?? '';
-if (!/[\\/]test[\\/]unit[\\/]/.test(testPath)) await preloadLazyModules();
+const needsNoAgent = /[\\/]test[\\/](unit|architecture|docs|runtimes|setup)[\\/]|[\\/]test[\\/]integration[\\/](emulator|deploy|client|http)[\\/]/;
+if (!needsNoAgent.test(testPath)) await preloadLazyModules();
