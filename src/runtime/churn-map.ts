@@ -21,6 +21,9 @@
 /** Deletions between two renewals, at least (a renewal copies the live entries, a few hundred at most under load). */
 export const RENEW_AFTER_DELETES = 256;
 
+/** Whether a map or set with `size` entries is renewed after `deletes` deletions: as many as it holds, and a few at least. */
+const renewDue = (deletes: number, size: number): boolean => deletes >= RENEW_AFTER_DELETES && deletes >= size;
+
 /** A `Map` for entries that come and go (see the module comment). */
 export class ChurnMap<K, V> implements Iterable<[K, V]> {
   private map = new Map<K, V>();
@@ -46,7 +49,7 @@ export class ChurnMap<K, V> implements Iterable<[K, V]> {
   delete(key: K): boolean {
     if (!this.map.delete(key)) return false;
     this.deletes += 1;
-    if (this.deletes >= RENEW_AFTER_DELETES && this.deletes >= this.map.size) {
+    if (renewDue(this.deletes, this.map.size)) {
       this.deletes = 0;
       this.map = new Map(this.map);
     }
@@ -92,7 +95,7 @@ export class ChurnSet<T> implements Iterable<T> {
   delete(value: T): boolean {
     if (!this.set.delete(value)) return false;
     this.deletes += 1;
-    if (this.deletes >= RENEW_AFTER_DELETES && this.deletes >= this.set.size) {
+    if (renewDue(this.deletes, this.set.size)) {
       this.deletes = 0;
       this.set = new Set(this.set);
     }
