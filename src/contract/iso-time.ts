@@ -88,6 +88,26 @@ export function isoInto(text: string, out: Float64Array, at: number): boolean {
   return out[at] === out[at];
 }
 
+/** The text {@link lastIsoInto} read last, and `Date.parse` of it (NaN: `Date.parse('')`). */
+let lastText = '';
+const lastMs = new Float64Array([Number.NaN]);
+
+/**
+ * {@link isoInto} that remembers the last text it read: the file vote ledger and the vote
+ * reminders riding it each read a recorded vote's `expiresAt`, one right after the other, so the
+ * second read is a comparison with the same string (the same object: no character compared), not
+ * a parse. A miss costs one string comparison more than {@link isoInto}.
+ */
+export function lastIsoInto(text: string, out: Float64Array, at: number): boolean {
+  if (text !== lastText) {
+    isoInto(text, lastMs, 0);
+    lastText = text;
+  }
+  const ms = lastMs[0]!;
+  out[at] = ms;
+  return ms === ms;
+}
+
 /**
  * `Date.parse(text)`, through the fast path when `text` is spelled as `toISOString` spells it
  * (without the memo of the last two: for a caller that reads each time once).

@@ -1,3 +1,4 @@
+import { isoMs, lastIsoInto } from '../contract/iso-time.js';
 import { pendingLine, voteOfPendingLine, type JournalRecord } from './ledger-records.js';
 import { ChurnMap } from '../runtime/churn-map.js';
 import type { DeadLetter, LedgerEntry, Vote } from './types.js';
@@ -43,11 +44,17 @@ export interface LedgerState {
 
 const TWELVE_HOURS_MS = 12 * 60 * 60 * 1000;
 
-/** When the vote expires (epoch ms); a malformed `expiresAt` falls back to the contract's 12 h. */
+/** Scratch of {@link expiresAtMs} (typed: no heap number per call). */
+const EXPIRES = new Float64Array(1);
+
+/**
+ * When the vote expires (epoch ms); a malformed `expiresAt` falls back to the contract's 12 h.
+ * `Date.parse`'s answer without `Date.parse` for the service's spelling, and shared with the vote
+ * reminders, which read the same `expiresAt` just before (`lastIsoInto`).
+ */
 export function expiresAtMs(vote: Vote): number {
-  const expires = Date.parse(vote.expiresAt);
-  if (Number.isFinite(expires)) return expires;
-  const created = Date.parse(vote.createdAt);
+  if (lastIsoInto(vote.expiresAt, EXPIRES, 0)) return EXPIRES[0]!;
+  const created = isoMs(vote.createdAt);
   return Number.isFinite(created) ? created + TWELVE_HOURS_MS : 0;
 }
 

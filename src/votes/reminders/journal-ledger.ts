@@ -90,48 +90,63 @@ export interface LedgerReminderStoreOptions {
 
 /**
  * Votes the ledger recorded, not yet in the table, with their expiry: put there once the ledger's
- * write is under way (setImmediate), so the table's work overlaps the fsync instead of delaying
- * it; anything that reads the table puts them there first, in order. `recorded` decides at once
- * only whether a vote arrived expired: that mark must share the vote's commit.
+ * write is under way, so that the table's work overlaps the write and its fsync instead of
+ * delaying them. (The ledger's write starts in the check phase of the event loop's turn in which
+ * the votes were recorded, `createCommitter`; an immediate queued from there runs in the check
+ * phase of the next turn, after the poll phase that sees the write done and starts the fsync.)
+ * Anything that reads the table puts them there first, in order. `recorded` decides at once only
+ * whether a vote arrived expired: that mark must share the vote's commit.
  */
 function createArrivals(table: ReminderTable, now: () => number) {
-  let pending: Vote[] = [];
-  let expiries: number[] = [];
-  let flushQueued = false;
+  // Reused from batch to batch (no array grown from empty per batch); a slot is cleared once its
+  // vote is in the table, so that no vote is held here after that.
+  const votes: (Vote | undefined)[] = [];
+  let expiries = new Float64Array(128);
+  let count = 0;
+  /** Whether this turn's batch has begun (the clock read, its end queued). */
+  let batchOpen = false;
   /** Scheduled and replaced since the last commit of the ledger: counted once durable. */
   const tally = { scheduled: 0, replaced: 0 };
   /** The vote's expiry, and the clock as the batch began (typed: no heap number per vote). */
   const expiry = new Float64Array(2);
   const flush = () => {
-    if (pending.length === 0) return;
-    const [votes, at] = [pending, expiries];
-    pending = [];
-    expiries = [];
-    for (let i = 0; i < votes.length; i++) {
-      const result = table.insert(votes[i]!, at[i]!);
-      if (result === 'scheduled' || result === 'replaced') tally[result] += 1;
+    for (let i = 0; i < count; i++) {
+      const result = table.insert(votes[i]!, expiries[i]!);
+      votes[i] = undefined;
+      if (result === 'scheduled') tally.scheduled += 1;
+      else if (result === 'replaced') tally.replaced += 1;
     }
+    count = 0;
+  };
+  // The first immediate ends the batch (the next vote reads the clock again), the second puts it in.
+  const flushLater = () => flush();
+  const endBatch = () => {
+    batchOpen = false;
+    setImmediate(flushLater);
   };
   return {
     tally,
     flush,
     get size() {
-      return pending.length;
+      return count;
     },
     recorded(vote: Vote): JournalRecord | undefined {
       if (!voteExpiryInto(vote, expiry, 0)) return undefined;
       // The clock is read once per batch (the votes of one synchronous recordPending share it).
-      if (!flushQueued) {
-        flushQueued = true;
+      if (!batchOpen) {
+        batchOpen = true;
         expiry[1] = now();
-        setImmediate(() => {
-          flushQueued = false;
-          flush();
-        });
+        setImmediate(endBatch);
       }
       if (expiry[0]! <= expiry[1]!) return { t: 'r', f: ['x', vote.key] };
-      pending.push(vote);
-      expiries.push(expiry[0]!);
+      if (count === expiries.length) {
+        const bigger = new Float64Array(count * 2);
+        bigger.set(expiries);
+        expiries = bigger;
+      }
+      votes[count] = vote;
+      expiries[count] = expiry[0]!;
+      count += 1;
       return undefined;
     },
   };

@@ -1,5 +1,5 @@
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
-import { isoInto, isoMs } from '../../contract/iso-time.js';
+import { isoInto, isoMs, lastIsoInto } from '../../contract/iso-time.js';
 import { voteKey } from '../../contract/vote-key.js';
 import type { Vote, VoteRoad } from '../types.js';
 import type { ReminderInfo } from '../../runtime/votes.js';
@@ -41,10 +41,12 @@ function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number
 
 /**
  * {@link voteExpiresMs} into `out[at]`, reading `createdAt` only when it is needed; false when the
- * vote has no valid date. (A typed array: no heap number per call on the ingestion path.)
+ * vote has no valid date. (A typed array: no heap number per call on the ingestion path.) The
+ * file vote ledger reads the same `expiresAt` right after (`expiresAtMs`): `lastIsoInto` parses
+ * it once for both.
  */
 export function voteExpiryInto(vote: Pick<Vote, 'createdAt' | 'expiresAt'>, out: Float64Array, at: number): boolean {
-  if (isoInto(vote.expiresAt, out, at)) return true;
+  if (lastIsoInto(vote.expiresAt, out, at)) return true;
   if (!isoInto(vote.createdAt, out, at)) return false;
   out[at] = out[at]! + VOTE_LIFETIME_MS;
   return true;

@@ -230,7 +230,8 @@ export class ReminderTable implements SlotKeys {
     wanted.project = this.projectNumber(projectId);
     if (splitId(userId)) {
       wanted.text = undefined;
-      this.wantedId.set(idParts);
+      this.wantedId[0] = idParts[0]!;
+      this.wantedId[1] = idParts[1]!;
       return this.index.find(hashNumber(wanted.project, this.wantedId));
     }
     wanted.text = userId;
