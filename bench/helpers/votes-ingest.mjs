@@ -209,7 +209,10 @@ export async function runPaired() {
     const cpu = [[], []];
     const wall = [[], []];
     const pages = VOTES / PAGE;
+    // The first tenth warms both sides up (the JIT); the rest is measured (and profiled, if asked).
+    const from = Math.floor(pages / 10);
     for (let index = 0; index < pages; index++) {
+      if (index === from && CPU_PROFILE) await startCpuProfile();
       const votes = page(index, START);
       for (const side of index % 2 === 0 ? [0, 1] : [1, 0]) {
         const { pipeline } = sides[side];
@@ -222,11 +225,10 @@ export async function runPaired() {
         cpu[side].push(used.user + used.system);
       }
     }
+    if (CPU_PROFILE) await stopCpuProfile(CPU_PROFILE);
     const scheduled = sides[1].reminderStore.table.size;
     for (const side of sides) await side.close(CLOCK);
     if (sides.some((side) => side.counted.hookCalls !== VOTES) || scheduled !== VOTES) throw new Error(`expected ${VOTES} hook calls on both sides and ${VOTES} reminders, got ${sides.map((side) => side.counted.hookCalls)} and ${scheduled}`);
-    // The first tenth warms both sides up (the JIT); the rest is measured.
-    const from = Math.floor(pages / 10);
     const perVote = (values) => values.slice(from).map((value) => value / PAGE);
     const diff = (values) => values[1].slice(from).map((value, i) => (value - values[0][from + i]) / PAGE);
     return { pages: pages - from, cpuOff: perVote(cpu[0]), cpuOn: perVote(cpu[1]), cpuAdded: diff(cpu), wallOff: perVote(wall[0]), wallOn: perVote(wall[1]), wallAdded: diff(wall) };

@@ -118,3 +118,43 @@ describe('the schedule on the real file vote ledger, across reopenings', () => {
     expect(keys(back.store.table)).toEqual([makeVote(5).key]);
   });
 });
+
+describe('votes the ledger records, put in the table after its write is under way', () => {
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('puts them in, in order, by the second turn or at once when the table is read; counted once at the commit', async () => {
+    const store = createLedgerReminderStore({ now: () => NOW, derive: true });
+    const counted: [number, number][] = [];
+    store.watch?.((scheduled, replaced) => counted.push([scheduled, replaced]));
+    // More than the arrivals' first 128 places; voter 7 votes again, later, in the same batch.
+    const votes = [...Array.from({ length: 300 }, (_, i) => makeVote(i + 1, i * 1000)), makeVote(7, 400_000), makeVote(8, -HOUR)];
+    for (const vote of votes) expect(store.recorded(vote)).toBeUndefined();
+    await nextTurn();
+    await nextTurn();
+    const expected = new ReminderTable();
+    for (const vote of votes) expected.add(vote, NOW);
+    expect(store.table.list()).toEqual(expected.list());
+    expect(store.table.size).toBe(300);
+    store.committed();
+    store.committed();
+    expect(counted).toEqual([[300, 1]]);
+
+    // Read at once, before any turn: in the table all the same.
+    store.recorded(makeVote(1000, 5 * HOUR));
+    expect(keys(store.table)).toContain(makeVote(1000, 5 * HOUR).key);
+  });
+
+  it('reads the clock once per turn: a vote recorded in a later turn is held against the clock of then', async () => {
+    let clock = NOW;
+    const store = createLedgerReminderStore({ now: () => clock, derive: true });
+    const early = makeVote('early', -10.5 * HOUR); // expires half an hour after NOW
+    expect(store.recorded(early)).toBeUndefined();
+    clock = NOW + 2 * HOUR;
+    // The same turn: the batch's clock (NOW) still holds, as when the ledger records them together.
+    expect(store.recorded(makeVote('same turn', -10.5 * HOUR))).toBeUndefined();
+    await nextTurn();
+    const late = makeVote('late', -10.5 * HOUR);
+    expect(store.recorded(late)).toEqual({ t: 'r', f: ['x', late.key] });
+    expect(keys(store.table)).toEqual([early.key, makeVote('same turn', -10.5 * HOUR).key].sort());
+  });
+});
