@@ -90,16 +90,18 @@ export interface LedgerReminderStoreOptions {
 
 /**
  * Votes the ledger recorded, not yet in the table, with their expiry: put there once the ledger's
- * write is under way, so that the table's work overlaps the write and its fsync instead of
- * delaying them. (The ledger's write starts in the check phase of the event loop's turn in which
- * the votes were recorded, `createCommitter`; an immediate queued from there runs in the check
- * phase of the next turn, after the poll phase that sees the write done and starts the fsync.)
- * Anything that reads the table puts them there first, in order. `recorded` decides at once only
- * whether a vote arrived expired: that mark must share the vote's commit.
+ * write is under way, so that the table's work runs while libuv's thread pool opens, writes and
+ * fsyncs the journal, instead of before it. (The ledger's commit starts its write in the check
+ * phase of the event loop's turn in which the votes were recorded, `createCommitter`, after the
+ * immediate queued here; that immediate queues another, which runs in the next turn, the write
+ * already handed to the thread pool.) Anything that reads the table puts them there first, in
+ * order. `recorded` decides at once only whether a vote arrived expired: that mark must share the
+ * vote's commit.
  */
 function createArrivals(table: ReminderTable, now: () => number) {
-  // Reused from batch to batch (no array grown from empty per batch); a slot is cleared once its
-  // vote is in the table, so that no vote is held here after that.
+  // Reused from batch to batch (no array grown from empty per batch; they keep the size of the
+  // largest batch, 16 bytes a vote); a place is cleared once its vote is in the table, so that no
+  // vote is held here after that.
   const votes: (Vote | undefined)[] = [];
   let expiries = new Float64Array(128);
   let count = 0;
