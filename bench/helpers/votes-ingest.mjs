@@ -14,7 +14,8 @@
  * has the heap after a GC with everything still held, and the reminders' own cost measured alone
  * (the ledger's companion called for the same 100,000 votes, `hookUsPerVote`).
  * `BENCH_HEAP_PROFILE=<file.heapprofile>` and `BENCH_CPU_PROFILE=<file.cpuprofile>` profile the
- * ingestion, from the first page until the pipeline is idle (bench/PROFILE.md).
+ * ingestion, from the first page until the pipeline is idle (bench/PROFILE.md); with `--paired`,
+ * `BENCH_CPU_PROFILE` profiles the measured pairs (after the warm-up tenth).
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, open, readdir, stat } from 'node:fs/promises';
