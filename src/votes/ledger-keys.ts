@@ -204,11 +204,14 @@ export class KeyTable {
       ms = ms * 10 + digit;
     }
     const { w } = this;
+    // `>>> 0` takes the low 32 bits of an integer below 2^53 exactly (no float division or modulo).
+    const highLow = high >>> 0;
+    const msLow = ms >>> 0;
     w[0] = low | TAKEN;
-    w[1] = high % TWO_32;
-    w[2] = ms % TWO_32;
+    w[1] = highLow;
+    w[2] = msLow;
     // ms < 10^15 < 2^50: 18 bits above the low 32; the leading digits < 10^13 < 2^44: 12 above theirs.
-    w[3] = Math.floor(ms / TWO_32) | (Math.floor(high / TWO_32) << 18);
+    w[3] = (ms - msLow) / TWO_32 + ((high - highLow) / TWO_32) * 262_144;
     w[4] = hashWords(w[0]!, w[1]!, w[2]!, w[3]!);
     this.lastPacked = true;
     return true;
@@ -271,7 +274,8 @@ export class KeyTable {
       if (from[at] === 0) continue;
       let slot = hashWords(from[at]!, from[at + 1]!, from[at + 2]!, from[at + 3]!) & mask;
       while (words[slot * STRIDE] !== 0) slot = (slot + 1) & mask;
-      words.set(from.subarray(at, at + STRIDE), slot * STRIDE);
+      const to = slot * STRIDE;
+      for (let i = 0; i < STRIDE; i++) words[to + i] = from[at + i]!;
     }
     this.words = words;
     this.mask = mask;
