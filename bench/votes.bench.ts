@@ -7,10 +7,11 @@
  *
  * Run:  npm run bench:votes      (= npm run build && vitest bench --run bench/votes.bench.ts)
  *
- * The ingestion runs three times:
- * 1. twice in a dedicated child process (`node --expose-gc bench/helpers/votes-ingest.mjs`): its peak
- *    RSS is the ingestion's own, Node runtime and modules included and nothing else. This is the
- *    figure held against the target. Peak RSS is VmHWM of /proc/<pid>/status at the end (the
+ * The ingestion runs:
+ * 1. in dedicated child processes (`node --expose-gc bench/helpers/votes-ingest.mjs`), BENCH_ROUNDS
+ *    of them with reminders off: their peak RSS is the ingestion's own, Node runtime and modules
+ *    included and nothing else. The median of these runs' rates and of their peaks is what the
+ *    targets are held against (min and max shown beside). Peak RSS is VmHWM of /proc/<pid>/status at the end (the
  *    kernel's own high-water mark over the process's life) and, as a check, the highest VmRSS
  *    sampled from this process every 10 ms and the child's own `process.memoryUsage()` sampled
  *    every 5 ms and at every page.
@@ -125,8 +126,8 @@ function remindersTable(off: readonly ChildResult[], on: readonly ChildResult[],
 async function run(): Promise<string> {
   const header = await machine();
   // Dedicated processes in alternating rounds, reminders off then on (the machine is shared:
-  // another job can only slow a run down). The fastest off run is the measure below, the other
-  // off runs' rates beside it. Then one run inside the worker.
+  // another job can only slow a run down). The off runs are the measure below: the median of
+  // their rates and of their peaks, min and max beside. Then one run inside the worker.
   const off: ChildResult[] = [];
   const on: ChildResult[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -134,22 +135,34 @@ async function run(): Promise<string> {
     on.push(await inChild(true));
   }
   const paired = (await inChild('paired')) as unknown as PairedResult;
-  const children = [...off].sort((x, y) => y.votesPerSecond - x.votesPerSecond);
-  const child = children[0]!;
+  // The targets are held on the median of the off runs (a shared machine makes one run's rate
+  // vary by 2x: the best run would say "met" when most runs miss); min and max beside it. The
+  // other rows show the median run (by rate).
+  const children = [...off].sort((x, y) => x.votesPerSecond - y.votesPerSecond);
+  const child = children[children.length >> 1]!;
   const worker = await runIngestion();
-  const childPeak = Math.max(...children.map((c) => Math.max(c.vmHwm, c.sampledPeak, c.peakRss)));
+  const rates = children.map((c) => c.votesPerSecond);
+  const peaks = off.map((c) => Math.max(c.vmHwm, c.sampledPeak, c.peakRss)).sort((a, b) => a - b);
+  const medianRate = median(rates);
+  const medianPeak = median(peaks);
   const rows: string[][] = [
-    ['votes/s (ingest, hooks run and recorded)', `${count(child.votesPerSecond)} (other runs ${children.slice(1).map((c) => count(c.votesPerSecond)).join(', ')})`, count(worker.votesPerSecond), `>= ${count(RATE_TARGET)}`, child.votesPerSecond >= RATE_TARGET ? 'met' : '**not met**'],
+    [
+      'votes/s (ingest, hooks run and recorded)',
+      `**${count(medianRate)}** median (min ${count(rates[0]!)}, max ${count(rates[rates.length - 1]!)}; runs ${off.map((c) => count(c.votesPerSecond)).join(' / ')})`,
+      count(worker.votesPerSecond),
+      `>= ${count(RATE_TARGET)} (median)`,
+      medianRate >= RATE_TARGET ? 'met' : '**not met**',
+    ],
     ['votes/s (ingest only: every page durably pending)', count(child.ingestOnlyPerSecond), count(worker.ingestOnlyPerSecond), '', ''],
     ['wall time for 100,000 votes', `${(child.elapsedMs / 1000).toFixed(2)} s`, `${(worker.elapsedMs / 1000).toFixed(2)} s`, '', ''],
     ['journal commits (one write + fsync each)', count(child.commits), count(worker.commits), '', ''],
     ['**journal bytes written per vote** (journal bytes / votes)', `**${(child.journalBytes / VOTES).toFixed(1)} B** (${byKind(child)})`, `${(worker.journalBytes / VOTES).toFixed(1)} B`, '', 'information: what each vote costs the disk'],
     [
       '**peak RSS**',
-      `**${mib(childPeak)}** (${(childPeak / 1e6).toFixed(1)} MB; the highest of the off runs; VmHWM ${children.map((c) => mib(c.vmHwm)).join(' / ')})`,
+      `**${mib(medianPeak)}** median (min ${mib(peaks[0]!)}, max ${mib(peaks[peaks.length - 1]!)}; each run's highest of VmHWM, sampled RSS; VmHWM ${off.map((c) => mib(c.vmHwm)).join(' / ')})`,
       `${mib(worker.peakRss)} (the whole vitest worker)`,
-      '< 100 MiB',
-      childPeak < RSS_TARGET ? 'met' : '**not met**',
+      '< 100 MiB (median)',
+      medianPeak < RSS_TARGET ? 'met' : '**not met**',
     ],
     ['RSS before the first page (modules loaded, after a GC)', mib(child.baselineRss), mib(worker.baselineRss), '', ''],
     ['peak RSS growth during the run', mib(child.peakRss - child.baselineRss), mib(worker.peakRss - worker.baselineRss), '', ''],

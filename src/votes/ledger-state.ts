@@ -1,6 +1,7 @@
 import { isoMs, lastIsoInto } from '../contract/iso-time.js';
 import { pendingLine, voteOfPendingLine, type JournalRecord } from './ledger-records.js';
 import { ChurnMap } from '../runtime/churn-map.js';
+import { KeyTable } from './ledger-keys.js';
 import type { DeadLetter, LedgerEntry, Vote } from './types.js';
 
 /**
@@ -77,8 +78,8 @@ const without = (list: string[], item: string) => list.filter((value) => value !
 /** The maps behind a {@link LedgerState}. */
 interface LedgerMaps {
   readonly keepKeysForMs: number;
-  /** Every key the ledger knows, with its vote's expiry in minutes: the dedupe set (no vote kept). */
-  readonly known: Map<string, number>;
+  /** Every key the ledger knows, with its vote's expiry in minutes: the dedupe set (no vote kept), packed. */
+  readonly known: KeyTable;
   /** Votes kept whole, from their `p` record to their `c` record: a vote's stay is short, hence a {@link ChurnMap}. */
   readonly live: ChurnMap<string, LiveEntry>;
   readonly letters: Map<string, DeadLetter>;
@@ -86,7 +87,7 @@ interface LedgerMaps {
 
 /** Creates an empty {@link LedgerState}; finished keys are kept `keepKeysForMs` past their vote's expiry. */
 export function createLedgerState(keepKeysForMs: number): LedgerState {
-  const m: LedgerMaps = { keepKeysForMs, known: new Map(), live: new ChurnMap(), letters: new Map() };
+  const m: LedgerMaps = { keepKeysForMs, known: new KeyTable(), live: new ChurnMap(), letters: new Map() };
   return {
     apply: (record) => apply(m, record),
     has: (key) => m.known.has(key),
@@ -182,20 +183,14 @@ function pending(m: LedgerMaps): LedgerEntry[] {
 }
 
 function forget(m: LedgerMaps, now: number): number {
-  const lettered = new Set([...m.letters.values()].map((letter) => letter.key));
-  let forgotten = 0;
-  for (const [key, expires] of m.known) {
-    // Pending votes are never forgotten, however old: their hooks are still owed.
-    if (expires * MINUTE_MS + m.keepKeysForMs >= now || m.live.has(key) || lettered.has(key)) continue;
-    m.known.delete(key);
-    forgotten += 1;
-  }
-  return forgotten;
+  // Pending votes are never forgotten, however old: their hooks are still owed; nor the keys of dead letters.
+  const kept = [...m.live.keys(), ...[...m.letters.values()].map((letter) => letter.key)];
+  return m.known.prune((expires) => expires * MINUTE_MS + m.keepKeysForMs >= now, kept);
 }
 
 function snapshot(m: LedgerMaps): JournalRecord[] {
   const records: JournalRecord[] = [];
-  for (const [key, expires] of m.known) if (!m.live.has(key)) records.push({ t: 'k', k: key, e: expires * MINUTE_MS });
+  for (const [key, expires] of m.known.entries()) if (!m.live.has(key)) records.push({ t: 'k', k: key, e: expires * MINUTE_MS });
   for (const entry of m.live.values()) {
     records.push({ t: 'e', v: voteOfPendingLine(entry.line), done: entry.done, dl: entry.deadLettered, c: entry.complete });
   }
@@ -205,8 +200,9 @@ function snapshot(m: LedgerMaps): JournalRecord[] {
 
 function snapshotBytes(m: LedgerMaps): number {
   // `{"t":"k","k":"<key>","e":1700000000000}\n` is 33 bytes besides the key.
-  let bytes = 0;
-  for (const key of m.known.keys()) if (!m.live.has(key)) bytes += key.length + 33;
+  // Every live key is known (`putLive`): all the keys, less the live ones (spelled out as `e` records below).
+  let bytes = m.known.keyChars + 33 * m.known.size;
+  for (const key of m.live.keys()) bytes -= key.length + 33;
   // An `e` record spells the vote out with its field names: about 100 bytes more than its `p` line.
   for (const entry of m.live.values()) bytes += entry.line.length + 140 + entry.done.join('","').length + entry.deadLettered.join('","').length;
   for (const letter of m.letters.values()) bytes += JSON.stringify(letter).length + 14;

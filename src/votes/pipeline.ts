@@ -74,6 +74,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     recordFailures: createRecordFailureLog({ logger, now, schedule }),
     retryTimers: new Set(),
     aborter: runAborter(),
+    finishing: undefined,
     inFlight: new ChurnSet(),
     idleWaiters: [],
     drainWaiters: [],

@@ -9,7 +9,9 @@ describe('the generated docs pages', () => {
     for (const { file, committed, expected } of await renderPages()) {
       expect(committed, `${file} is stale: run \`npm run docs\` and commit the result`).toBe(expected);
     }
-  });
+    // dependency-cruiser reads all of src/ for the layer graph: 11 s on a quiet machine, over 20 s
+    // when the machine is busy, which is a slow test and not a failure.
+  }, 60_000);
 
   it('name every config key and its variable, and every command of the CLI', async () => {
     const pages = Object.fromEntries((await renderPages()).map(({ file, expected }) => [file, expected]));

@@ -9,10 +9,11 @@ import type { RedisConnection } from '../../../src/redis/connection.js';
 import type { CapabilityContext } from '../../../src/runtime/capability.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
 import { startReminders } from '../../../src/votes/reminders/configured.js';
-import type { Vote, VotesEvents } from '../../../src/votes/types.js';
+import type { VotesEvents } from '../../../src/votes/types.js';
 import { runCliInProcess } from '../../helpers/cli.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { programPath } from '../../setup/provided.js';
+import { voteAt } from '../../helpers/votes.js';
 
 /*
  * `listing-agent votes reminders` against what a real reminder schedule wrote: the state
@@ -23,16 +24,7 @@ import { programPath } from '../../setup/provided.js';
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 
-const vote = (userId: string, createdMs: number): Vote => ({
-  key: `${userId}:${createdMs}`,
-  userId,
-  platformId: null,
-  projectId: '8',
-  weight: 1,
-  createdAt: new Date(createdMs).toISOString(),
-  expiresAt: new Date(createdMs + 12 * HOUR).toISOString(),
-  road: 'poll',
-});
+const vote = (userId: string, createdMs: number) => voteAt(userId, createdMs);
 
 /** Reminders as the agent runs them (file or Redis), on an injected clock; `advance` moves it and fires. */
 async function runningReminders(rawConfig: Record<string, unknown>, options: { directory?: string; redis?: RedisConnection }) {

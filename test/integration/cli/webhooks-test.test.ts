@@ -1,10 +1,9 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runWebhooksTestCommand, WEBHOOKS_TEST_HELP } from '../../../src/cli/commands/webhooks-test.js';
 import type { CliIo } from '../../../src/cli/io.js';
 import { parseLegacyVote, verifyDelivery } from '../../../src/webhooks/verify.js';
+import { freePort } from '../../helpers/ports.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { verifySignature } from '../../helpers/verify-signature.js';
 
@@ -30,15 +29,6 @@ async function run(argv: string[]) {
   expect(stdout + stderr).not.toContain(SECRET);
   expect(stdout + stderr).not.toContain(LEGACY);
   return { code, stdout, stderr };
-}
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('listing-agent webhooks test', () => {
@@ -84,7 +74,7 @@ describe('listing-agent webhooks test', () => {
   });
 
   it('exits 1 when nothing listens, and when the answer does not come in time', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const refused = await run(['--url', `http://127.0.0.1:${port}/hook`, '--secret', SECRET]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/could not be reached \(.*ECONNREFUSED.*\) after \d+ ms/);

@@ -17,6 +17,7 @@ import type { Scope } from '../../../src/contract/limits.js';
 import { createFakeClock, type FakeClock } from '../../helpers/client.js';
 import { startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const REDIRECT = 'http://127.0.0.1:1/callback';
 const BASE = Date.parse('2026-03-04T10:00:00Z');
@@ -73,15 +74,6 @@ async function authorizeAndExchange(f: Fixture): Promise<{ tokens: OAuthTokens; 
   const { code } = f.oauth.parseCallback(location, 'state-1');
   const tokens = await f.oauth.exchangeCode({ code, codeVerifier: pkce.verifier });
   return { tokens, code, verifier: pkce.verifier };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 function expectNoSecret(error: Error, secrets: string[]) {

@@ -6,6 +6,7 @@ import { createTransport, DEFAULT_USER_AGENT, type Transport, type TransportOpti
 import { issueProjectToken } from '../../../src/contract/project-token.js';
 import { createFakeClock } from '../../helpers/client.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const transports: Transport[] = [];
 afterEach(async () => {
@@ -45,15 +46,6 @@ const announce = (emu: TestEmulator, fx: BotFixture): TransportRequest =>
 
 /** The service requests the emulator logged for `path`. */
 const logged = (emu: TestEmulator, path: string) => emu.admin.requests().filter((entry) => entry.path === path);
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('transport against the emulator', () => {
   it('waits out a 429 Retry-After and succeeds', async () => {

@@ -7,8 +7,10 @@ import { createTransport, type Transport, type TransportClock, type TransportReq
 import { discordGet } from '../../../src/discord/rest.js';
 import { pushShardCounts, PushRejectedError } from '../../../src/stats/sources/push-client.js';
 import { createHttpHook, VoteHookError } from '../../../src/votes/hooks/index.js';
-import type { Vote } from '../../../src/votes/types.js';
 import { createFakeClock } from '../../helpers/client.js';
+import { freePort } from '../../helpers/ports.js';
+import { rejection } from '../../helpers/rejection.js';
+import { sampleVote } from '../../helpers/votes.js';
 
 /**
  * The HTTP guarantees of the package on one undici major (issue 25: a bot's discord.js 14 brings
@@ -29,35 +31,7 @@ export interface UndiciUnderTest {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-const vote: Vote = {
-  key: '42:1735732800000',
-  userId: '42',
-  platformId: '210987654321098765',
-  projectId: '8',
-  weight: 1,
-  createdAt: '2025-01-01T12:00:00.000Z',
-  expiresAt: '2025-01-02T00:00:00.000Z',
-  road: 'webhook',
-  voteId: 'v_1',
-};
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
-
-/** A port nothing listens on (a server's, closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const vote = sampleVote({ road: 'webhook', voteId: 'v_1' });
 
 export function undiciGuarantees(major: 6 | 7, undici: UndiciUnderTest): void {
   let server: Server;
@@ -178,7 +152,7 @@ export function undiciGuarantees(major: 6 | 7, undici: UndiciUnderTest): void {
     });
 
     it('retries a refused connection even on a POST (it was never sent)', async () => {
-      const port = await closedPort();
+      const port = await freePort();
       const clock = createFakeClock();
       const error = await rejection(transport({ clock, retry: { maxAttempts: 3 } }).send(get('/x', { url: `http://127.0.0.1:${port}/x`, method: 'POST', idempotent: false })));
       expect(error).toBeInstanceOf(NetworkError);

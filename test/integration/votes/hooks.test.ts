@@ -4,32 +4,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReceiver } from '../../helpers/receiver.js';
 import { verifySignature } from '../../helpers/verify-signature.js';
-import { createExecHook, createHttpHook, VoteHookError, voteHookBody } from '../../../src/votes/hooks/index.js';
-import type { HookCallContext, Vote } from '../../../src/votes/types.js';
+import { createExecHook, createHttpHook, voteHookBody } from '../../../src/votes/hooks/index.js';
+import { hookContext, hookFailure, sampleVote } from '../../helpers/votes.js';
 
 const SECRET = 'whs_integration_secret_1234';
 const AUTHORIZATION = 'Bearer hook-authorization-5678';
 
-const vote: Vote = {
-  key: '777:1735732800000',
-  userId: '777',
-  platformId: '210987654321098765',
-  projectId: '8',
-  weight: 2,
-  createdAt: '2025-01-01T12:00:00.000Z',
-  expiresAt: '2025-01-02T00:00:00.000Z',
-  road: 'poll',
-};
-const context = (attempt = 1, signal: AbortSignal = new AbortController().signal): HookCallContext => ({ idempotencyKey: vote.key, attempt, signal });
-
-async function failure(promise: Promise<unknown>): Promise<VoteHookError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(VoteHookError);
-  return error as VoteHookError;
-}
+const vote = sampleVote({ key: '777:1735732800000', userId: '777', weight: 2 });
+const context = (attempt = 1, signal?: AbortSignal) => hookContext(vote, attempt, signal);
 
 describe('http hook against a local receiver', () => {
   it('POSTs the body with headers and a signature the independent verifier accepts', async () => {
@@ -61,7 +43,7 @@ describe('http hook against a local receiver', () => {
   it('fails on a 500 with the status and the start of the answer, never the secret', async () => {
     const receiver = await startReceiver(() => ({ status: 500, json: { error: 'reward service down', echo: AUTHORIZATION } }));
     const hook = createHttpHook({ name: 'http-1', url: receiver.url, secret: SECRET, authorization: AUTHORIZATION });
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(error).toMatchObject({ code: 'vote_hook_failed', reason: 'status', status: 500, hook: 'http-1' });
     expect(error.message).toBe(`hook "http-1": POST ${receiver.url} answered 500 Internal Server Error: {"error":"reward service down","echo":"[redacted]"}`);
     expect(error.message).not.toContain(SECRET);
@@ -71,7 +53,7 @@ describe('http hook against a local receiver', () => {
     const receiver = await startReceiver(() => 'hang');
     const hook = createHttpHook({ name: 'slow', url: receiver.url, secret: SECRET, timeoutMs: 200 });
     const started = Date.now();
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(Date.now() - started).toBeLessThan(3000);
     expect(error.reason).toBe('timeout');
     expect(error.message).toBe(`hook "slow": POST ${receiver.url} got no answer within 200 ms (raise votes.hooks[].timeout or make the receiver answer sooner)`);
@@ -80,7 +62,7 @@ describe('http hook against a local receiver', () => {
   it('fails with the network error when nothing listens', async () => {
     const receiver = await startReceiver();
     await receiver.close();
-    const error = await failure(createHttpHook({ name: 'gone', url: receiver.url, authorization: AUTHORIZATION }).run(vote, context()));
+    const error = await hookFailure(createHttpHook({ name: 'gone', url: receiver.url, authorization: AUTHORIZATION }).run(vote, context()));
     expect(error.reason).toBe('network');
     expect(error.message).toMatch(/^hook "gone": POST http:\/\/127\.0\.0\.1:\d+\/hook failed: .*ECONNREFUSED/);
     expect(error.message).not.toContain('hook-authorization');
@@ -89,7 +71,7 @@ describe('http hook against a local receiver', () => {
   it('stops when the call is aborted (the agent stopping)', async () => {
     const receiver = await startReceiver(() => 'hang');
     const controller = new AbortController();
-    const pending = failure(createHttpHook({ name: 'h', url: receiver.url, timeoutMs: 10_000 }).run(vote, context(1, controller.signal)));
+    const pending = hookFailure(createHttpHook({ name: 'h', url: receiver.url, timeoutMs: 10_000 }).run(vote, context(1, controller.signal)));
     await receiver.waitFor(1);
     controller.abort();
     expect((await pending).reason).toBe('aborted');
@@ -147,19 +129,19 @@ describe('exec hook', () => {
 
   it('fails on a non-zero exit with the code and the last lines of stderr', async () => {
     const script = `for (let i = 1; i <= 8; i++) console.error('line ' + i); console.log('out'); process.exit(3)`;
-    const error = await failure(createExecHook({ name: 'exec-2', command: node(script, 'secret-arg-value') }).run(vote, context()));
+    const error = await hookFailure(createExecHook({ name: 'exec-2', command: node(script, 'secret-arg-value') }).run(vote, context()));
     expect(error).toMatchObject({ reason: 'exit', exitCode: 3, signal: null });
     expect(error.message).toBe(`hook "exec-2": "${process.execPath}" exited with code 3; stderr: line 4 | line 5 | line 6 | line 7 | line 8`);
     expect(error.message).not.toContain('secret-arg-value');
   });
 
   it('quotes stdout when stderr is empty', async () => {
-    const error = await failure(createExecHook({ name: 'e', command: node(`console.log('no such user'); process.exit(1)`) }).run(vote, context()));
+    const error = await hookFailure(createExecHook({ name: 'e', command: node(`console.log('no such user'); process.exit(1)`) }).run(vote, context()));
     expect(error.message).toContain('exited with code 1; stdout: no such user');
   });
 
   it('fails when a signal ends the command', async () => {
-    const error = await failure(createExecHook({ name: 'e', command: node(`process.kill(process.pid, 'SIGKILL')`) }).run(vote, context()));
+    const error = await hookFailure(createExecHook({ name: 'e', command: node(`process.kill(process.pid, 'SIGKILL')`) }).run(vote, context()));
     expect(error).toMatchObject({ reason: 'signal', signal: 'SIGKILL' });
     expect(error.message).toContain('was killed by SIGKILL');
   });
@@ -167,7 +149,7 @@ describe('exec hook', () => {
   it('kills the command with SIGTERM on timeout', async () => {
     const started = Date.now();
     const hook = createExecHook({ name: 'e', command: node(`console.error('working'); setInterval(() => {}, 1000)`), timeoutMs: 300 });
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(Date.now() - started).toBeLessThan(3000);
     expect(error).toMatchObject({ reason: 'timeout', signal: 'SIGTERM' });
     expect(error.message).toBe(`hook "e": "${process.execPath}" did not finish within 300 ms and was killed with SIGTERM; stderr: working`);
@@ -177,7 +159,7 @@ describe('exec hook', () => {
     const script = `process.on('SIGTERM', () => console.error('ignoring SIGTERM')); console.error('ready'); setInterval(() => {}, 1000)`;
     const hook = createExecHook({ name: 'e', command: node(script), timeoutMs: 300, killGraceMs: 200 });
     const started = Date.now();
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(Date.now() - started).toBeLessThan(3000);
     expect(error).toMatchObject({ reason: 'timeout', signal: 'SIGKILL' });
     expect(error.message).toContain('was killed with SIGKILL');
@@ -185,7 +167,7 @@ describe('exec hook', () => {
 
   it('stops the command when the call is aborted', async () => {
     const controller = new AbortController();
-    const pending = failure(createExecHook({ name: 'e', command: node('setInterval(() => {}, 1000)'), timeoutMs: 10_000 }).run(vote, context(1, controller.signal)));
+    const pending = hookFailure(createExecHook({ name: 'e', command: node('setInterval(() => {}, 1000)'), timeoutMs: 10_000 }).run(vote, context(1, controller.signal)));
     setTimeout(() => controller.abort(), 100);
     const error = await pending;
     expect(error.reason).toBe('aborted');
@@ -193,7 +175,7 @@ describe('exec hook', () => {
   });
 
   it('says command not found, pointing at the config, for a missing program', async () => {
-    const error = await failure(
+    const error = await hookFailure(
       createExecHook({ name: 'exec-3', command: ['no-such-program-9c2e', 'arg'], configPath: 'votes.hooks[2]' }).run(vote, context()),
     );
     expect(error.reason).toBe('spawn');
@@ -201,7 +183,7 @@ describe('exec hook', () => {
   });
 
   it('says a file is not executable', async () => {
-    const error = await failure(createExecHook({ name: 'e', command: [await temp()] }).run(vote, context()));
+    const error = await hookFailure(createExecHook({ name: 'e', command: [await temp()] }).run(vote, context()));
     expect(error.reason).toBe('spawn');
     expect(error.message).toMatch(/is not executable \(EACCES\)|could not be started/);
   });
@@ -212,7 +194,7 @@ describe('exec hook', () => {
       for (let i = 0; i < 160; i++) { process.stdout.write(chunk); process.stderr.write(chunk); }
       process.stderr.write('the real error\\n', () => process.exit(2));`;
     const hook = createExecHook({ name: 'e', command: node(script), timeoutMs: 15_000 });
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(error.exitCode).toBe(2);
     expect(error.message.length).toBeLessThan(1000);
     // 20 MB went by; the kept tail starts inside a line of x's, which is left out as cut.
@@ -221,7 +203,7 @@ describe('exec hook', () => {
 
   it('cuts one endless line from the front, keeping its end', async () => {
     const script = `process.stderr.write('y'.repeat(5_000_000) + ' END', () => process.exit(1))`;
-    const error = await failure(createExecHook({ name: 'e', command: node(script), timeoutMs: 15_000 }).run(vote, context()));
+    const error = await hookFailure(createExecHook({ name: 'e', command: node(script), timeoutMs: 15_000 }).run(vote, context()));
     expect(error.message).toMatch(/; stderr: …y{500,} END$/);
     expect(error.message.length).toBeLessThan(1000);
   });

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileReminders } from '../../../src/votes/reminders/read.js';
-import type { Vote } from '../../../src/votes/types.js';
 import { startTsChild } from '../../helpers/ts-child.js';
+import { voteAt } from '../../helpers/votes.js';
 
 /*
  * Reminders on the agent's default store, across a SIGKILL and two restarts, with real processes
@@ -22,16 +22,8 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-const vote = (userId: string, createdMs: number, platformId: string | null = `9${userId.length}0123456789012345`): Vote => ({
-  key: `${userId}:${createdMs}`,
-  userId,
-  platformId,
-  projectId: '803190510032756736',
-  weight: 1,
-  createdAt: new Date(createdMs).toISOString(),
-  expiresAt: new Date(createdMs + 12 * HOUR).toISOString(),
-  road: 'webhook',
-});
+const vote = (userId: string, createdMs: number, platformId: string | null = `9${userId.length}0123456789012345`) =>
+  voteAt(userId, createdMs, { platformId, projectId: '803190510032756736', road: 'webhook' });
 
 async function run(directory: string, events: string, clock: number, mode: 'ingest' | 'fire', votesFile?: string) {
   const child = startTsChild('reminders-process.ts', [directory, events, String(clock), mode, ...(votesFile ? [votesFile] : [])]);

@@ -10,6 +10,7 @@ import { startReminders, type RunningReminders } from '../../../src/votes/remind
 import type { Vote, VotesEvents } from '../../../src/votes/types.js';
 import { connectTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { programPath } from '../../setup/provided.js';
+import { voteAt } from '../../helpers/votes.js';
 
 /*
  * Two agents on one real redis-server, each with its own connection, leadership and reminder
@@ -22,16 +23,7 @@ const MINUTE = 60_000;
 const T0 = Date.parse('2025-01-01T12:00:00.000Z');
 const PREFIX = 'reminders-test:';
 
-const vote = (userId: string, createdMs: number): Vote => ({
-  key: `${userId}:${createdMs}`,
-  userId,
-  platformId: null,
-  projectId: '8',
-  weight: 1,
-  createdAt: new Date(createdMs).toISOString(),
-  expiresAt: new Date(createdMs + 12 * HOUR).toISOString(),
-  road: 'webhook',
-});
+const vote = (userId: string, createdMs: number) => voteAt(userId, createdMs, { road: 'webhook' });
 
 describe.skipIf(!programPath('redis-server'))('vote reminders shared through Redis by two agents', () => {
   let redis: TestRedis;

@@ -16,7 +16,8 @@ import type { CapabilityContext } from '../../../src/runtime/capability.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
 import { startReminders } from '../../../src/votes/reminders/configured.js';
 import { readFileReminders } from '../../../src/votes/reminders/read.js';
-import { voteKey, type Vote, type VotesEvents } from '../../../src/votes/types.js';
+import { voteKey, type VotesEvents } from '../../../src/votes/types.js';
+import { voteAt } from '../../helpers/votes.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2025-01-01T12:00:00.000Z');
@@ -26,16 +27,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-const vote = (userId: string, createdMs: number): Vote => ({
-  key: `${userId}:${createdMs}`,
-  userId,
-  platformId: `2109876543210987${userId}`,
-  projectId: '8',
-  weight: 1,
-  createdAt: new Date(createdMs).toISOString(),
-  expiresAt: new Date(createdMs + 12 * HOUR).toISOString(),
-  road: 'webhook',
-});
+const vote = (userId: string, createdMs: number) => voteAt(userId, createdMs, { platformId: `2109876543210987${userId}`, road: 'webhook' });
 
 describe('vote reminders across restarts (file journal and ledger, a signed http hook)', () => {
   it('fires at the next start what came due while down, skips what is later than maxLateness, and never twice', async () => {

@@ -4,6 +4,7 @@ import { ValidationError } from '../../../src/errors.js';
 import { BadRequestError, ServerError, UnauthorizedError } from '../../../src/api/errors.js';
 import { formatBasicAuth, createOAuthClient, type ClientAuthMethod } from '../../../src/api/oauth/index.js';
 import { createFakeClock } from '../../helpers/client.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const ORIGIN = 'https://svc.example';
 const CLIENT_SECRET = 'cs_super_secret_value';
@@ -68,15 +69,6 @@ const tokenBody = (extra: Record<string, unknown> = {}) => ({
   scope: 'project.votes.read user.identify',
   ...extra,
 });
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 function expectNoSecret(error: Error) {
   for (const secret of [CLIENT_SECRET, CODE, VERIFIER, REFRESH, NEW_ACCESS, NEW_REFRESH]) {

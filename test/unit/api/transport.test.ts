@@ -19,6 +19,7 @@ import {
   type TransportRequest,
 } from '../../../src/api/transport.js';
 import { createFakeClock } from '../../helpers/client.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const ORIGIN = 'https://listing.test';
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJpZCI6IjEyMyJ9.c2lnbmF0dXJl';
@@ -55,16 +56,6 @@ const post = (path: string, extra: Partial<TransportRequest> = {}): TransportReq
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const PROBLEM_HEADERS = { 'content-type': 'application/problem+json' };
 const problem = (status: number, detail: string) => ({ type: 'about:blank', title: 'Error', status, detail });
-
-/** Rejects with what `promise` rejects with, or fails. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** An error like the ones node:net gives for a refused connection. */
 function refused(): Error {

@@ -1,25 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { computeSignature } from '../../../src/contract/signature.js';
-import { createHttpHook, VoteHookError, voteHookBody, type HttpHookOptions } from '../../../src/votes/hooks/index.js';
-import type { HookCallContext, Vote } from '../../../src/votes/types.js';
+import { createHttpHook, voteHookBody, type HttpHookOptions } from '../../../src/votes/hooks/index.js';
+import { hookContext, hookFailure, sampleVote } from '../../helpers/votes.js';
 
 const ORIGIN = 'http://bot.test:8080';
 const SECRET = 'whs_unit_secret_value';
 const AUTH = 'Bearer auth-token-value';
 
-const vote: Vote = {
-  key: '42:1735732800000',
-  userId: '42',
-  platformId: '210987654321098765',
-  projectId: '8',
-  weight: 1,
-  createdAt: '2025-01-01T12:00:00.000Z',
-  expiresAt: '2025-01-02T00:00:00.000Z',
-  road: 'webhook',
-  voteId: 'v_1',
-};
-const context = (attempt = 1): HookCallContext => ({ idempotencyKey: vote.key, attempt, signal: new AbortController().signal });
+const vote = sampleVote({ road: 'webhook', voteId: 'v_1' });
+const context = (attempt = 1) => hookContext(vote, attempt);
 
 const agents: MockAgent[] = [];
 afterEach(async () => {
@@ -46,15 +36,6 @@ function setup(reply: { status: number; body?: string; headers?: Record<string, 
     .persist();
   const hook = createHttpHook({ name: 'http-1', url: `${ORIGIN}/votes`, timeoutMs: 1000, dispatcher: agent, now: () => 1_735_732_812_345, ...options });
   return { hook, seen };
-}
-
-async function failure(promise: Promise<unknown>): Promise<VoteHookError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(VoteHookError);
-  return error as VoteHookError;
 }
 
 describe('createHttpHook', () => {
@@ -85,7 +66,7 @@ describe('createHttpHook', () => {
   it('fails on a non-2xx with the status and a short excerpt, secrets removed even when echoed', async () => {
     const page = `<html>\n  <body>you sent ${AUTH} and ${SECRET}</body>\n</html>` + ' pad'.repeat(500);
     const { hook } = setup({ status: 401, body: page }, { secret: SECRET, authorization: AUTH });
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(error.reason).toBe('status');
     expect(error.status).toBe(401);
     expect(error.message).toMatch(/^hook "http-1": POST http:\/\/bot\.test:8080\/votes answered 401 Unauthorized: <html> <body>you sent \[redacted\] and \[redacted\]<\/body>/);
@@ -96,7 +77,7 @@ describe('createHttpHook', () => {
 
   it('does not follow a redirect, and says so', async () => {
     const { hook } = setup({ status: 302, headers: { location: '/elsewhere' } });
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(error.message).toContain('answered 302 Found (redirects are not followed: configure the final URL)');
   });
 
@@ -106,13 +87,13 @@ describe('createHttpHook', () => {
     agents.push(agent);
     agent.get(ORIGIN).intercept({ path: '/votes?token=abcdef', method: 'POST' }).reply(500, '');
     const hook = createHttpHook({ name: 'h', url: `${ORIGIN}/votes?token=abcdef`, dispatcher: agent });
-    const error = await failure(hook.run(vote, context()));
+    const error = await hookFailure(hook.run(vote, context()));
     expect(error.message).toBe('hook "h": POST http://bot.test:8080/votes?token=redacted answered 500 Internal Server Error');
   });
 
   it('does not send when the call is already aborted', async () => {
     const { hook, seen } = setup({ status: 200 });
-    const error = await failure(hook.run(vote, { ...context(), signal: AbortSignal.abort() }));
+    const error = await hookFailure(hook.run(vote, { ...context(), signal: AbortSignal.abort() }));
     expect(error.reason).toBe('aborted');
     expect(seen).toEqual([]);
   });

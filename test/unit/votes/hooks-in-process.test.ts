@@ -1,30 +1,12 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { AgentEvents } from '../../../src/agent/events.js';
-import { createInProcessHook, VoteHookError, type VoteListener } from '../../../src/votes/hooks/index.js';
-import type { HookCallContext, Vote } from '../../../src/votes/types.js';
+import { createInProcessHook, type VoteListener } from '../../../src/votes/hooks/index.js';
+import { hookContext, hookFailure, sampleVote } from '../../helpers/votes.js';
 
-const vote: Vote = {
-  key: '42:1735732800000',
-  userId: '42',
-  platformId: '210987654321098765',
-  projectId: '8',
-  weight: 1,
-  createdAt: '2025-01-01T12:00:00.000Z',
-  expiresAt: '2025-01-02T00:00:00.000Z',
-  road: 'poll',
-};
+const vote = sampleVote();
 
-const context = (signal: AbortSignal = new AbortController().signal): HookCallContext => ({ idempotencyKey: vote.key, attempt: 1, signal });
-
-async function failure(promise: Promise<unknown>): Promise<VoteHookError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(VoteHookError);
-  return error as VoteHookError;
-}
+const context = (signal?: AbortSignal) => hookContext(vote, 1, signal);
 
 describe('createInProcessHook', () => {
   it('is named vote-event with 5 retries by default', () => {
@@ -58,7 +40,7 @@ describe('createInProcessHook', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
       ran.push('other');
     };
-    const error = await failure(createInProcessHook({ listeners: () => [other, reward] }).run(vote, context()));
+    const error = await hookFailure(createInProcessHook({ listeners: () => [other, reward] }).run(vote, context()));
     expect(ran).toEqual(['other']);
     expect(error.code).toBe('vote_hook_failed');
     expect(error.reason).toBe('listener');
@@ -68,7 +50,7 @@ describe('createInProcessHook', () => {
   });
 
   it('fails when listeners reject, listing each', async () => {
-    const error = await failure(
+    const error = await hookFailure(
       createInProcessHook({
         listeners: () => [async () => Promise.reject(new Error('one')), async () => undefined, async () => Promise.reject(new Error('three'))],
       }).run(vote, context()),
@@ -107,17 +89,17 @@ describe('createInProcessHook', () => {
   it('stops waiting when the call is aborted, and when its own timeout passes', async () => {
     const never: VoteListener = () => new Promise(() => undefined);
     const controller = new AbortController();
-    const pending = failure(createInProcessHook({ listeners: () => [never] }).run(vote, context(controller.signal)));
+    const pending = hookFailure(createInProcessHook({ listeners: () => [never] }).run(vote, context(controller.signal)));
     controller.abort();
     expect((await pending).reason).toBe('aborted');
 
-    const timedOut = await failure(createInProcessHook({ listeners: () => [never], timeoutMs: 20 }).run(vote, context()));
+    const timedOut = await hookFailure(createInProcessHook({ listeners: () => [never], timeoutMs: 20 }).run(vote, context()));
     expect(timedOut.reason).toBe('timeout');
     expect(timedOut.message).toContain('did not finish within 20 ms');
 
     let called = false;
     const aborted = AbortSignal.abort();
-    const before = await failure(createInProcessHook({ listeners: () => [() => void (called = true)] }).run(vote, context(aborted)));
+    const before = await hookFailure(createInProcessHook({ listeners: () => [() => void (called = true)] }).run(vote, context(aborted)));
     expect(before.reason).toBe('aborted');
     expect(called).toBe(false);
   });

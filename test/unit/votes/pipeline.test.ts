@@ -4,6 +4,7 @@ import { ListingAgentError } from '../../../src/errors.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
 import { createVotePipeline, type VotePipelineEmit } from '../../../src/votes/pipeline.js';
 import type { Vote, VoteLedger } from '../../../src/votes/types.js';
+import { capturedLog } from '../../helpers/log-lines.js';
 import { fakeHook, harness, settle, untilAborted } from './pipeline-harness.js';
 import { makeVote, removeVoteDirs } from './votes-fixtures.js';
 
@@ -212,5 +213,43 @@ describe('vote pipeline: backlog', () => {
     }
     await pipeline.idle();
     expect(hook.calls).toHaveLength(6);
+  });
+});
+
+describe('vote pipeline: finished records of one write', () => {
+  it('tracks the records a ledger answers with one promise once, and names every vote when that write fails', async () => {
+    const ledger = createMemoryVoteLedger();
+    const failure = new Error('EROFS: read-only file system');
+    // One promise for the records of a turn, as a ledger with group commits gives (the file ledger).
+    let shared: { promise: Promise<void>; reject: (error: unknown) => void } | undefined;
+    const asked: string[] = [];
+    const grouped: VoteLedger = {
+      ...ledger,
+      recordComplete(key) {
+        asked.push(key);
+        if (shared === undefined) {
+          let reject!: (error: unknown) => void;
+          const promise = new Promise<void>((_, fail) => (reject = fail));
+          shared = { promise, reject };
+          setImmediate(() => {
+            shared = undefined;
+            reject(failure);
+          });
+        }
+        return shared.promise;
+      },
+    };
+    const { logger, lines } = capturedLog({ level: 'warn' });
+    const { pipeline } = harness(grouped, [fakeHook('exec')], { logger });
+    await pipeline.start();
+    const votes = [1, 2, 3].map((user) => makeVote(user));
+    await pipeline.ingest(votes, 'poll');
+    await pipeline.idle();
+    expect(asked).toEqual(votes.map((vote) => vote.key));
+    await pipeline.stop(Date.now() + 1_000);
+    // The first failure of the interval is a line of its own; the summary at the stop names the other two.
+    expect(lines.map((line) => line.msg)).toEqual([expect.stringMatching(/^could not record that a vote is finished/), expect.stringMatching(/^2 more record\(s\) of finished votes/)]);
+    expect(lines[0]!.key).toBe(votes[0]!.key);
+    expect(lines[1]!.keys).toEqual([votes[1]!.key, votes[2]!.key]);
   });
 });
