@@ -24,7 +24,7 @@ export function keepWasmOnBaselineCompiler(): void {
 }
 
 /** The young generation's reserved size (both semi-spaces), bytes. */
-export function youngGenerationSize(): number {
+function youngGenerationSize(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
 
@@ -62,7 +62,7 @@ function collectGarbage(): void {
 }
 
 /** What one attempt did. */
-export interface YoungGenerationRelease {
+interface YoungGenerationRelease {
   attempt: number;
   /** Young generation size before and after the collection, bytes. */
   beforeBytes: number;
