@@ -25,7 +25,8 @@ const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
 
 /**
  * When the daemon gives back the young generation its start-up grew (src/cli/idle-memory.ts): a
- * full collection 5 s after the agent started, again every 5 s while V8 keeps it (busy), 4 at most.
+ * full collection 5 s after the agent started, again every 5 s while V8 keeps it (the allocation
+ * rate it sampled still reads high), 4 at most.
  */
 const STARTUP_MEMORY = { firstAfterMs: 5_000, everyMs: 5_000, attempts: 4 } as const;
 
@@ -126,7 +127,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
     cancelMemoryRelease = releaseStartupMemory({
       ...STARTUP_MEMORY,
       onReleased: (r) => logger.debug({ attempt: r.attempt, youngGenerationBytes: [r.beforeBytes, r.afterBytes], collectionMs: Math.round(r.collectionMs) }, 'start-up memory given back'),
-      onKept: (r) => logger.debug({ attempts: r.attempt, youngGenerationBytes: r.afterBytes }, 'start-up memory kept: the daemon was busy at each try'),
+      onKept: (r) => logger.debug({ attempts: r.attempt, youngGenerationBytes: r.afterBytes }, 'start-up memory kept: V8 found the allocation rate high at each try'),
     });
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);
