@@ -9,6 +9,12 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
+ * V8's flags and heap spaces are Node's: on Bun (JavaScriptCore) and Deno (a partial `node:v8`)
+ * this module does nothing, and on Node a refused call is caught: none of it may stop the daemon.
+ */
+const ON_NODE = process.versions.bun === undefined && (process.versions as { deno?: string }).deno === undefined;
+
+/**
  * Keeps WebAssembly on V8's baseline compiler (Liftoff). Call before the first outgoing request.
  *
  * undici parses HTTP/1.1 with llhttp compiled to WebAssembly at the first request. With V8's
@@ -20,12 +26,22 @@ import { runInNewContext } from 'node:vm';
  * native llhttp, which this does not touch.
  */
 export function keepWasmOnBaselineCompiler(): void {
-  setFlagsFromString('--liftoff-only');
+  if (!ON_NODE) return;
+  try {
+    setFlagsFromString('--liftoff-only');
+  } catch {
+    // A V8 without the flag parses as before: only the memory figure differs.
+  }
 }
 
 /** The young generation's reserved size (both semi-spaces), bytes. */
 function youngGenerationSize(): number {
-  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+  if (!ON_NODE) return 0;
+  try {
+    return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** V8's young generation size when this module was loaded (main.ts imports it first): its floor. */
@@ -85,6 +101,8 @@ export interface StartupMemoryOptions {
   onReleased(release: YoungGenerationRelease): void;
   /** `attempts` collections and V8 kept it (the process was busy). */
   onKept(release: YoungGenerationRelease): void;
+  /** The runtime refused the collection (no attempt follows). */
+  onError(error: unknown): void;
 }
 
 /**
@@ -103,6 +121,7 @@ export interface StartupMemoryOptions {
  * the idle rate. A collection takes 20 to 70 ms, at most `attempts` times in the daemon's life.
  */
 export function releaseStartupMemory(options: StartupMemoryOptions): () => void {
+  if (!ON_NODE) return () => {};
   let timer: NodeJS.Timeout | undefined;
   let attempt = 0;
   const tick = () => {
@@ -111,7 +130,12 @@ export function releaseStartupMemory(options: StartupMemoryOptions): () => void 
     if (attempt > 0 && beforeBytes <= YOUNG_GENERATION_AT_START) return;
     attempt += 1;
     const started = performance.now();
-    collectGarbage();
+    try {
+      collectGarbage();
+    } catch (error) {
+      options.onError(error);
+      return;
+    }
     const release = { attempt, beforeBytes, afterBytes: youngGenerationSize(), collectionMs: performance.now() - started };
     if (release.afterBytes < beforeBytes || release.afterBytes <= YOUNG_GENERATION_AT_START) options.onReleased(release);
     else if (attempt >= options.attempts) options.onKept(release);

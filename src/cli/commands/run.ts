@@ -128,6 +128,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       ...STARTUP_MEMORY,
       onReleased: (r) => logger.debug({ attempt: r.attempt, youngGenerationBytes: [r.beforeBytes, r.afterBytes], collectionMs: Math.round(r.collectionMs) }, 'start-up memory given back'),
       onKept: (r) => logger.debug({ attempts: r.attempt, youngGenerationBytes: r.afterBytes }, 'start-up memory kept: V8 found the allocation rate high at each try'),
+      onError: (error) => logger.debug({ err: error }, 'start-up memory kept: this runtime refused the collection'),
     });
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);
