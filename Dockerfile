@@ -10,7 +10,7 @@
 #   -v ./config.json:/etc/listing-agent/config.json:ro -e LISTING_AGENT_CONFIG=/etc/listing-agent/config.json
 
 # ---- build: all dependencies, compile TypeScript to dist/ ----
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # Dependencies first, so this layer is reused while only the sources change. `--ignore-scripts`
 # skips `prepare` (the build), which needs the sources copied below.
@@ -23,7 +23,7 @@ COPY scripts/build-cjs.mjs ./scripts/
 RUN npm run build
 
 # ---- runtime: production dependencies and dist/ only, as the non-root `node` user ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 # `--ignore-scripts`: no `prepare` build here (TypeScript is a devDependency); dist/ comes from
