@@ -6,7 +6,8 @@
  * after the first post; the mean of 5 one-second samples). Reports each round's RSS, (L) and the
  * gap (a) − (L) against the target gap of 8 MiB.
  *
- * Variants: `plain` (`node dist/cli/main.js run`, nothing set), `packaged` (as the Dockerfile and
+ * Variants: `plain` (`node dist/cli/main.js run`, nothing set: what the bin and `node dist/cli/main.js`
+ * get, the daemon's own steps in src/cli/idle-memory.ts included), `packaged` (as the Dockerfile and
  * the systemd unit start it: helpers/daemon.ts PACKAGED), and trials. `BENCH_IDLE_VARIANTS`
  * (comma-separated labels, default `plain,packaged`); `BENCH_BASELINE_CLI` points the `plain`
  * and trial variants at another build (e.g. main's dist/). `BENCH_IDLE_SERIES=1` also prints
@@ -130,6 +131,12 @@ async function settle(processes: Running[], series: string[]): Promise<void> {
 }
 
 const m = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+const signed = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${m(Math.abs(bytes))}`;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 
 async function run(): Promise<string> {
   assertBuilt();
@@ -148,7 +155,7 @@ async function run(): Promise<string> {
       details.push([String(round), breakdown(floor.pid), ...daemons.map((d) => breakdown(d.pid))]);
       rows.push([String(round), m(l!), ...rss.map((r, i) => {
         gaps.get(VARIANTS[i]!.label)!.push(r - l!);
-        return `${m(r)} (${r - l! >= 0 ? '+' : ''}${m(r - l!)})`;
+        return `${m(r)} (${signed(r - l!)})`;
       })]);
     } finally {
       await Promise.all([floor.stop(), ...daemons.map((d) => d.stop())]);
@@ -157,7 +164,7 @@ async function run(): Promise<string> {
   const summary = VARIANTS.map((v) => {
     const g = gaps.get(v.label)!;
     const within = g.filter((x) => x <= TARGET_GAP).length;
-    return [v.label, `+${m(Math.min(...g))} – +${m(Math.max(...g))}`, `${within}/${g.length}`, within === g.length ? 'met' : '**not met**'];
+    return [v.label, `${signed(Math.min(...g))} / ${signed(median(g))} / ${signed(Math.max(...g))}`, `${within}/${g.length}`, within === g.length ? 'met' : '**not met**'];
   });
   return [
     '',
@@ -170,7 +177,7 @@ async function run(): Promise<string> {
     table(['round', '(L) libraries', ...VARIANTS.map((v) => v.label)], details),
     '',
     ...(series.length > 0 ? ['VmRSS every 3 s from the first post:', '', ...series] : []),
-    table(['variant', 'gap (a) − (L)', 'rounds within 8 MiB', 'target'], summary, ['l', 'r', 'r', 'l']),
+    table(['variant', 'gap (a) − (L), min / median / max', 'rounds within 8 MiB', 'target'], summary, ['l', 'r', 'r', 'l']),
     '',
   ].join('\n');
 }

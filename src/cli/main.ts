@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: it reads V8's young generation size before anything else grows it (idle-memory.ts).
+import './idle-memory.js';
 import { hostname } from 'node:os';
 import { runCli } from './run-cli.js';
 

@@ -24,10 +24,11 @@ const runtime = stages.at(-1)!;
 const args = (stage: DockerInstruction[], keyword: string) => stage.filter((i) => i.keyword === keyword).map((i) => i.args);
 
 describe('Dockerfile', () => {
-  it('builds in one node:20-bookworm-slim stage and runs in another', () => {
+  // Node.js 24 LTS (supported to April 2028): Node.js 20 reached its end of life in April 2026.
+  it('builds in one node:24-bookworm-slim stage and runs in another', () => {
     expect(stages).toHaveLength(2);
-    expect(stages[0]![0]!.args).toBe('node:20-bookworm-slim AS build');
-    expect(runtime[0]!.args).toMatch(/^node:20-bookworm-slim( AS \w+)?$/);
+    expect(stages[0]![0]!.args).toBe('node:24-bookworm-slim AS build');
+    expect(runtime[0]!.args).toMatch(/^node:24-bookworm-slim( AS \w+)?$/);
     const buildRuns = args(stages[0]!, 'RUN').join('\n');
     expect(buildRuns).toMatch(/npm ci\b/);
     expect(buildRuns).toContain('npm run build');
