@@ -58,6 +58,10 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
 function pipelineRun(options: VotePipelineOptions): PipelineRun {
   const { ledger, logger, now } = options;
   const schedule = options.schedule ?? realSchedule;
+  const pumpNow = () => {
+    s.kicked = false;
+    pump(s);
+  };
   const s: PipelineRun = {
     ...createPipelineState(options.hooks, { concurrency: options.concurrency, maxBacklog: options.maxBacklog }),
     ledger,
@@ -79,10 +83,8 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     idleWaiters: [],
     drainWaiters: [],
     kicked: false,
-    pumpSoon: () => {
-      s.kicked = false;
-      pump(s);
-    },
+    // Two check phases on: see `kick`.
+    pumpSoon: () => void setImmediate(pumpNow),
     cancelCompaction: undefined,
     starting: undefined,
     stopping: undefined,
