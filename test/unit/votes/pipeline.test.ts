@@ -1,12 +1,14 @@
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import type { CapabilityContext } from '../../../src/runtime/capability.js';
 import { ListingAgentError } from '../../../src/errors.js';
+import { nodeJournalFs, type JournalFs } from '../../../src/votes/journal.js';
+import { createFileVoteLedger } from '../../../src/votes/ledger-file.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
 import { createVotePipeline, type VotePipelineEmit } from '../../../src/votes/pipeline.js';
 import type { Vote, VoteLedger } from '../../../src/votes/types.js';
 import { capturedLog } from '../../helpers/log-lines.js';
 import { fakeHook, harness, settle, untilAborted } from './pipeline-harness.js';
-import { makeVote, removeVoteDirs } from './votes-fixtures.js';
+import { makeVote, removeVoteDirs, T0, voteDir } from './votes-fixtures.js';
 
 afterEach(removeVoteDirs);
 
@@ -62,6 +64,35 @@ describe('vote pipeline: ingest', () => {
     expect((await ingesting).accepted).toHaveLength(1);
     await settle();
     expect(hook.calls).toHaveLength(1);
+  });
+
+  it("starts the write of the caller's next votes before the hooks of the votes just made durable run", async () => {
+    // Whose pending records each append of the journal carries, and each hook call, in order.
+    const events: string[] = [];
+    const fs: JournalFs = {
+      ...nodeJournalFs,
+      async open(path, flags, mode) {
+        const handle = await nodeJournalFs.open(path, flags, mode);
+        if (!path.endsWith('votes.journal')) return handle;
+        const pendingUsers = (data: string) => data.split('\n').flatMap((line) => (line.startsWith('["p"') ? [(JSON.parse(line) as string[])[2]] : []));
+        return { ...handle, writeFile: (data) => (events.push(`write ${pendingUsers(data).join(',')}`), handle.writeFile(data)), datasync: () => handle.datasync() };
+      },
+    };
+    const ledger = createFileVoteLedger({ directory: await voteDir(), keepKeysForMs: 3_600_000, now: () => T0, fs });
+    const hook = fakeHook('exec', 0, (vote) => void events.push(`hook ${vote.userId}`));
+    const { pipeline } = await started(ledger, [hook]);
+
+    // A poller: the next page as soon as the last one is durable.
+    await pipeline.ingest([makeVote(1), makeVote(2)], 'poll');
+    await pipeline.ingest([makeVote(3)], 'poll');
+    await pipeline.idle();
+    await pipeline.stop(T0);
+    await ledger.close();
+    // The hooks of page 1 run while page 2's write (and its fsync) is under way, not before it starts.
+    const pages = events.filter((event) => event.startsWith('write') && event !== 'write ');
+    expect(pages).toEqual(['write 1,2', 'write 3']);
+    expect(events.indexOf('write 3')).toBeLessThan(events.indexOf('hook 1'));
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 2', 'hook 3']);
   });
 
   it('refuses votes before start and after stop', async () => {
