@@ -93,8 +93,9 @@ function track(s: PipelineRun, work: Promise<unknown>): void {
  * page), and so does the group commit their changes asked for, which the ledger starts in the next
  * check phase (`createCommitter`). The hooks of the votes just made durable then take the main
  * thread while the next write and its fsync are under way in the thread pool, not before the write
- * starts (polled pages of 100: 13-20% more votes/s). Their `complete` records go with the commit
- * after, as a hook that ends during a write's fsync always did. One turn later: microseconds.
+ * starts (a poller's pages of 100: about 1.1x the votes/s, see BENCHMARKS.md). Their `complete`
+ * records go with the commit after, as those of a hook that ends during an fsync always did. A
+ * webhook's hooks start one turn later: microseconds.
  */
 function kick(s: PipelineRun): void {
   if (s.kicked) return;
