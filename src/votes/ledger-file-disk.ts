@@ -39,6 +39,8 @@ export interface FileLedgerState {
   handle: FileStoreHandle | undefined;
   /** An append is writing through `handle`. */
   writing: boolean;
+  /** Called once the append's data is handed over and its fsync started (see `afterWriteStage`); undefined: no append in that stage. */
+  writeStage: Array<() => void> | undefined;
   /** A let-go of `handle` is due on the next turn. */
   letGoPending: boolean;
   directoryHandle: FileStoreHandle | undefined;
@@ -102,16 +104,27 @@ async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
   try {
     const handle = f.handle ?? (await f.fs.open(f.path, 'a', 0o600));
     f.handle = handle;
+    f.writeStage = [];
     await handle.writeFile(chunk);
-    await handle.datasync();
+    const synced = handle.datasync();
+    endWriteStage(f);
+    await synced;
   } catch (error) {
     letGo(f);
     throw error;
   } finally {
     f.writing = false;
+    endWriteStage(f);
   }
   f.bytes += Buffer.byteLength(chunk);
   letGoSoon(f);
+}
+
+/** Calls what waited for the write stage to end, in a microtask (not inside the append's own steps). */
+function endWriteStage(f: FileLedgerState): void {
+  const waiting = f.writeStage;
+  f.writeStage = undefined;
+  if (waiting !== undefined && waiting.length > 0) queueMicrotask(() => waiting.forEach((run) => run()));
 }
 
 /** Closes the journal's handle in the background (the data is synced already). */

@@ -154,6 +154,11 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     close: () => close(f),
     [Symbol.asyncDispose]: () => ledger.close(),
     describe: () => `file ${f.path}`,
+    afterWriteStage(run) {
+      if (f.writeStage === undefined) return false;
+      f.writeStage.push(run);
+      return true;
+    },
   };
   return ledger;
 }
@@ -176,6 +181,7 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     state: createLedgerState(keepKeysForMs),
     handle: undefined,
     writing: false,
+    writeStage: undefined,
     letGoPending: false,
     directoryHandle: undefined,
     queued: [],

@@ -138,23 +138,38 @@ export function recordLine(record: JournalRecord | typeof JOURNAL_HEADER): strin
 const MS_SUFFIX = /^(?:0|[1-9][0-9]{0,14})$/;
 
 /**
+ * A string JSON writes as it is between quotes: no quote, backslash or control character, and no
+ * surrogate (`JSON.stringify` escapes a lone one; the rare pair goes that way too).
+ */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** `JSON.stringify(value)` as an element of an array: a plain string without its scan and escape pass. */
+const json = (value: unknown): string => (typeof value === 'string' && PLAIN.test(value) ? `"${value}"` : (JSON.stringify(value) ?? 'null'));
+
+/**
  * The `p` line of a vote, newline included: `["p",key,userId,platformId,projectId,weight,createdAt,
  * expiresAt,road,voteId,userName,userAvatarUrl]`, with `road` 0 (poll) or 1 (webhook), the last
  * three left out when the vote has none of them, and `key` written as a number when it is
  * `<userId>:<ms>` (every vote the agent builds: `voteKey`), which it becomes again on replay.
  * Every field a hook gets is kept: a replayed vote is the vote that was recorded.
+ *
+ * The same text as `JSON.stringify` of that array (a property test holds them equal), put
+ * together field by field: the line is made once per vote while the poller waits for the write
+ * (`JSON.stringify` of the array took 1.9 µs of the bench's 20 per vote). The ms of the key is its
+ * digits as they are, which are the number's own printing (canonical, at most 15 digits).
  */
 export function pendingLine(vote: Vote): string {
   const { key, userId } = vote;
-  let keyField: string | number = key;
+  let keyField = '';
   if (key.length > userId.length + 1 && key.charCodeAt(userId.length) === 58 && key.startsWith(userId)) {
     const suffix = key.slice(userId.length + 1);
-    if (MS_SUFFIX.test(suffix)) keyField = Number(suffix);
+    if (MS_SUFFIX.test(suffix)) keyField = suffix;
   }
-  const fields: unknown[] = ['p', keyField, userId, vote.platformId, vote.projectId, vote.weight, vote.createdAt, vote.expiresAt, vote.road === 'webhook' ? 1 : 0];
-  if (vote.voteId !== undefined || vote.user !== undefined) fields.push(vote.voteId ?? null);
-  if (vote.user !== undefined) fields.push(vote.user.name, vote.user.avatarUrl);
-  return `${JSON.stringify(fields)}\n`;
+  if (keyField === '') keyField = json(key);
+  let line = `["p",${keyField},${json(userId)},${json(vote.platformId)},${json(vote.projectId)},${json(vote.weight)},${json(vote.createdAt)},${json(vote.expiresAt)},${vote.road === 'webhook' ? 1 : 0}`;
+  if (vote.voteId !== undefined || vote.user !== undefined) line += `,${json(vote.voteId ?? null)}`;
+  if (vote.user !== undefined) line += `,${json(vote.user.name)},${json(vote.user.avatarUrl)}`;
+  return `${line}]\n`;
 }
 
 /** The vote of a `p` line in the array form; `undefined` when it is not one. */

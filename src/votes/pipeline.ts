@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { ListingAgentError } from '../errors.js';
 import { ChurnSet } from '../runtime/churn-map.js';
 import { notRunning, realSchedule } from './pipeline-parts.js';
-import { checkIdle, drain, pump, recover, releaseDrained, resume, scheduleCompaction, startJob, type PipelineRun } from './pipeline-run.js';
+import { checkIdle, drain, pump, pumpAfterWriteStage, recover, releaseDrained, resume, scheduleCompaction, startJob, type PipelineRun } from './pipeline-run.js';
 import { confirmIngested, createPipelineState, holdsCaller, onRoad } from './pipeline-state.js';
 import type { IngestDetails, IngestResult, VotePipeline, VotePipelineOptions } from './pipeline-types.js';
 import type { DeadLetter, LedgerEntry, Vote } from './types.js';
@@ -58,6 +58,11 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
 function pipelineRun(options: VotePipelineOptions): PipelineRun {
   const { ledger, logger, now } = options;
   const schedule = options.schedule ?? realSchedule;
+  const pumpNow = () => {
+    s.kicked = false;
+    pump(s);
+  };
+  const pumpAfterStage = () => pumpAfterWriteStage(s, pumpNow);
   const s: PipelineRun = {
     ...createPipelineState(options.hooks, { concurrency: options.concurrency, maxBacklog: options.maxBacklog }),
     ledger,
@@ -79,10 +84,8 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     idleWaiters: [],
     drainWaiters: [],
     kicked: false,
-    pumpSoon: () => {
-      s.kicked = false;
-      pump(s);
-    },
+    // Two check phases on, and after the ledger's write stage: see `kick`.
+    pumpSoon: () => void setImmediate(pumpAfterStage),
     cancelCompaction: undefined,
     starting: undefined,
     stopping: undefined,

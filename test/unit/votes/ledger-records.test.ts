@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRecord, pendingLine, recordLine, voteOfPendingLine } from '../../../src/votes/ledger-records.js';
 import type { Vote } from '../../../src/votes/types.js';
@@ -30,6 +31,50 @@ describe('journal records, version 2 (arrays)', () => {
       expect(JSON.parse(pendingLine(odd))[1]).toBe(key);
       expect(voteOfPendingLine(pendingLine(odd)).key).toBe(key);
     }
+  });
+
+  it('is the text JSON.stringify makes of the record array, for fields of any content', () => {
+    // What the line was before it was put together field by field: the reference.
+    const reference = (vote: Vote): string => {
+      const suffix = vote.key.startsWith(`${vote.userId}:`) ? vote.key.slice(vote.userId.length + 1) : '';
+      const keyField = /^(?:0|[1-9][0-9]{0,14})$/.test(suffix) ? Number(suffix) : vote.key;
+      const fields: unknown[] = ['p', keyField, vote.userId, vote.platformId, vote.projectId, vote.weight, vote.createdAt, vote.expiresAt, vote.road === 'webhook' ? 1 : 0];
+      if (vote.voteId !== undefined || vote.user !== undefined) fields.push(vote.voteId ?? null);
+      if (vote.user !== undefined) fields.push(vote.user.name, vote.user.avatarUrl);
+      return `${JSON.stringify(fields)}\n`;
+    };
+    // Quotes, backslashes, control characters, lone and paired surrogates, non-ASCII.
+    const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('"', '\\', '\u0000', '\u001f', '\ud800', '\udfff', '\ud83d\ude00', 'é', '\u2028'));
+    const nullable = fc.option(text, { nil: null });
+    const userId = fc.oneof(text, fc.bigInt({ min: 0n, max: 10n ** 20n }).map(String));
+    const ms = fc.oneof(fc.integer({ min: 0, max: 999_999_999_999_999 }).map(String), text, fc.constantFrom('0', '00', '01', '-1', '1e3', '1234567890123456'));
+    const vote = fc
+      .record({
+        userId,
+        ms,
+        platformId: nullable,
+        projectId: text,
+        weight: fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double(), fc.constant(-0)),
+        createdAt: text,
+        expiresAt: text,
+        road: fc.constantFrom('poll' as const, 'webhook' as const),
+        voteId: fc.option(text, { nil: undefined }),
+        user: fc.option(fc.record({ name: nullable, avatarUrl: nullable }), { nil: undefined }),
+        otherKey: fc.option(text, { nil: undefined }),
+      })
+      .map(({ userId, ms, otherKey, voteId, user, ...rest }): Vote => ({
+        ...rest,
+        userId,
+        key: otherKey ?? `${userId}:${ms}`,
+        ...(voteId === undefined ? {} : { voteId }),
+        ...(user === undefined ? {} : { user }),
+      }));
+    fc.assert(
+      fc.property(vote, (each) => {
+        expect(pendingLine(each)).toBe(reference(each));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('is smaller than the version 1 object line', () => {

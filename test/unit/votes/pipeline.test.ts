@@ -1,12 +1,15 @@
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import type { CapabilityContext } from '../../../src/runtime/capability.js';
 import { ListingAgentError } from '../../../src/errors.js';
+import { nodeJournalFs, type JournalFs } from '../../../src/votes/journal.js';
+import { createFileVoteLedger } from '../../../src/votes/ledger-file.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
 import { createVotePipeline, type VotePipelineEmit } from '../../../src/votes/pipeline.js';
+import { WRITE_STAGE_WAIT_MS } from '../../../src/votes/pipeline-run.js';
 import type { Vote, VoteLedger } from '../../../src/votes/types.js';
 import { capturedLog } from '../../helpers/log-lines.js';
 import { fakeHook, harness, settle, untilAborted } from './pipeline-harness.js';
-import { makeVote, removeVoteDirs } from './votes-fixtures.js';
+import { makeVote, removeVoteDirs, T0, voteDir } from './votes-fixtures.js';
 
 afterEach(removeVoteDirs);
 
@@ -62,6 +65,70 @@ describe('vote pipeline: ingest', () => {
     expect((await ingesting).accepted).toHaveLength(1);
     await settle();
     expect(hook.calls).toHaveLength(1);
+  });
+
+  /** A file ledger whose journal logs each append (`write <users of its p lines>`) and fsync start (`sync`); `gate` holds up the appends it returns a promise for. */
+  async function loggedLedger(events: string[], gate: (users: string) => Promise<void> | undefined = () => undefined) {
+    const fs: JournalFs = {
+      ...nodeJournalFs,
+      async open(path, flags, mode) {
+        const handle = await nodeJournalFs.open(path, flags, mode);
+        if (!path.endsWith('votes.journal')) return handle;
+        const pendingUsers = (data: string) => data.split('\n').flatMap((line) => (line.startsWith('["p"') ? [(JSON.parse(line) as string[])[2]] : []));
+        return {
+          ...handle,
+          async writeFile(data) {
+            const users = pendingUsers(data).join(',');
+            events.push(`write ${users}`);
+            await gate(users);
+            await handle.writeFile(data);
+          },
+          datasync: () => (events.push('sync'), handle.datasync()),
+        };
+      },
+    };
+    return createFileVoteLedger({ directory: await voteDir(), keepKeysForMs: 3_600_000, now: () => T0, fs });
+  }
+
+  it("runs the hooks of votes just made durable during the fsync of the caller's next votes", async () => {
+    const events: string[] = [];
+    const ledger = await loggedLedger(events);
+    const hook = fakeHook('exec', 0, (vote) => void events.push(`hook ${vote.userId}`));
+    const { pipeline } = await started(ledger, [hook]);
+
+    // A poller: the next page as soon as the last one is durable.
+    await pipeline.ingest([makeVote(1), makeVote(2)], 'poll');
+    await pipeline.ingest([makeVote(3)], 'poll');
+    await pipeline.idle();
+    await pipeline.stop(T0);
+    await ledger.close();
+    // Page 1's hooks run once page 2's write is handed over and its fsync started: not before the
+    // write starts, nor while it is handed over (which would hold up the fsync).
+    const second = events.indexOf('write 3');
+    expect(events.slice(second, second + 3)).toEqual(['write 3', 'sync', 'hook 1']);
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 2', 'hook 3']);
+  });
+
+  it(`runs the hooks ${WRITE_STAGE_WAIT_MS} ms later at most when the next write hangs before its fsync`, async () => {
+    const events: string[] = [];
+    let release = () => undefined as void;
+    const hung = new Promise<void>((resolve) => (release = resolve));
+    const ledger = await loggedLedger(events, (users) => (users === '3' ? hung : undefined));
+    const hook = fakeHook('exec', 0, (vote) => void events.push(`hook ${vote.userId}`));
+    const { pipeline, time } = await started(ledger, [hook]);
+
+    await pipeline.ingest([makeVote(1)], 'poll');
+    const next = pipeline.ingest([makeVote(3)], 'poll');
+    await settle(10);
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual([]); // waiting for the write stage
+    await time.advance(WRITE_STAGE_WAIT_MS);
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1']); // the write still hangs
+    release();
+    await next;
+    await pipeline.idle();
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 3']);
+    await pipeline.stop(T0);
+    await ledger.close();
   });
 
   it('refuses votes before start and after stop', async () => {
