@@ -57,6 +57,10 @@ export interface PipelineRun extends PipelineState {
   kicked: boolean;
   /** {@link pump} two check phases on and after the ledger's write stage (see `kick`), made once. */
   readonly pumpSoon: () => void;
+  /** A pump in the next check phase is due (a vote that did not come by the poller: see `kick`). */
+  kickedNext: boolean;
+  /** {@link pump} in the next check phase, made once. */
+  readonly pumpNext: () => void;
   cancelCompaction: (() => void) | undefined;
   starting: Promise<void> | undefined;
   stopping: Promise<void> | undefined;
@@ -96,10 +100,19 @@ function track(s: PipelineRun, work: Promise<unknown>): void {
  * main thread during the next write's fsync, not before the write starts nor while it is handed
  * over, which would hold up the fsync's start (a poller's pages of 100: about 1.15x the votes/s,
  * see BENCHMARKS.md). Their `complete` records go with the commit after, as those of a hook that
- * ends during an fsync always did. A webhook's hooks start a turn later, and by as long as a
- * write takes to hand its data over: microseconds, never more than {@link WRITE_STAGE_WAIT_MS}.
+ * ends during an fsync always did. That is for the poller's votes, whose reward waits for a
+ * poll anyway: the hooks of any other vote (a webhook's, a stream's) are pumped in the next check
+ * phase, as soon as their caller has its answer, since waiting for the next write put 10 to 12 ms
+ * on a webhook's reward at p50 and 13 to 25 ms at p99 at 10,000 deliveries a second
+ * (`bench:latency`, BENCHMARKS.md).
  */
-function kick(s: PipelineRun): void {
+function kick(s: PipelineRun, vote: Vote): void {
+  if (vote.road !== 'poll') {
+    if (s.kickedNext) return;
+    s.kickedNext = true;
+    setImmediate(s.pumpNext);
+    return;
+  }
   if (s.kicked) return;
   s.kicked = true;
   setImmediate(s.pumpSoon);
@@ -135,7 +148,7 @@ export function pump(s: PipelineRun): void {
 export function startJob(s: PipelineRun, vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): void {
   const readyBefore = s.ready.length;
   const job = addJob(s, vote, wanted, recordEachHook, gaveUp);
-  if (s.ready.length > readyBefore) kick(s);
+  if (s.ready.length > readyBefore) kick(s, vote);
   if (job.outstanding === 0) finishJob(s, job);
 }
 
@@ -170,7 +183,7 @@ function finishJob(s: PipelineRun, job: Job): void {
 }
 
 function advance(s: PipelineRun, task: Task): void {
-  if (advanceLane(s, task)) kick(s);
+  if (advanceLane(s, task)) kick(s, task.job.vote);
 }
 
 function hookFinished(s: PipelineRun, task: Task): void {

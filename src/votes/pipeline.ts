@@ -86,6 +86,11 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     kicked: false,
     // Two check phases on, and after the ledger's write stage: see `kick`.
     pumpSoon: () => void setImmediate(pumpAfterStage),
+    kickedNext: false,
+    pumpNext: () => {
+      s.kickedNext = false;
+      pump(s);
+    },
     cancelCompaction: undefined,
     starting: undefined,
     stopping: undefined,

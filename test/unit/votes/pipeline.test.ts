@@ -131,6 +131,27 @@ describe('vote pipeline: ingest', () => {
     await ledger.close();
   });
 
+  it('runs a webhook vote\'s hooks at once, without waiting for the next write (its reward is not held up)', async () => {
+    const events: string[] = [];
+    let release = () => undefined as void;
+    const hung = new Promise<void>((resolve) => (release = resolve));
+    const ledger = await loggedLedger(events, (users) => (users === '3' ? hung : undefined));
+    const hook = fakeHook('exec', 0, (vote) => void events.push(`hook ${vote.userId}`));
+    const { pipeline } = await started(ledger, [hook]);
+
+    await pipeline.ingest([makeVote(1)], 'webhook');
+    const next = pipeline.ingest([makeVote(3)], 'webhook');
+    await settle(10);
+    // Vote 3's write hangs before its fsync; vote 1's hook did not wait for it (a poller's would, up to 10 ms).
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1']);
+    release();
+    await next;
+    await pipeline.idle();
+    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 3']);
+    await pipeline.stop(T0);
+    await ledger.close();
+  });
+
   it('refuses votes before start and after stop', async () => {
     const { pipeline } = harness(createMemoryVoteLedger(), []);
     const error = await pipeline.ingest([makeVote(1)], 'poll').catch((caught: unknown) => caught);
