@@ -9,15 +9,15 @@
  * columns as it would flat arrays.
  */
 
-/** Slots per chunk: 2^10 (a chunk is 46 KiB). */
+/** Slots per chunk: 2^10 (a chunk is 50 KiB). */
 export const CHUNK_BITS = 10;
 /** Slots per chunk. */
 export const CHUNK_SLOTS = 1 << CHUNK_BITS;
 /** A slot's place in its chunk: `slot & CHUNK_MASK`. */
 export const CHUNK_MASK = CHUNK_SLOTS - 1;
 
-/** Bytes per slot: 4 doubles, 3 32-bit integers, 2 bytes. */
-const SLOT_BYTES = 4 * 8 + 3 * 4 + 2;
+/** Bytes per slot: 4 doubles, 4 32-bit integers, 2 bytes. */
+const SLOT_BYTES = 4 * 8 + 4 * 4 + 2;
 /** Bytes of one chunk's columns. */
 export const CHUNK_BYTES = CHUNK_SLOTS * SLOT_BYTES;
 
@@ -34,6 +34,11 @@ export class SlotChunk {
   readonly expires: Float64Array;
   /** The project: an index into the table's list of projects. */
   readonly project: Uint32Array;
+  /**
+   * The hash of the slot's voter (`hashNumber`, `hashText`), kept so that the index, when it
+   * grows or removes, reads it instead of computing it again from the voter's columns.
+   */
+  readonly hash: Int32Array;
   /** The weight when a whole number 0–255. */
   readonly weight: Uint8Array;
   /** The table's flags (road, text IDs, odd weight). */
@@ -50,8 +55,9 @@ export class SlotChunk {
     this.userLow = new Uint32Array(buffer, 32 * n, n);
     this.platformLow = new Uint32Array(buffer, 36 * n, n);
     this.project = new Uint32Array(buffer, 40 * n, n);
-    this.weight = new Uint8Array(buffer, 44 * n, n);
-    this.flags = new Uint8Array(buffer, 45 * n, n);
+    this.hash = new Int32Array(buffer, 44 * n, n);
+    this.weight = new Uint8Array(buffer, 48 * n, n);
+    this.flags = new Uint8Array(buffer, 49 * n, n);
   }
 }
 

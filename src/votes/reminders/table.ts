@@ -59,7 +59,8 @@ export class ReminderTable implements SlotKeys {
   /** The voter a lookup is for (read by the index's `isWanted`): project, text ID, or the two parts of a numeric one. */
   private readonly wanted = { project: 0, text: undefined as string | undefined };
   private readonly wantedId = new Float64Array(2);
-  private readonly slotId = new Float64Array(2);
+  /** The hash of the voter of the last lookup (typed: a hash beyond a small integer would be a heap number in a field). */
+  private readonly wantedHash = new Int32Array(1);
   /**
    * The created and expires ms of the reminder being set. Epoch ms are beyond small integers:
    * passed from call to call, each would be a new heap number; kept here, none is.
@@ -199,6 +200,7 @@ export class ReminderTable implements SlotKeys {
     const chunk = this.slots.chunkOf(slot);
     const i = slot & CHUNK_MASK;
     chunk.project[i] = project;
+    chunk.hash[i] = this.wantedHash[0]!;
     chunk.flags[i] = text === undefined ? 0 : USER_TEXT;
     if (text === undefined) {
       chunk.userHigh[i] = this.wantedId[0]!;
@@ -221,10 +223,12 @@ export class ReminderTable implements SlotKeys {
       wanted.text = undefined;
       this.wantedId[0] = idParts[0]!;
       this.wantedId[1] = idParts[1]!;
-      return this.index.find(hashNumber(wanted.project, this.wantedId));
+      this.wantedHash[0] = hashNumber(wanted.project, this.wantedId);
+      return this.index.find(this.wantedHash[0]!);
     }
     wanted.text = userId;
-    return this.index.find(hashText(wanted.project, userId));
+    this.wantedHash[0] = hashText(wanted.project, userId);
+    return this.index.find(this.wantedHash[0]!);
   }
 
   /** Whether `slot` is the voter of the lookup under way (for the index). */
@@ -237,15 +241,9 @@ export class ReminderTable implements SlotKeys {
     return (chunk.flags[i]! & USER_TEXT) === 0 && chunk.userHigh[i] === this.wantedId[0] && chunk.userLow[i] === this.wantedId[1];
   }
 
-  /** The hash of the voter in `slot` (for the index). */
+  /** The hash of the voter in `slot` (for the index): kept in the slot when it was made. */
   hashOf(slot: number): number {
-    const chunk = this.slots.chunkOf(slot);
-    const i = slot & CHUNK_MASK;
-    const project = chunk.project[i]!;
-    if ((chunk.flags[i]! & USER_TEXT) !== 0) return hashText(project, this.userTexts.get(slot)!);
-    this.slotId[0] = chunk.userHigh[i]!;
-    this.slotId[1] = chunk.userLow[i]!;
-    return hashNumber(project, this.slotId);
+    return this.slots.chunkOf(slot).hash[slot & CHUNK_MASK]!;
   }
 
   private projectNumber(projectId: string): number {
