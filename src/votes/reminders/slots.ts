@@ -10,7 +10,7 @@
  */
 
 /** Slots per chunk: 2^10 (a chunk is 50 KiB). */
-export const CHUNK_BITS = 10;
+const CHUNK_BITS = 10;
 /** Slots per chunk. */
 export const CHUNK_SLOTS = 1 << CHUNK_BITS;
 /** A slot's place in its chunk: `slot & CHUNK_MASK`. */
