@@ -22,6 +22,7 @@ import { mkdtemp, open, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { pairedDetail } from './paired-detail.mjs';
 import { startCpuProfile, startHeapSampling, stopCpuProfile, stopHeapSampling } from './profile.mjs';
 
 // `BENCH_DIST`: the built agent to load (default this repository's dist/), to compare two builds.
@@ -41,6 +42,8 @@ export const VOTES = 100_000;
 /** Optional profiles of the ingestion (first page to idle), see bench/PROFILE.md: file paths. */
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
+// `--paired` only: per side, main-thread and other threads' CPU, the GCs, and the pages' windows (bench/helpers/paired-detail.mjs).
+const PAIRED_DETAIL = process.env.BENCH_PAIRED_DETAIL;
 export const PAGE = 100;
 const HOUR = 3_600_000;
 const KEEP_KEYS_FOR_MS = HOUR; // the config's default votes.keepKeysFor
@@ -215,21 +218,31 @@ export async function runPaired() {
     const pages = VOTES / PAGE;
     // The first tenth warms both sides up (the JIT); the rest is measured (and profiled, if asked).
     const from = Math.floor(pages / 10);
+    let detail;
     for (let index = 0; index < pages; index++) {
       if (index === from && CPU_PROFILE) await startCpuProfile();
+      if (index === from && PAIRED_DETAIL) detail = pairedDetail(PAIRED_DETAIL);
       const votes = page(index, START);
       for (const side of index % 2 === 0 ? [0, 1] : [1, 0]) {
         const { pipeline } = sides[side];
         const before = process.cpuUsage();
         const started = performance.now();
-        await pipeline.ingest(votes, 'poll');
-        await pipeline.idle();
+        if (detail) {
+          await detail.page(side, async () => {
+            await pipeline.ingest(votes, 'poll');
+            await pipeline.idle();
+          });
+        } else {
+          await pipeline.ingest(votes, 'poll');
+          await pipeline.idle();
+        }
         wall[side].push((performance.now() - started) * 1000);
         const used = process.cpuUsage(before);
         cpu[side].push(used.user + used.system);
       }
     }
     if (CPU_PROFILE) await stopCpuProfile(CPU_PROFILE);
+    if (detail) process.stderr.write(`${JSON.stringify(await detail.finish((pages - from) * PAGE))}\n`);
     const scheduled = sides[1].reminderStore.table.size;
     for (const side of sides) await side.close(CLOCK);
     if (sides.some((side) => side.counted.hookCalls !== VOTES) || scheduled !== VOTES) throw new Error(`expected ${VOTES} hook calls on both sides and ${VOTES} reminders, got ${sides.map((side) => side.counted.hookCalls)} and ${scheduled}`);

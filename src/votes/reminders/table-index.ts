@@ -20,18 +20,22 @@ export function splitId(id: string): boolean {
   const n = id.length;
   if (n === 0 || n > 24 || (n > 1 && id.charCodeAt(0) === 48)) return false;
   const cut = n > 9 ? n - 9 : 0;
+  // A digit d is 0–9 exactly when neither d nor 9 - d is negative: one sign test for all of them
+  // after the loops, not two branches per character (an ID is nearly always all digits).
+  let bad = 0;
   let high = 0;
   for (let i = 0; i < cut; i++) {
     const digit = id.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return false;
+    bad |= digit | (9 - digit);
     high = high * 10 + digit;
   }
   let low = 0;
   for (let i = cut; i < n; i++) {
     const digit = id.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return false;
+    bad |= digit | (9 - digit);
     low = low * 10 + digit;
   }
+  if (bad < 0) return false;
   idParts[0] = high;
   idParts[1] = low;
   return true;

@@ -1,6 +1,7 @@
 import type { Vote } from '../types.js';
 import { isoInto } from '../../contract/iso-time.js';
 import { voteExpiryInto, type ReminderRecord } from './schedule.js';
+import { CHUNK_MASK, SlotChunks } from './slots.js';
 import { hashNumber, hashText, idParts, joinId, MAX_SLOTS, SlotIndex, splitId, type SlotKeys } from './table-index.js';
 
 /*
@@ -38,20 +39,14 @@ const FIRST_CAPACITY = 64;
 export class ReminderTable implements SlotKeys {
   /** Added to each vote's expiry: `votes.reminders.delay`. */
   readonly delayMs: number;
+  /** Slots {@link heap} and {@link heapAt} hold (the columns are in {@link slots}, in chunks). */
   private capacity!: number;
   /** Slots ever used (the next new one), live reminders, and the first freed slot (-1: none). */
   private top!: number;
   private live!: number;
   private freeHead!: number;
-  private userHigh!: Float64Array;
-  private userLow!: Uint32Array;
-  private platformHigh!: Float64Array;
-  private platformLow!: Uint32Array;
-  private created!: Float64Array;
-  private expires!: Float64Array;
-  private weight!: Uint8Array;
-  private flags!: Uint8Array;
-  private project!: Uint32Array;
+  /** Each slot's voter, times, weight and flags, in chunks that never move (`slots.ts`). */
+  private readonly slots = new SlotChunks();
   /** A live slot's position in the heap; a free slot's -2 - the next free slot. */
   private heapAt!: Int32Array;
   private heap!: Int32Array;
@@ -64,7 +59,8 @@ export class ReminderTable implements SlotKeys {
   /** The voter a lookup is for (read by the index's `isWanted`): project, text ID, or the two parts of a numeric one. */
   private readonly wanted = { project: 0, text: undefined as string | undefined };
   private readonly wantedId = new Float64Array(2);
-  private readonly slotId = new Float64Array(2);
+  /** The hash of the voter of the last lookup (typed: a hash beyond a small integer would be a heap number in a field). */
+  private readonly wantedHash = new Int32Array(1);
   /**
    * The created and expires ms of the reminder being set. Epoch ms are beyond small integers:
    * passed from call to call, each would be a new heap number; kept here, none is.
@@ -109,7 +105,7 @@ export class ReminderTable implements SlotKeys {
   /** Removes the reminder of that voter when it is still the one of the vote created at `createdMs`; true when removed. */
   remove(projectId: string, userId: string, createdMs: number): boolean {
     const slot = this.lookUp(projectId, userId);
-    if (slot < 0 || this.created[slot] !== createdMs) return false;
+    if (slot < 0 || this.slots.chunkOf(slot).created[slot & CHUNK_MASK] !== createdMs) return false;
     this.drop(slot);
     return true;
   }
@@ -119,7 +115,7 @@ export class ReminderTable implements SlotKeys {
     const taken = { send: [] as ReminderRecord[], late: [] as ReminderRecord[] };
     while (this.heapSize > 0) {
       const slot = this.heap[0]!;
-      const due = this.expires[slot]! + this.delayMs;
+      const due = this.expiresOf(slot) + this.delayMs;
       if (due > now) break;
       (now - due > maxLatenessMs ? taken.late : taken.send).push(this.record(slot));
       this.drop(slot);
@@ -129,7 +125,7 @@ export class ReminderTable implements SlotKeys {
 
   /** When the next reminder is due (epoch ms), or undefined when none is scheduled. */
   nextDue(): number | undefined {
-    return this.heapSize === 0 ? undefined : this.expires[this.heap[0]!]! + this.delayMs;
+    return this.heapSize === 0 ? undefined : this.expiresOf(this.heap[0]!) + this.delayMs;
   }
 
   /** The due time of a reminder under this table's delay. */
@@ -148,7 +144,7 @@ export class ReminderTable implements SlotKeys {
       open[best] = open[open.length - 1]!;
       open.pop();
       const slot = this.heap[at]!;
-      out.push({ due: this.expires[slot]! + this.delayMs, record: this.record(slot) });
+      out.push({ due: this.expiresOf(slot) + this.delayMs, record: this.record(slot) });
       for (const child of [2 * at + 1, 2 * at + 2]) if (child < this.heapSize) open.push(child);
     }
     return out;
@@ -168,15 +164,7 @@ export class ReminderTable implements SlotKeys {
     this.live = 0;
     this.freeHead = -1;
     this.heapSize = 0;
-    this.userHigh = new Float64Array(FIRST_CAPACITY);
-    this.userLow = new Uint32Array(FIRST_CAPACITY);
-    this.platformHigh = new Float64Array(FIRST_CAPACITY);
-    this.platformLow = new Uint32Array(FIRST_CAPACITY);
-    this.created = new Float64Array(FIRST_CAPACITY);
-    this.expires = new Float64Array(FIRST_CAPACITY);
-    this.weight = new Uint8Array(FIRST_CAPACITY);
-    this.flags = new Uint8Array(FIRST_CAPACITY);
-    this.project = new Uint32Array(FIRST_CAPACITY);
+    this.slots.clear();
     this.heapAt = new Int32Array(FIRST_CAPACITY);
     this.heap = new Int32Array(FIRST_CAPACITY);
     this.userTexts.clear();
@@ -187,7 +175,7 @@ export class ReminderTable implements SlotKeys {
 
   /** Bytes of the typed arrays (the table's size but for text IDs, odd weights and the Map and object headers). */
   arrayBytes(): number {
-    return this.capacity * 54 + this.index.cells.byteLength;
+    return this.slots.bytes() + this.capacity * 8 + this.index.cells.byteLength;
   }
 
   /** {@link set} for a vote whose expiry is in `times[1]` already. */
@@ -201,7 +189,7 @@ export class ReminderTable implements SlotKeys {
     if (!this.index.fits(this.live + 1)) this.index.grow(this.live + 1, this.heap, this.heapSize);
     const found = this.lookUp(projectId, userId);
     if (found >= 0) {
-      if (this.created[found]! >= this.times[0]!) return 'known';
+      if (this.slots.chunkOf(found).created[found & CHUNK_MASK]! >= this.times[0]!) return 'known';
       this.write(found, platformId, weight, webhook);
       this.siftUp(this.siftDown(this.heapAt[found]!));
       return 'replaced';
@@ -209,11 +197,14 @@ export class ReminderTable implements SlotKeys {
     const { text, project } = this.wanted;
     const slot = this.allocate();
     this.index.putAtCell(slot);
-    this.project[slot] = project;
-    this.flags[slot] = text === undefined ? 0 : USER_TEXT;
+    const chunk = this.slots.chunkOf(slot);
+    const i = slot & CHUNK_MASK;
+    chunk.project[i] = project;
+    chunk.hash[i] = this.wantedHash[0]!;
+    chunk.flags[i] = text === undefined ? 0 : USER_TEXT;
     if (text === undefined) {
-      this.userHigh[slot] = this.wantedId[0]!;
-      this.userLow[slot] = this.wantedId[1]!;
+      chunk.userHigh[i] = this.wantedId[0]!;
+      chunk.userLow[i] = this.wantedId[1]!;
     } else this.userTexts.set(slot, text);
     this.write(slot, platformId, weight, webhook);
     this.live += 1;
@@ -232,27 +223,27 @@ export class ReminderTable implements SlotKeys {
       wanted.text = undefined;
       this.wantedId[0] = idParts[0]!;
       this.wantedId[1] = idParts[1]!;
-      return this.index.find(hashNumber(wanted.project, this.wantedId));
+      this.wantedHash[0] = hashNumber(wanted.project, this.wantedId);
+      return this.index.find(this.wantedHash[0]!);
     }
     wanted.text = userId;
-    return this.index.find(hashText(wanted.project, userId));
+    this.wantedHash[0] = hashText(wanted.project, userId);
+    return this.index.find(this.wantedHash[0]!);
   }
 
   /** Whether `slot` is the voter of the lookup under way (for the index). */
   isWanted(slot: number): boolean {
     const wanted = this.wanted;
-    if (this.project[slot] !== wanted.project) return false;
-    if (wanted.text !== undefined) return (this.flags[slot]! & USER_TEXT) !== 0 && this.userTexts.get(slot) === wanted.text;
-    return (this.flags[slot]! & USER_TEXT) === 0 && this.userHigh[slot] === this.wantedId[0] && this.userLow[slot] === this.wantedId[1];
+    const chunk = this.slots.chunkOf(slot);
+    const i = slot & CHUNK_MASK;
+    if (chunk.project[i] !== wanted.project) return false;
+    if (wanted.text !== undefined) return (chunk.flags[i]! & USER_TEXT) !== 0 && this.userTexts.get(slot) === wanted.text;
+    return (chunk.flags[i]! & USER_TEXT) === 0 && chunk.userHigh[i] === this.wantedId[0] && chunk.userLow[i] === this.wantedId[1];
   }
 
-  /** The hash of the voter in `slot` (for the index). */
+  /** The hash of the voter in `slot` (for the index): kept in the slot when it was made. */
   hashOf(slot: number): number {
-    const project = this.project[slot]!;
-    if ((this.flags[slot]! & USER_TEXT) !== 0) return hashText(project, this.userTexts.get(slot)!);
-    this.slotId[0] = this.userHigh[slot]!;
-    this.slotId[1] = this.userLow[slot]!;
-    return hashNumber(project, this.slotId);
+    return this.slots.chunkOf(slot).hash[slot & CHUNK_MASK]!;
   }
 
   private projectNumber(projectId: string): number {
@@ -269,38 +260,42 @@ export class ReminderTable implements SlotKeys {
 
   /** Everything of a slot but its voter (its times from {@link times}). */
   private write(slot: number, platformId: string | null, weight: number, webhook: boolean): void {
-    const before = this.flags[slot]!;
+    const chunk = this.slots.chunkOf(slot);
+    const i = slot & CHUNK_MASK;
+    const before = chunk.flags[i]!;
     let flags = (before & USER_TEXT) | (webhook ? WEBHOOK : 0);
     if ((before & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
     if ((before & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
     if (platformId === null) flags |= PLATFORM_NULL;
     else if (splitId(platformId)) {
-      this.platformHigh[slot] = idParts[0]!;
-      this.platformLow[slot] = idParts[1]!;
+      chunk.platformHigh[i] = idParts[0]!;
+      chunk.platformLow[i] = idParts[1]!;
     } else {
       flags |= PLATFORM_TEXT;
       this.platformTexts.set(slot, platformId);
     }
-    if (Number.isInteger(weight) && weight >= 0 && weight <= 255) this.weight[slot] = weight;
+    if (Number.isInteger(weight) && weight >= 0 && weight <= 255) chunk.weight[i] = weight;
     else {
       flags |= WEIGHT_OTHER;
       this.weights.set(slot, weight);
     }
-    this.flags[slot] = flags;
-    this.created[slot] = this.times[0]!;
-    this.expires[slot] = this.times[1]!;
+    chunk.flags[i] = flags;
+    chunk.created[i] = this.times[0]!;
+    chunk.expires[i] = this.times[1]!;
   }
 
   private record(slot: number): ReminderRecord {
-    const flags = this.flags[slot]!;
-    const platformId = (flags & PLATFORM_NULL) !== 0 ? null : (flags & PLATFORM_TEXT) !== 0 ? this.platformTexts.get(slot)! : joinId(this.platformHigh[slot]!, this.platformLow[slot]!);
+    const chunk = this.slots.chunkOf(slot);
+    const i = slot & CHUNK_MASK;
+    const flags = chunk.flags[i]!;
+    const platformId = (flags & PLATFORM_NULL) !== 0 ? null : (flags & PLATFORM_TEXT) !== 0 ? this.platformTexts.get(slot)! : joinId(chunk.platformHigh[i]!, chunk.platformLow[i]!);
     return {
-      projectId: this.projects[this.project[slot]!]!,
-      userId: (flags & USER_TEXT) !== 0 ? this.userTexts.get(slot)! : joinId(this.userHigh[slot]!, this.userLow[slot]!),
-      createdMs: this.created[slot]!,
-      expiresMs: this.expires[slot]!,
+      projectId: this.projects[chunk.project[i]!]!,
+      userId: (flags & USER_TEXT) !== 0 ? this.userTexts.get(slot)! : joinId(chunk.userHigh[i]!, chunk.userLow[i]!),
+      createdMs: chunk.created[i]!,
+      expiresMs: chunk.expires[i]!,
       platformId,
-      weight: (flags & WEIGHT_OTHER) !== 0 ? this.weights.get(slot)! : this.weight[slot]!,
+      weight: (flags & WEIGHT_OTHER) !== 0 ? this.weights.get(slot)! : chunk.weight[i]!,
       road: (flags & WEBHOOK) !== 0 ? 'webhook' : 'poll',
     };
   }
@@ -316,7 +311,7 @@ export class ReminderTable implements SlotKeys {
       this.siftUp(this.siftDown(at));
     }
     this.index.remove(slot);
-    const flags = this.flags[slot]!;
+    const flags = this.slots.chunkOf(slot).flags[slot & CHUNK_MASK]!;
     if ((flags & USER_TEXT) !== 0) this.userTexts.delete(slot);
     if ((flags & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
     if ((flags & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
@@ -333,36 +328,36 @@ export class ReminderTable implements SlotKeys {
     }
     if (this.top === MAX_SLOTS) throw new RangeError(`the reminder schedule holds at most ${MAX_SLOTS} reminders`);
     if (this.top === this.capacity) this.grow();
+    this.slots.ensure(this.top + 1);
     return this.top++;
   }
 
-  /** Half as big again: every array copied into a bigger one. */
+  /**
+   * The heap's two arrays half as big again, copied (8 bytes a slot; the columns, 46 bytes a
+   * slot, grow by chunks without a copy: `slots.ts`).
+   */
   private grow(): void {
     const size = Math.ceil(this.capacity * 1.5);
-    const bigger = <T extends Float64Array | Uint32Array | Uint8Array | Int32Array>(old: T, make: new (n: number) => T): T => {
-      const next = new make(size);
-      next.set(old);
-      return next;
-    };
-    this.userHigh = bigger(this.userHigh, Float64Array);
-    this.userLow = bigger(this.userLow, Uint32Array);
-    this.platformHigh = bigger(this.platformHigh, Float64Array);
-    this.platformLow = bigger(this.platformLow, Uint32Array);
-    this.created = bigger(this.created, Float64Array);
-    this.expires = bigger(this.expires, Float64Array);
-    this.weight = bigger(this.weight, Uint8Array);
-    this.flags = bigger(this.flags, Uint8Array);
-    this.project = bigger(this.project, Uint32Array);
-    this.heapAt = bigger(this.heapAt, Int32Array);
-    this.heap = bigger(this.heap, Int32Array);
+    const heap = new Int32Array(size);
+    heap.set(this.heap);
+    const heapAt = new Int32Array(size);
+    heapAt.set(this.heapAt);
+    this.heap = heap;
+    this.heapAt = heapAt;
     this.capacity = size;
+  }
+
+  private expiresOf(slot: number): number {
+    return this.slots.chunkOf(slot).expires[slot & CHUNK_MASK]!;
   }
 
   /** Whether slot `a` is due before slot `b` (ties: the older vote first). */
   private before(a: number, b: number): boolean {
-    const ea = this.expires[a]!;
-    const eb = this.expires[b]!;
-    return ea < eb || (ea === eb && this.created[a]! < this.created[b]!);
+    const ca = this.slots.chunkOf(a);
+    const cb = this.slots.chunkOf(b);
+    const ea = ca.expires[a & CHUNK_MASK]!;
+    const eb = cb.expires[b & CHUNK_MASK]!;
+    return ea < eb || (ea === eb && ca.created[a & CHUNK_MASK]! < cb.created[b & CHUNK_MASK]!);
   }
 
   /** Moves the slot at heap position `at` down to its place; returns where it ended. */

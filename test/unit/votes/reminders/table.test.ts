@@ -123,6 +123,39 @@ describe('the reminder table (typed arrays, a hash index, a heap of slots)', () 
     expect(table.records().sort(order)).toEqual([...model.values()].sort(order));
   });
 
+  it('agrees with the model as it grows across chunks of slots, frees slots and reuses them', () => {
+    const next = random(1024);
+    const table = new ReminderTable();
+    const model = new Map<string, ReminderRecord>();
+    const key = (r: Pick<ReminderRecord, 'projectId' | 'userId'>) => `${r.projectId}\t${r.userId}`;
+    const order = (a: ReminderRecord, b: ReminderRecord) => a.expiresMs - b.expiresMs || a.createdMs - b.createdMs;
+    const check = () => {
+      expect(table.size).toBe(model.size);
+      expect(table.records().sort(order)).toEqual([...model.values()].sort(order));
+    };
+    let now = T0;
+    // Three rounds: fill past two or three chunk boundaries (1,024 slots each), replace some, take half.
+    for (let round = 0; round < 3; round++) {
+      for (let step = 0; step < 2_600; step++) {
+        const i = Math.floor(next() * 4_000);
+        const userId = i % 11 === 0 ? `text-${i}` : `9${String(i * 104_729).padStart(17, '0')}`;
+        const r = reminder(userId, now + step, { projectId: i % 5 === 0 ? 'p2' : 'p1', expiresMs: now + Math.floor(next() * 12 * HOUR), weight: i % 13 === 0 ? 0.5 : i % 256, platformId: i % 17 === 0 ? null : `${i + 1}` });
+        const old = model.get(key(r));
+        expect(table.put(r)).toBe(old === undefined ? 'scheduled' : 'replaced');
+        model.set(key(r), r);
+      }
+      check();
+      now += 6 * HOUR;
+      const taken = table.takeDue(now, 24 * HOUR);
+      const expected = [...model.values()].filter((r) => r.expiresMs <= now).sort(order);
+      expect(taken.send).toEqual(expected);
+      for (const r of expected) model.delete(key(r));
+      check();
+      expect(table.nextDue()).toBe([...model.values()].sort(order)[0]?.expiresMs);
+    }
+    expect(table.arrayBytes()).toBeLessThanOrEqual(4 * 1024 * 54 + 64 * 1024);
+  });
+
   it('holds 100,000 reminders in at most 100 bytes of typed arrays each, and reuses the slots it frees', () => {
     const table = new ReminderTable();
     for (let i = 0; i < 100_000; i++) table.put(reminder(`3${String(i * 13).padStart(17, '0')}`, T0 + i));
