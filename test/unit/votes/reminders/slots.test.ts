@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHUNK_BYTES, CHUNK_MASK, CHUNK_SLOTS, SlotChunks, type SlotChunk } from '../../../../src/votes/reminders/slots.js';
-
-/** A seeded PRNG (mulberry32): the same sequence every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { random } from '../../../helpers/random.js';
 
 type Column = 'userHigh' | 'userLow' | 'platformHigh' | 'platformLow' | 'created' | 'expires' | 'project' | 'hash' | 'weight' | 'flags';
 /** Each column, and the largest value it keeps exactly (an integer below it). */

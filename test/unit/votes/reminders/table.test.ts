@@ -3,6 +3,7 @@ import type { ReminderRecord } from '../../../../src/votes/reminders/schedule.js
 import { idParts, joinId, splitId } from '../../../../src/votes/reminders/table-index.js';
 import { ReminderTable } from '../../../../src/votes/reminders/table.js';
 import type { Vote } from '../../../../src/votes/types.js';
+import { random } from '../../../helpers/random.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2025-01-01T12:00:00.000Z');
@@ -17,17 +18,6 @@ const reminder = (userId: string, createdMs: number, extra: Partial<ReminderReco
   road: 'poll',
   ...extra,
 });
-
-/** A seeded PRNG (mulberry32): the same sequence every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 describe('decimal IDs packed into numbers', () => {
   it('splits canonical decimal IDs up to 24 digits and gives the same text back', () => {
