@@ -12,32 +12,30 @@ export type { AgentMetrics, VoteLedgerSizes, WebhookDeliveriesLabels } from './m
  * module, and prom-client with it, is loaded only when something serves them.
  */
 
-/** A counter whose series are read from `series` at each scrape. */
-function counterOf(registry: Registry, series: LabeledSeries): void {
-  new Counter<string>({
+type LabelValues = Partial<Record<string, string | number>>;
+
+/** A metric's options whose series are read from `series` at each scrape, each written with `write`. */
+function readAtScrape<M extends Counter<string> | Gauge<string>>(registry: Registry, series: LabeledSeries, write: (metric: M, labels: LabelValues, value: number) => void) {
+  return {
     name: series.name,
     help: series.help,
     labelNames: [...series.labelNames],
     registers: [registry],
-    collect() {
+    collect(this: M) {
       this.reset();
-      for (const { labels, value } of series.series()) this.inc(labels, value);
+      for (const { labels, value } of series.series()) write(this, labels, value);
     },
-  });
+  };
+}
+
+/** A counter whose series are read from `series` at each scrape. */
+function counterOf(registry: Registry, series: LabeledSeries): void {
+  new Counter<string>(readAtScrape(registry, series, (counter: Counter<string>, labels, value) => counter.inc(labels, value)));
 }
 
 /** A gauge whose series are read from `series` at each scrape. */
 function labeledGaugeOf(registry: Registry, series: LabeledSeries): void {
-  new Gauge<string>({
-    name: series.name,
-    help: series.help,
-    labelNames: [...series.labelNames],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const { labels, value } of series.series()) this.set(labels, value);
-    },
-  });
+  new Gauge<string>(readAtScrape(registry, series, (gauge: Gauge<string>, labels, value) => gauge.set(labels, value)));
 }
 
 /** A gauge without labels set from `read` at each scrape (undefined keeps the last value). */
