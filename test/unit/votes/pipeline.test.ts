@@ -109,45 +109,46 @@ describe('vote pipeline: ingest', () => {
     expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 2', 'hook 3']);
   });
 
-  it(`runs the hooks ${WRITE_STAGE_WAIT_MS} ms later at most when the next write hangs before its fsync`, async () => {
+  /** A pipeline with one hook on a logged file ledger whose append of vote 3 hangs until `release()`; `hooked()`: the hook calls so far. */
+  async function secondWriteHangs() {
     const events: string[] = [];
     let release = () => undefined as void;
     const hung = new Promise<void>((resolve) => (release = resolve));
     const ledger = await loggedLedger(events, (users) => (users === '3' ? hung : undefined));
     const hook = fakeHook('exec', 0, (vote) => void events.push(`hook ${vote.userId}`));
     const { pipeline, time } = await started(ledger, [hook]);
+    return { pipeline, time, ledger, release: () => release(), hooked: () => events.filter((event) => event.startsWith('hook')) };
+  }
+
+  it(`runs the hooks ${WRITE_STAGE_WAIT_MS} ms later at most when the next write hangs before its fsync`, async () => {
+    const { pipeline, time, ledger, hooked, release } = await secondWriteHangs();
 
     await pipeline.ingest([makeVote(1)], 'poll');
     const next = pipeline.ingest([makeVote(3)], 'poll');
     await settle(10);
-    expect(events.filter((event) => event.startsWith('hook'))).toEqual([]); // waiting for the write stage
+    expect(hooked()).toEqual([]); // waiting for the write stage
     await time.advance(WRITE_STAGE_WAIT_MS);
-    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1']); // the write still hangs
+    expect(hooked()).toEqual(['hook 1']); // the write still hangs
     release();
     await next;
     await pipeline.idle();
-    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 3']);
+    expect(hooked()).toEqual(['hook 1', 'hook 3']);
     await pipeline.stop(T0);
     await ledger.close();
   });
 
   it('runs a webhook vote\'s hooks at once, without waiting for the next write (its reward is not held up)', async () => {
-    const events: string[] = [];
-    let release = () => undefined as void;
-    const hung = new Promise<void>((resolve) => (release = resolve));
-    const ledger = await loggedLedger(events, (users) => (users === '3' ? hung : undefined));
-    const hook = fakeHook('exec', 0, (vote) => void events.push(`hook ${vote.userId}`));
-    const { pipeline } = await started(ledger, [hook]);
+    const { pipeline, ledger, hooked, release } = await secondWriteHangs();
 
     await pipeline.ingest([makeVote(1)], 'webhook');
     const next = pipeline.ingest([makeVote(3)], 'webhook');
     await settle(10);
     // Vote 3's write hangs before its fsync; vote 1's hook did not wait for it (a poller's would, up to 10 ms).
-    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1']);
+    expect(hooked()).toEqual(['hook 1']);
     release();
     await next;
     await pipeline.idle();
-    expect(events.filter((event) => event.startsWith('hook'))).toEqual(['hook 1', 'hook 3']);
+    expect(hooked()).toEqual(['hook 1', 'hook 3']);
     await pipeline.stop(T0);
     await ledger.close();
   });
