@@ -127,3 +127,21 @@ export function isoMs(text: string): number {
   const fast = computeCanonicalIsoMs(text);
   return fast === fast ? fast : Date.parse(text);
 }
+
+/**
+ * `Date.parse(text)`, and `new Date(that).toISOString()` (undefined when it is not a date): for a
+ * time spelled as `toISOString` spells it, the canonical text is the text itself, with no parse
+ * and no `Date` (the service's spelling: a votes page and a webhook event both).
+ */
+export function instantOf(text: string): { ms: number; iso: string | undefined } {
+  const fast = canonicalIsoMs(text);
+  if (fast === fast) return { ms: fast, iso: text };
+  const ms = Date.parse(text);
+  return { ms, iso: Number.isFinite(ms) ? new Date(ms).toISOString() : undefined };
+}
+
+/** Whether `Date.parse(text)` is a date (for the service's spelling, without `Date.parse`). */
+export function isDateText(text: string): boolean {
+  const fast = canonicalIsoMs(text);
+  return fast === fast || Number.isFinite(Date.parse(text));
+}

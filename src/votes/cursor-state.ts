@@ -1,4 +1,5 @@
 import type { VoteRecord } from '../api/schemas/votes.js';
+import { instantOf, isoMs } from '../contract/iso-time.js';
 import { CONTRACT_LIMITS } from '../contract/limits.js';
 import { type Vote, voteKey } from './types.js';
 
@@ -69,16 +70,23 @@ export function resumeFrom(state: CursorState | undefined, nowMs: number, lookba
   return state?.cursor ? { cursor: state.cursor } : { startDate: bootstrapStartDate(nowMs, lookbackMs) };
 }
 
-/** A vote of the cursor as the pipeline takes it (road `poll`). */
+/**
+ * A vote of the cursor as the pipeline takes it (road `poll`), its times in `toISOString`'s
+ * spelling. The service's own spelling is that already: kept as it is, with no `Date.parse` and
+ * no `Date` per vote (they cost about 2 µs a vote on the bench machine).
+ */
 export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
+  const created = instantOf(record.created_at);
+  const expires = instantOf(record.expires_at);
   return {
-    key: voteKey(record.user_id, record.created_at),
+    key: voteKey(record.user_id, created.ms),
     userId: record.user_id,
     platformId: record.platform_id === '' ? null : record.platform_id,
     projectId,
     weight: record.weight,
-    createdAt: new Date(Date.parse(record.created_at)).toISOString(),
-    expiresAt: new Date(Date.parse(record.expires_at)).toISOString(),
+    // Not a date: a RangeError, as `new Date(NaN).toISOString()` throws (the schema lets none through).
+    createdAt: created.iso ?? new Date(created.ms).toISOString(),
+    expiresAt: expires.iso ?? new Date(expires.ms).toISOString(),
     road: 'poll',
   };
 }
@@ -90,9 +98,9 @@ export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
 export function advanceCursorState(state: CursorState | undefined, page: { cursor: string; votes: readonly Vote[] }): CursorState {
   let newestCreatedAt = state?.newestCreatedAt ?? null;
   let newestKey = state?.newestKey ?? null;
-  let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(newestCreatedAt);
+  let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : isoMs(newestCreatedAt);
   for (const vote of page.votes) {
-    const ms = Date.parse(vote.createdAt);
+    const ms = isoMs(vote.createdAt);
     if (ms >= newestMs) {
       newestMs = ms;
       newestCreatedAt = vote.createdAt;

@@ -5,7 +5,7 @@
  * sender adds (or an attacker smuggles in, like `__proto__`) reaches the hooks.
  */
 
-import { isDateText } from './iso-time.js';
+import { isDateText } from '../contract/iso-time.js';
 
 /** `project` of an event payload. */
 interface WebhookProject {

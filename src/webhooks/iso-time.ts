@@ -1,24 +1,8 @@
-import { canonicalIsoMs } from '../contract/iso-time.js';
-
-/**
- * Instants of webhook events without `Date.parse` on the hot path (see `canonicalIsoMs`): for a
- * time spelled as `toISOString` spells it, the canonical text is the text itself. The answers are
- * always the same as `Date.parse` and `new Date(Date.parse(text)).toISOString()` would give.
+/*
+ * The webhook receiver's printing of a vote's time into its key. (Reading the times of an event
+ * without `Date.parse`, `instantOf` and `isDateText`, is in `contract/iso-time.ts`, shared with
+ * the votes poller and the API client's schemas.)
  */
-
-/** `Date.parse(text)`, and `new Date(that).toISOString()` (undefined when it is not a date). */
-export function instantOf(text: string): { ms: number; iso: string | undefined } {
-  const fast = canonicalIsoMs(text);
-  if (fast === fast) return { ms: fast, iso: text };
-  const ms = Date.parse(text);
-  return { ms, iso: Number.isFinite(ms) ? new Date(ms).toISOString() : undefined };
-}
-
-/** Whether `Date.parse(text)` is a date. */
-export function isDateText(text: string): boolean {
-  const fast = canonicalIsoMs(text);
-  return fast === fast || Number.isFinite(Date.parse(text));
-}
 
 /**
  * `String(n)`, faster for the epoch milliseconds of our times: a double of 13 digits is slow to

@@ -1,7 +1,8 @@
 import { voteKey } from '../contract/vote-key.js';
 import type { Vote } from '../runtime/votes.js';
 import type { VoteCreateData } from './events.js';
-import { instantOf, integerText } from './iso-time.js';
+import { instantOf } from '../contract/iso-time.js';
+import { integerText } from './iso-time.js';
 
 /** The vote of a `vote.create`: keyed like the poller's, so one vote on both roads fires once. */
 export function voteFromEvent(data: VoteCreateData): Vote {

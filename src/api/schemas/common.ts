@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isDateText } from '../../contract/iso-time.js';
 
 /**
  * Building blocks shared by the v1 modules: pieces of the response schemas,. Response schemas are plain
@@ -18,8 +19,9 @@ export function openEnum<const T extends string>(known: readonly T[]) {
 
 /**
  * An ISO 8601 timestamp as the service sends it (`2026-03-04T10:00:00.000Z`), kept as the string
- * that came over the wire; it must at least be a date `Date.parse` reads.
+ * that came over the wire; it must at least be a date `Date.parse` reads (`isDateText`: the
+ * service's spelling without `Date.parse`, twice per vote of a votes page).
  */
-export const timestampSchema = z.string().refine((value) => !Number.isNaN(Date.parse(value)), {
+export const timestampSchema = z.string().refine(isDateText, {
   message: 'must be an ISO 8601 timestamp',
 });
