@@ -15,15 +15,15 @@
  * beside it; the two never hold the same key.
  */
 
+import { lastVoteKeyInto } from '../contract/vote-key.js';
+
 /** Words per slot: user ID (low 9 digits | taken bit; leading digits' low 32 bits), created ms (low 32 bits; high bits | leading digits' high bits), expiry minutes. */
 const STRIDE = 5;
 /** Set in a taken slot's first word (the low 9 digits are < 2^30). */
 const TAKEN = 0x4000_0000;
 const TWO_32 = 4_294_967_296;
-/** The user ID's leading digits (all but the last 9) must stay below 2^44 (13 digits: IDs of up to 22 digits). */
-const MAX_HIGH_DIGITS = 13;
-/** Created ms as the key spells it: 1 to 15 digits (`ledger-records.ts` writes such keys as numbers). */
-const MAX_MS_DIGITS = 15;
+/** The user ID's leading digits (all but the last 9) must stay below 2^44: at most 13 digits (IDs of up to 22 digits). */
+const MAX_HIGH = 1e13;
 const FIRST_SLOTS = 256;
 /** Filled at most to 4/5: linear probing stays short, and 100,000 keys fit in 131,072 slots (2.5 MiB). */
 const fits = (count: number, slots: number) => count * 5 <= slots * 4;
@@ -60,6 +60,8 @@ export class KeyTable {
   private chars = 0;
   /** The words of the last key read by {@link parse} (`w[4]`: its hash), and that key: a key is looked up, then set, in a row. */
   private readonly w = new Int32Array(5);
+  /** The parts of the last key read (`lastVoteKeyInto`): the ID's leading digits, its last 9, the ms. */
+  private readonly read = new Float64Array(3);
   private lastKey: string | undefined;
   private lastPacked = false;
 
@@ -174,35 +176,18 @@ export class KeyTable {
   /**
    * Reads `key` into {@link w} when it is `<userId>:<ms>` with both parts canonical decimal numbers
    * (no leading zero, the user ID at most 22 digits, the ms at most 15); false for any other key.
+   * (`lastVoteKeyInto` reads it, and remembers it for the vote reminders that read it next.)
    */
   private parse(key: string): boolean {
     if (key === this.lastKey) return this.lastPacked;
     this.lastKey = key;
     this.lastPacked = false;
-    const colon = key.indexOf(':');
-    const idDigits = colon;
-    const msDigits = key.length - colon - 1;
-    if (idDigits < 1 || idDigits > MAX_HIGH_DIGITS + 9 || msDigits < 1 || msDigits > MAX_MS_DIGITS) return false;
-    if ((idDigits > 1 && key.charCodeAt(0) === 48) || (msDigits > 1 && key.charCodeAt(colon + 1) === 48)) return false;
-    const cut = idDigits > 9 ? idDigits - 9 : 0;
-    let high = 0;
-    for (let i = 0; i < cut; i++) {
-      const digit = key.charCodeAt(i) - 48;
-      if (digit < 0 || digit > 9) return false;
-      high = high * 10 + digit;
-    }
-    let low = 0;
-    for (let i = cut; i < colon; i++) {
-      const digit = key.charCodeAt(i) - 48;
-      if (digit < 0 || digit > 9) return false;
-      low = low * 10 + digit;
-    }
-    let ms = 0;
-    for (let i = colon + 1; i < key.length; i++) {
-      const digit = key.charCodeAt(i) - 48;
-      if (digit < 0 || digit > 9) return false;
-      ms = ms * 10 + digit;
-    }
+    const parts = this.read;
+    // The leading digits (all but the last 9) below 10^13: IDs of up to 22 digits.
+    if (!lastVoteKeyInto(key, parts, 0) || parts[0]! >= MAX_HIGH) return false;
+    const high = parts[0]!;
+    const low = parts[1]!;
+    const ms = parts[2]!;
     const { w } = this;
     // `>>> 0` takes the low 32 bits of an integer below 2^53 exactly (no float division or modulo).
     const highLow = high >>> 0;

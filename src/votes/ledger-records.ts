@@ -1,4 +1,5 @@
 import type { DeadLetter, Vote } from './types.js';
+import { isKeyOfUser } from '../contract/vote-key.js';
 
 /**
  * One line of the vote journal (`votes.journal`), as JSON. The first four kinds are appended as
@@ -161,7 +162,7 @@ const json = (value: unknown): string => (typeof value === 'string' && PLAIN.tes
 export function pendingLine(vote: Vote): string {
   const { key, userId } = vote;
   let keyField = '';
-  if (key.length > userId.length + 1 && key.charCodeAt(userId.length) === 58 && key.startsWith(userId)) {
+  if (isKeyOfUser(key, userId)) {
     const suffix = key.slice(userId.length + 1);
     if (MS_SUFFIX.test(suffix)) keyField = suffix;
   }

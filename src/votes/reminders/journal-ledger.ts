@@ -2,8 +2,8 @@ import type { LedgerCompanion } from '../ledger-companion.js';
 import type { JournalRecord } from '../ledger-records.js';
 import type { ReminderStore } from './reminders.js';
 import type { Vote } from '../types.js';
-import { recordOfVote, voteExpiryInto, type ReminderRecord } from './schedule.js';
-import { ReminderTable } from './table.js';
+import { recordOfVote, voteExpiryInto, voteKeyPartsInto, type ReminderRecord } from './schedule.js';
+import { ReminderTable, type VoteBatch } from './table.js';
 
 /*
  * The reminder schedule kept in a file vote ledger's journal, as its companion (see
@@ -100,11 +100,11 @@ export interface LedgerReminderStoreOptions {
  */
 function createArrivals(table: ReminderTable, now: () => number) {
   // Reused from batch to batch (no array grown from empty per batch; they keep the size of the
-  // largest batch, 16 bytes a vote); a place is cleared once its vote is in the table, so that no
-  // vote is held here after that.
+  // largest batch, 40 bytes a vote); a place is cleared once its vote is in the table, so that no
+  // vote is held here after that. With each vote, what was read of it already: its expiry, and
+  // its key's parts (`voteKeyPartsInto`), which the ledger read just before.
   const votes: (Vote | undefined)[] = [];
-  let expiries = new Float64Array(128);
-  let count = 0;
+  const batch: { -readonly [K in keyof VoteBatch]: VoteBatch[K] } = { votes, count: 0, expires: new Float64Array(128), keyParts: new Float64Array(3 * 128) };
   /** Whether this turn's batch has begun (the clock read, its end queued). */
   let batchOpen = false;
   /** Scheduled and replaced since the last commit of the ledger: counted once durable. */
@@ -112,13 +112,10 @@ function createArrivals(table: ReminderTable, now: () => number) {
   /** The vote's expiry, and the clock as the batch began (typed: no heap number per vote). */
   const expiry = new Float64Array(2);
   const flush = () => {
-    for (let i = 0; i < count; i++) {
-      const result = table.insert(votes[i]!, expiries[i]!);
-      votes[i] = undefined;
-      if (result === 'scheduled') tally.scheduled += 1;
-      else if (result === 'replaced') tally.replaced += 1;
-    }
-    count = 0;
+    if (batch.count === 0) return;
+    table.insertBatch(batch, tally);
+    for (let i = 0; i < batch.count; i++) votes[i] = undefined;
+    batch.count = 0;
   };
   // The first immediate ends the batch (the next vote reads the clock again), the second puts it in.
   const flushLater = () => flush();
@@ -126,11 +123,19 @@ function createArrivals(table: ReminderTable, now: () => number) {
     batchOpen = false;
     setImmediate(flushLater);
   };
+  const grow = () => {
+    const expires = new Float64Array(batch.count * 2);
+    expires.set(batch.expires);
+    const keyParts = new Float64Array(batch.count * 6);
+    keyParts.set(batch.keyParts);
+    batch.expires = expires;
+    batch.keyParts = keyParts;
+  };
   return {
     tally,
     flush,
     get size() {
-      return count;
+      return batch.count;
     },
     recorded(vote: Vote): JournalRecord | undefined {
       if (!voteExpiryInto(vote, expiry, 0)) return undefined;
@@ -141,14 +146,12 @@ function createArrivals(table: ReminderTable, now: () => number) {
         setImmediate(endBatch);
       }
       if (expiry[0]! <= expiry[1]!) return { t: 'r', f: ['x', vote.key] };
-      if (count === expiries.length) {
-        const bigger = new Float64Array(count * 2);
-        bigger.set(expiries);
-        expiries = bigger;
-      }
-      votes[count] = vote;
-      expiries[count] = expiry[0]!;
-      count += 1;
+      const at = batch.count;
+      if (at === batch.expires.length) grow();
+      votes[at] = vote;
+      batch.expires[at] = expiry[0]!;
+      if (!voteKeyPartsInto(vote, batch.keyParts, 3 * at)) batch.keyParts[3 * at] = Number.NaN;
+      batch.count = at + 1;
       return undefined;
     },
   };

@@ -1,6 +1,6 @@
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
 import { isoInto, isoMs, lastIsoInto } from '../../contract/iso-time.js';
-import { voteKey } from '../../contract/vote-key.js';
+import { isKeyOfUser, lastVoteKeyInto, voteKey } from '../../contract/vote-key.js';
 import type { Vote, VoteRoad } from '../types.js';
 import type { ReminderInfo } from '../../runtime/votes.js';
 
@@ -30,8 +30,40 @@ export interface ReminderRecord {
   road: VoteRoad;
 }
 
-/** The vote's time (epoch ms), or NaN when it has no valid date. */
-const voteCreatedMs = (vote: Pick<Vote, 'createdAt'>): number => isoMs(vote.createdAt);
+/**
+ * The parts of `vote`'s key (`lastVoteKeyInto`: its voter's ID as two numbers, the vote's ms) into
+ * `out[at..at + 2]` when the key is its own user's (`<userId>:<ms>`, as `voteKey` makes it, with a
+ * numeric user ID); false otherwise. Right after the file vote ledger read the same key, this is a
+ * comparison, not a parse (and the ledger's own check of the key, next, is one too).
+ */
+export function voteKeyPartsInto(vote: Pick<Vote, 'key' | 'userId'>, out: Float64Array, at: number): boolean {
+  return isKeyOfUser(vote.key, vote.userId) && lastVoteKeyInto(vote.key, out, at);
+}
+
+/** Scratch of {@link voteCreatedInto}. */
+const PARTS = new Float64Array(3);
+
+/**
+ * The vote's time (epoch ms) into `out[at]`; false when it has none. The ms its key carries when
+ * the key is its user's numeric one ({@link voteKeyPartsInto}: the same number as its `createdAt`,
+ * from which the key was made, without reading the date again), else its `createdAt` read. Every
+ * reader of a vote's time here goes through this, so the live schedule and a replay of the journal
+ * agree even on a vote whose key and date would disagree, and a reminder's idempotency key is
+ * always `reminder:` + its vote's key.
+ */
+export function voteCreatedInto(vote: Pick<Vote, 'key' | 'userId' | 'createdAt'>, out: Float64Array, at: number): boolean {
+  if (voteKeyPartsInto(vote, PARTS, 0)) {
+    out[at] = PARTS[2]!;
+    return true;
+  }
+  return isoInto(vote.createdAt, out, at);
+}
+
+/** Scratch of {@link voteCreatedMs}. */
+const CREATED = new Float64Array(1);
+
+/** The vote's time (epoch ms, {@link voteCreatedInto}), or NaN when it has no valid date. */
+const voteCreatedMs = (vote: Pick<Vote, 'key' | 'userId' | 'createdAt'>): number => (voteCreatedInto(vote, CREATED, 0) ? CREATED[0]! : Number.NaN);
 
 /** When the vote expires (epoch ms): its `expiresAt`, or `createdMs` + the contract's vote lifetime when absent or malformed. */
 function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number {
@@ -40,14 +72,14 @@ function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number
 }
 
 /**
- * {@link voteExpiresMs} into `out[at]`, reading `createdAt` only when it is needed; false when the
- * vote has no valid date. (A typed array: no heap number per call on the ingestion path.) The
+ * {@link voteExpiresMs} into `out[at]`, reading the vote's time only when it is needed; false when
+ * the vote has no valid date. (A typed array: no heap number per call on the ingestion path.) The
  * file vote ledger reads the same `expiresAt` right after (`expiresAtMs`): `lastIsoInto` parses
  * it once for both.
  */
-export function voteExpiryInto(vote: Pick<Vote, 'createdAt' | 'expiresAt'>, out: Float64Array, at: number): boolean {
+export function voteExpiryInto(vote: Pick<Vote, 'key' | 'userId' | 'createdAt' | 'expiresAt'>, out: Float64Array, at: number): boolean {
   if (lastIsoInto(vote.expiresAt, out, at)) return true;
-  if (!isoInto(vote.createdAt, out, at)) return false;
+  if (!voteCreatedInto(vote, out, at)) return false;
   out[at] = out[at]! + VOTE_LIFETIME_MS;
   return true;
 }

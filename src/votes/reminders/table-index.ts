@@ -1,3 +1,5 @@
+import { splitDecimalInto } from '../../contract/vote-key.js';
+
 /*
  * The parts of the reminder table (`table.ts`) that are about finding a voter again: IDs packed
  * into numbers, and an open-addressing hash index from (project, voter) to a slot, in typed
@@ -19,26 +21,7 @@ export const idParts = new Float64Array(2);
 export function splitId(id: string): boolean {
   const n = id.length;
   if (n === 0 || n > 24 || (n > 1 && id.charCodeAt(0) === 48)) return false;
-  const cut = n > 9 ? n - 9 : 0;
-  // A digit d is 0–9 exactly when neither d nor 9 - d is negative: one sign test for all of them
-  // after the loops, not two branches per character (an ID is nearly always all digits).
-  let bad = 0;
-  let high = 0;
-  for (let i = 0; i < cut; i++) {
-    const digit = id.charCodeAt(i) - 48;
-    bad |= digit | (9 - digit);
-    high = high * 10 + digit;
-  }
-  let low = 0;
-  for (let i = cut; i < n; i++) {
-    const digit = id.charCodeAt(i) - 48;
-    bad |= digit | (9 - digit);
-    low = low * 10 + digit;
-  }
-  if (bad < 0) return false;
-  idParts[0] = high;
-  idParts[1] = low;
-  return true;
+  return splitDecimalInto(id, 0, n, idParts, 0);
 }
 
 /** The text of an ID split by {@link splitId}. */
@@ -110,6 +93,19 @@ export class SlotIndex {
       }
       at = (at + 1) & mask;
     }
+  }
+
+  /**
+   * Reads the cell each of the first `count` hashes starts at, and returns them or'ed (for the
+   * caller to keep, so that the reads are not optimised away). The reads do not depend on each
+   * other, and the loop is short enough for the processor to have many in flight: their cache
+   * misses overlap, where {@link find} after {@link find} waits for each in turn.
+   */
+  warm(hashes: Int32Array, count: number): number {
+    const { cells, mask } = this;
+    let seen = 0;
+    for (let i = 0; i < count; i++) seen |= cells[hashes[i]! & mask]!;
+    return seen;
   }
 
   /** Puts `slot` in the empty cell the last {@link find} stopped at. */

@@ -1,6 +1,6 @@
 import type { Vote } from '../types.js';
-import { isoInto } from '../../contract/iso-time.js';
-import { voteExpiryInto, type ReminderRecord } from './schedule.js';
+import { DueHeap } from './due-heap.js';
+import { voteCreatedInto, voteExpiryInto, type ReminderRecord } from './schedule.js';
 import { CHUNK_MASK, SlotChunks } from './slots.js';
 import { hashNumber, hashText, idParts, joinId, MAX_SLOTS, SlotIndex, splitId, type SlotKeys } from './table-index.js';
 
@@ -10,7 +10,7 @@ import { hashNumber, hashText, idParts, joinId, MAX_SLOTS, SlotIndex, splitId, t
  * vote of the same user replaces the older one's in place. Each reminder is a slot across typed
  * arrays (IDs packed into numbers, the project an index into a short list), found again by voter
  * through a hash index (`table-index.ts`) and ordered by due time in a binary heap of slot
- * numbers. Nothing per reminder is a JS object or a string, except an ID that is not a plain
+ * numbers (`due-heap.ts`). Nothing per reminder is a JS object or a string, except an ID that is not a plain
  * decimal number (kept as text) and a weight that is not a whole number from 0 to 255; a
  * reminder becomes an object ({@link ReminderRecord}) only when it is due, listed or snapshotted.
  */
@@ -33,24 +33,40 @@ const USER_TEXT = 2;
 const PLATFORM_NULL = 4;
 const PLATFORM_TEXT = 8;
 const WEIGHT_OTHER = 16;
-const FIRST_CAPACITY = 64;
+
+/**
+ * Votes to schedule in one go, with what was read of each already (`journal-ledger.ts`): the
+ * table hashes all their voters first, then schedules them (see {@link ReminderTable.insertBatch}).
+ */
+export interface VoteBatch {
+  /** The votes, the first {@link count} of them. */
+  readonly votes: readonly (Vote | undefined)[];
+  readonly count: number;
+  /** Each vote's expiry (`voteExpiryInto`). */
+  readonly expires: Float64Array;
+  /**
+   * Each vote's key's parts at 3i, 3i + 1, 3i + 2 (`voteKeyPartsInto`: its voter's ID in two
+   * numbers, and the vote's ms); NaN at 3i when the vote's key is not one of those.
+   */
+  readonly keyParts: Float64Array;
+}
 
 /** The schedule: at most one reminder per voter and project, ordered by due time (expiry + delay). */
 export class ReminderTable implements SlotKeys {
   /** Added to each vote's expiry: `votes.reminders.delay`. */
   readonly delayMs: number;
-  /** Slots {@link heap} and {@link heapAt} hold (the columns are in {@link slots}, in chunks). */
-  private capacity!: number;
-  /** Slots ever used (the next new one), live reminders, and the first freed slot (-1: none). */
+  /** Slots ever used (the next new one), live reminders, and the first freed slot (-1: none; a free slot's `hash` column holds the next). */
   private top!: number;
   private live!: number;
   private freeHead!: number;
   /** Each slot's voter, times, weight and flags, in chunks that never move (`slots.ts`). */
   private readonly slots = new SlotChunks();
-  /** A live slot's position in the heap; a free slot's -2 - the next free slot. */
-  private heapAt!: Int32Array;
-  private heap!: Int32Array;
-  private heapSize!: number;
+  /** The live slots by due time. */
+  private readonly heap = new DueHeap(this.slots);
+  /** Each batch vote's voter hash ({@link insertBatch}), reused from batch to batch. */
+  private batchHashes = new Int32Array(128);
+  /** What {@link SlotIndex.warm} read last: kept, so that the reads are not optimised away. */
+  warmth = 0;
   private readonly userTexts = new Map<number, string>();
   private readonly platformTexts = new Map<number, string>();
   private readonly weights = new Map<number, number>();
@@ -94,6 +110,47 @@ export class ReminderTable implements SlotKeys {
     return this.setVote(vote);
   }
 
+  /**
+   * Schedules a batch of votes ({@link VoteBatch}), whatever the time, as {@link insert} each in
+   * order would, and counts into `tally` those scheduled and those that replaced an older vote's.
+   * A vote's index lookup is a read at random in a table of a few MiB, nearly always a cache miss:
+   * looked up one after the other, each waits for its own. So the voters are hashed first and
+   * the cells they start at read in one tight loop, where the processor overlaps the misses; the
+   * lookups then find them in the cache.
+   */
+  insertBatch(batch: VoteBatch, tally: { scheduled: number; replaced: number }): void {
+    const { votes, count, expires, keyParts } = batch;
+    if (!this.index.fits(this.live + count)) this.index.grow(this.live + count, this.heap.entries, this.heap.size);
+    if (this.batchHashes.length < count) this.batchHashes = new Int32Array(count * 2);
+    const hashes = this.batchHashes;
+    const id = this.wantedId;
+    for (let i = 0; i < count; i++) {
+      if (keyParts[3 * i] !== keyParts[3 * i]) continue;
+      id[0] = keyParts[3 * i]!;
+      id[1] = keyParts[3 * i + 1]!;
+      hashes[i] = hashNumber(this.projectNumber(votes[i]!.projectId), id);
+    }
+    this.warmth = this.index.warm(hashes, count);
+    for (let i = 0; i < count; i++) {
+      const vote = votes[i]!;
+      let result: TableResult;
+      if (keyParts[3 * i] !== keyParts[3 * i]) result = this.insert(vote, expires[i]!);
+      else {
+        const wanted = this.wanted;
+        wanted.project = this.projectNumber(vote.projectId);
+        wanted.text = undefined;
+        id[0] = keyParts[3 * i]!;
+        id[1] = keyParts[3 * i + 1]!;
+        this.wantedHash[0] = hashes[i]!;
+        this.times[0] = keyParts[3 * i + 2]!;
+        this.times[1] = expires[i]!;
+        result = this.place(this.index.find(hashes[i]!), vote.platformId, vote.weight, vote.road === 'webhook');
+      }
+      if (result === 'scheduled') tally.scheduled += 1;
+      else if (result === 'replaced') tally.replaced += 1;
+    }
+  }
+
   /** Puts a reminder back (replayed, or handed back when it could not be sent): the same rules as {@link add}, nothing expires by age. */
   put(record: ReminderRecord): TableResult {
     if (!Number.isFinite(record.createdMs) || !Number.isFinite(record.expiresMs)) return 'invalid';
@@ -113,8 +170,8 @@ export class ReminderTable implements SlotKeys {
   /** Takes every reminder due at `now` off the schedule, soonest first: those to send, and those due more than `maxLatenessMs` ago. */
   takeDue(now: number, maxLatenessMs: number): { send: ReminderRecord[]; late: ReminderRecord[] } {
     const taken = { send: [] as ReminderRecord[], late: [] as ReminderRecord[] };
-    while (this.heapSize > 0) {
-      const slot = this.heap[0]!;
+    while (this.heap.size > 0) {
+      const slot = this.heap.slotAt(0);
       const due = this.expiresOf(slot) + this.delayMs;
       if (due > now) break;
       (now - due > maxLatenessMs ? taken.late : taken.send).push(this.record(slot));
@@ -125,7 +182,7 @@ export class ReminderTable implements SlotKeys {
 
   /** When the next reminder is due (epoch ms), or undefined when none is scheduled. */
   nextDue(): number | undefined {
-    return this.heapSize === 0 ? undefined : this.expiresOf(this.heap[0]!) + this.delayMs;
+    return this.heap.size === 0 ? undefined : this.expiresOf(this.heap.slotAt(0)) + this.delayMs;
   }
 
   /** The due time of a reminder under this table's delay. */
@@ -136,16 +193,17 @@ export class ReminderTable implements SlotKeys {
   /** The first `limit` reminders by due time (default all), soonest first: a walk of the heap's top, not a sort of it. */
   list(limit = Number.POSITIVE_INFINITY): { due: number; record: ReminderRecord }[] {
     const out: { due: number; record: ReminderRecord }[] = [];
-    const open = this.heapSize > 0 ? [0] : [];
+    const heap = this.heap;
+    const open = heap.size > 0 ? [0] : [];
     while (out.length < limit && open.length > 0) {
       let best = 0;
-      for (let i = 1; i < open.length; i++) if (this.before(this.heap[open[i]!]!, this.heap[open[best]!]!)) best = i;
+      for (let i = 1; i < open.length; i++) if (heap.before(heap.slotAt(open[i]!), heap.slotAt(open[best]!))) best = i;
       const at = open[best]!;
       open[best] = open[open.length - 1]!;
       open.pop();
-      const slot = this.heap[at]!;
+      const slot = heap.slotAt(at);
       out.push({ due: this.expiresOf(slot) + this.delayMs, record: this.record(slot) });
-      for (const child of [2 * at + 1, 2 * at + 2]) if (child < this.heapSize) open.push(child);
+      for (const child of [2 * at + 1, 2 * at + 2]) if (child < heap.size) open.push(child);
     }
     return out;
   }
@@ -153,20 +211,17 @@ export class ReminderTable implements SlotKeys {
   /** Every reminder scheduled, in no particular order (a snapshot). */
   records(): ReminderRecord[] {
     const out: ReminderRecord[] = [];
-    for (let at = 0; at < this.heapSize; at++) out.push(this.record(this.heap[at]!));
+    for (let at = 0; at < this.heap.size; at++) out.push(this.record(this.heap.slotAt(at)));
     return out;
   }
 
   /** Forgets every reminder. */
   clear(): void {
-    this.capacity = FIRST_CAPACITY;
     this.top = 0;
     this.live = 0;
     this.freeHead = -1;
-    this.heapSize = 0;
     this.slots.clear();
-    this.heapAt = new Int32Array(FIRST_CAPACITY);
-    this.heap = new Int32Array(FIRST_CAPACITY);
+    this.heap.clear();
     this.userTexts.clear();
     this.platformTexts.clear();
     this.weights.clear();
@@ -175,23 +230,27 @@ export class ReminderTable implements SlotKeys {
 
   /** Bytes of the typed arrays (the table's size but for text IDs, odd weights and the Map and object headers). */
   arrayBytes(): number {
-    return this.slots.bytes() + this.capacity * 8 + this.index.cells.byteLength;
+    return this.slots.bytes() + this.heap.bytes() + this.index.cells.byteLength;
   }
 
   /** {@link set} for a vote whose expiry is in `times[1]` already. */
   private setVote(vote: Vote): TableResult {
-    if (!isoInto(vote.createdAt, this.times, 0) || !Number.isFinite(this.times[1]!)) return 'invalid';
+    if (!voteCreatedInto(vote, this.times, 0) || !Number.isFinite(this.times[1]!)) return 'invalid';
     return this.set(vote.projectId, vote.userId, vote.platformId, vote.weight, vote.road === 'webhook');
   }
 
   /** Schedules the reminder whose created and expires ms are in {@link times}. */
   private set(projectId: string, userId: string, platformId: string | null, weight: number, webhook: boolean): TableResult {
-    if (!this.index.fits(this.live + 1)) this.index.grow(this.live + 1, this.heap, this.heapSize);
-    const found = this.lookUp(projectId, userId);
+    if (!this.index.fits(this.live + 1)) this.index.grow(this.live + 1, this.heap.entries, this.heap.size);
+    return this.place(this.lookUp(projectId, userId), platformId, weight, webhook);
+  }
+
+  /** {@link set} once the voter is looked up: `found` its slot, or -1 (the index's cell is where it goes). */
+  private place(found: number, platformId: string | null, weight: number, webhook: boolean): TableResult {
     if (found >= 0) {
       if (this.slots.chunkOf(found).created[found & CHUNK_MASK]! >= this.times[0]!) return 'known';
       this.write(found, platformId, weight, webhook);
-      this.siftUp(this.siftDown(this.heapAt[found]!));
+      this.heap.moved(found);
       return 'replaced';
     }
     const { text, project } = this.wanted;
@@ -208,10 +267,7 @@ export class ReminderTable implements SlotKeys {
     } else this.userTexts.set(slot, text);
     this.write(slot, platformId, weight, webhook);
     this.live += 1;
-    this.heap[this.heapSize] = slot;
-    this.heapAt[slot] = this.heapSize;
-    this.heapSize += 1;
-    this.siftUp(this.heapSize - 1);
+    this.heap.push(slot);
     return 'scheduled';
   }
 
@@ -302,20 +358,15 @@ export class ReminderTable implements SlotKeys {
 
   /** Removes a live slot from the heap and the index and frees it. */
   private drop(slot: number): void {
-    const at = this.heapAt[slot]!;
-    this.heapSize -= 1;
-    if (at !== this.heapSize) {
-      const last = this.heap[this.heapSize]!;
-      this.heap[at] = last;
-      this.heapAt[last] = at;
-      this.siftUp(this.siftDown(at));
-    }
+    this.heap.remove(slot);
     this.index.remove(slot);
-    const flags = this.slots.chunkOf(slot).flags[slot & CHUNK_MASK]!;
+    const chunk = this.slots.chunkOf(slot);
+    const flags = chunk.flags[slot & CHUNK_MASK]!;
     if ((flags & USER_TEXT) !== 0) this.userTexts.delete(slot);
     if ((flags & PLATFORM_TEXT) !== 0) this.platformTexts.delete(slot);
     if ((flags & WEIGHT_OTHER) !== 0) this.weights.delete(slot);
-    this.heapAt[slot] = -2 - this.freeHead;
+    // A free slot's hash is never read (it is in neither the index nor the heap): it links the free list.
+    chunk.hash[slot & CHUNK_MASK] = this.freeHead;
     this.freeHead = slot;
     this.live -= 1;
   }
@@ -323,73 +374,15 @@ export class ReminderTable implements SlotKeys {
   private allocate(): number {
     if (this.freeHead >= 0) {
       const slot = this.freeHead;
-      this.freeHead = -2 - this.heapAt[slot]!;
+      this.freeHead = this.slots.chunkOf(slot).hash[slot & CHUNK_MASK]!;
       return slot;
     }
     if (this.top === MAX_SLOTS) throw new RangeError(`the reminder schedule holds at most ${MAX_SLOTS} reminders`);
-    if (this.top === this.capacity) this.grow();
     this.slots.ensure(this.top + 1);
     return this.top++;
   }
 
-  /**
-   * The heap's two arrays half as big again, copied (8 bytes a slot; the columns, 46 bytes a
-   * slot, grow by chunks without a copy: `slots.ts`).
-   */
-  private grow(): void {
-    const size = Math.ceil(this.capacity * 1.5);
-    const heap = new Int32Array(size);
-    heap.set(this.heap);
-    const heapAt = new Int32Array(size);
-    heapAt.set(this.heapAt);
-    this.heap = heap;
-    this.heapAt = heapAt;
-    this.capacity = size;
-  }
-
   private expiresOf(slot: number): number {
     return this.slots.chunkOf(slot).expires[slot & CHUNK_MASK]!;
-  }
-
-  /** Whether slot `a` is due before slot `b` (ties: the older vote first). */
-  private before(a: number, b: number): boolean {
-    const ca = this.slots.chunkOf(a);
-    const cb = this.slots.chunkOf(b);
-    const ea = ca.expires[a & CHUNK_MASK]!;
-    const eb = cb.expires[b & CHUNK_MASK]!;
-    return ea < eb || (ea === eb && ca.created[a & CHUNK_MASK]! < cb.created[b & CHUNK_MASK]!);
-  }
-
-  /** Moves the slot at heap position `at` down to its place; returns where it ended. */
-  private siftDown(at: number): number {
-    const heap = this.heap;
-    const slot = heap[at]!;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= this.heapSize) break;
-      const right = left + 1;
-      const child = right < this.heapSize && this.before(heap[right]!, heap[left]!) ? right : left;
-      if (!this.before(heap[child]!, slot)) break;
-      heap[at] = heap[child]!;
-      this.heapAt[heap[at]!] = at;
-      at = child;
-    }
-    heap[at] = slot;
-    this.heapAt[slot] = at;
-    return at;
-  }
-
-  private siftUp(at: number): void {
-    const heap = this.heap;
-    const slot = heap[at]!;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (!this.before(slot, heap[parent]!)) break;
-      heap[at] = heap[parent]!;
-      this.heapAt[heap[at]!] = at;
-      at = parent;
-    }
-    heap[at] = slot;
-    this.heapAt[slot] = at;
   }
 }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createFileVoteLedger, type FileVoteLedger } from '../../../../src/votes/ledger-file.js';
 import type { JournalRecord } from '../../../../src/votes/ledger-records.js';
 import { createLedgerReminderStore, createReminderReplay, scheduledRecord, type LedgerReminderStore } from '../../../../src/votes/reminders/journal-ledger.js';
-import { recordOfVote } from '../../../../src/votes/reminders/schedule.js';
+import { recordOfVote, reminderVote } from '../../../../src/votes/reminders/schedule.js';
 import { ReminderTable } from '../../../../src/votes/reminders/table.js';
 import { HOUR, makeVote, removeVoteDirs, T0, voteDir } from '../votes-fixtures.js';
 
@@ -94,6 +94,31 @@ describe('the schedule on the real file vote ledger, across reopenings', () => {
 
     const third = await open(dir);
     expect(keys(third.store.table)).toEqual([makeVote(2).key, makeVote(3).key]);
+  });
+
+  it("times a vote by its key's ms, live and on replay alike, even where its createdAt says otherwise", async () => {
+    // A vote fed through the public pipeline by hand: its key and its date disagree by a minute.
+    // Its reminder and the end recorded for it must name the same vote at every opening, or an
+    // end would not match on replay and the reminder would fire again.
+    const odd = makeVote(21, 0, { createdAt: new Date(T0 + 60_000).toISOString() });
+    const text = makeVote('voter-22', 0, { key: `voter-22:${T0 + 60_000}` });
+    const dir = await voteDir();
+    const first = await open(dir);
+    await first.ledger.recordPending([odd, text]);
+    const live = first.store.table.records().sort((a, b) => a.userId.localeCompare(b.userId));
+    // The numeric voter by its key; a voter whose ID is text by its createdAt (its key is not read).
+    expect(live.map((record) => [record.userId, record.createdMs])).toEqual([
+      ['21', T0],
+      ['voter-22', T0],
+    ]);
+    expect(reminderVote(live[0]!).key).toBe(`reminder:${odd.key}`);
+    await first.ledger.close();
+    const second = await open(dir);
+    expect(second.store.table.records().sort((a, b) => a.userId.localeCompare(b.userId))).toEqual(live);
+    await second.store.end([live[0]!]);
+    await second.ledger.close();
+    const third = await open(dir);
+    expect(third.store.table.records().map((record) => record.userId)).toEqual(['voter-22']);
   });
 
   it('keeps the schedule through a compaction, and not past an opening without reminders', async () => {

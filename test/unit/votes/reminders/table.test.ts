@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
+import { voteKey } from '../../../../src/contract/vote-key.js';
 import { idParts, joinId, splitId } from '../../../../src/votes/reminders/table-index.js';
-import { ReminderTable } from '../../../../src/votes/reminders/table.js';
+import { voteKeyPartsInto } from '../../../../src/votes/reminders/schedule.js';
+import { ReminderTable, type TableResult, type VoteBatch } from '../../../../src/votes/reminders/table.js';
 import type { Vote } from '../../../../src/votes/types.js';
 import { random } from '../../../helpers/random.js';
 
@@ -159,5 +161,41 @@ describe('the reminder table (typed arrays, a hash index, a heap of slots)', () 
     expect(table.size).toBe(0);
     expect(table.put(reminder('1', T0))).toBe('scheduled');
     expect(table.nextDue()).toBe(T0 + 12 * HOUR);
+  });
+
+  it('schedules a batch as inserting its votes one after another would, and counts what it did', () => {
+    const next = random(4_242);
+    const one = new ReminderTable({ delayMs: 60_000 });
+    const many = new ReminderTable({ delayMs: 60_000 });
+    const users = Array.from({ length: 500 }, (_, i) => (i % 9 === 0 ? `text-${i}` : i % 13 === 0 ? `0${i}` : `7${String(i * 7_919).padStart(17, '0')}`));
+    const batch = { votes: [] as Vote[], count: 0, expires: new Float64Array(64), keyParts: new Float64Array(3 * 64) };
+    const counted = { scheduled: 0, replaced: 0 };
+    const expected = { scheduled: 0, replaced: 0 };
+    const order = (a: ReminderRecord, b: ReminderRecord) => a.expiresMs - b.expiresMs || a.createdMs - b.createdMs || a.userId.localeCompare(b.userId) || a.projectId.localeCompare(b.projectId);
+    let now = T0;
+    for (let round = 0; round < 200; round++) {
+      batch.count = Math.floor(next() * 64);
+      for (let i = 0; i < batch.count; i++) {
+        const userId = users[Math.floor(next() * users.length)]!;
+        const createdMs = now - Math.floor(next() * 6 * HOUR);
+        // Mostly the key voteKey makes; now and then another user's key, or a key of another form.
+        const roll = next();
+        const key = roll < 0.9 ? voteKey(userId, createdMs) : roll < 0.95 ? voteKey('55', createdMs) : `${userId}:${new Date(createdMs).toISOString()}`;
+        const vote: Vote = { key, userId, platformId: next() < 0.1 ? null : next() < 0.1 ? `p-${i}` : String(1e15 + i), projectId: next() < 0.8 ? 'p1' : 'p2', weight: next() < 0.1 ? 2.5 : 1, createdAt: new Date(createdMs).toISOString(), expiresAt: '', road: next() < 0.5 ? 'poll' : 'webhook' };
+        batch.votes[i] = vote;
+        batch.expires[i] = createdMs + 12 * HOUR;
+        if (!voteKeyPartsInto(vote, batch.keyParts, 3 * i)) batch.keyParts[3 * i] = Number.NaN;
+        const result: TableResult = one.insert(vote, createdMs + 12 * HOUR);
+        if (result === 'scheduled' || result === 'replaced') expected[result] += 1;
+      }
+      many.insertBatch(batch as VoteBatch, counted);
+      expect(counted).toEqual(expected);
+      expect(many.size).toBe(one.size);
+      now += Math.floor(next() * HOUR);
+      if (round % 20 === 19) expect(many.takeDue(now + 12 * HOUR, HOUR)).toEqual(one.takeDue(now + 12 * HOUR, HOUR));
+    }
+    expect(expected.scheduled).toBeGreaterThan(1_000);
+    expect(expected.replaced).toBeGreaterThan(500);
+    expect(many.records().sort(order)).toEqual(one.records().sort(order));
   });
 });
