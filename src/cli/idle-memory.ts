@@ -6,6 +6,7 @@
  * src/cli/: the library never changes them in a bot's process.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import type { Logger } from 'pino';
 import { runInNewContext } from 'node:vm';
 
 /**
@@ -147,4 +148,21 @@ export function releaseStartupMemory(options: StartupMemoryOptions): () => void 
   };
   schedule(options.firstAfterMs);
   return () => clearTimeout(timer);
+}
+
+/** The daemons' schedule: 5 s after the start (its own work done), again every 5 s, 4 at most. */
+const DAEMON_SCHEDULE = { firstAfterMs: 5_000, everyMs: 5_000, attempts: 4 } as const;
+
+/**
+ * {@link releaseStartupMemory} on the daemons' schedule, each outcome a `debug` line of `logger`
+ * (`start-up memory given back`, or why it was kept). For a long-running command once it has
+ * started (`run`, `webhooks serve`); returns the cancel to call on stop.
+ */
+export function releaseDaemonStartupMemory(logger: Logger): () => void {
+  return releaseStartupMemory({
+    ...DAEMON_SCHEDULE,
+    onReleased: (r) => logger.debug({ attempt: r.attempt, youngGenerationBytes: [r.beforeBytes, r.afterBytes], collectionMs: Math.round(r.collectionMs) }, 'start-up memory given back'),
+    onKept: (r) => logger.debug({ attempts: r.attempt, youngGenerationBytes: r.afterBytes }, 'start-up memory kept: V8 found the allocation rate high at each try'),
+    onError: (error) => logger.debug({ err: error }, 'start-up memory kept: this runtime refused the collection'),
+  });
 }

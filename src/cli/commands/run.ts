@@ -7,7 +7,7 @@ import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
 import { loadCommandConfig } from '../command-config.js';
-import { keepWasmOnBaselineCompiler, releaseStartupMemory } from '../idle-memory.js';
+import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-memory.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -22,13 +22,6 @@ export const STOP_DEADLINE_MS = 10_000;
  * sidecar scraped every 15 s or more.
  */
 const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
-
-/**
- * When the daemon gives back the young generation its start-up grew (src/cli/idle-memory.ts): a
- * full collection 5 s after the agent started, again every 5 s while V8 keeps it (the allocation
- * rate it sampled still reads high), 4 at most.
- */
-const STARTUP_MEMORY = { firstAfterMs: 5_000, everyMs: 5_000, attempts: 4 } as const;
 
 export const RUN_HELP = `Usage: listing-agent run [options]
 
@@ -124,12 +117,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       io.stderr(`listing-agent run: ${message}\n`);
       return EXIT.failure;
     }
-    cancelMemoryRelease = releaseStartupMemory({
-      ...STARTUP_MEMORY,
-      onReleased: (r) => logger.debug({ attempt: r.attempt, youngGenerationBytes: [r.beforeBytes, r.afterBytes], collectionMs: Math.round(r.collectionMs) }, 'start-up memory given back'),
-      onKept: (r) => logger.debug({ attempts: r.attempt, youngGenerationBytes: r.afterBytes }, 'start-up memory kept: V8 found the allocation rate high at each try'),
-      onError: (error) => logger.debug({ err: error }, 'start-up memory kept: this runtime refused the collection'),
-    });
+    cancelMemoryRelease = releaseDaemonStartupMemory(logger);
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);
   } finally {

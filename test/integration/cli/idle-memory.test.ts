@@ -17,7 +17,7 @@ import { call } from '../../helpers/http.js';
 
 const newSpaceBytes = (metrics: string) => Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(metrics)?.[1] ?? Number.NaN);
 
-describe('listing-agent run gives back start-up memory once idle', () => {
+describe('the daemons give back start-up memory once idle', () => {
   it('shrinks V8 young generation within seconds of the start, as /metrics shows', { timeout: 40_000 }, async () => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);
@@ -45,6 +45,28 @@ describe('listing-agent run gives back start-up memory once idle', () => {
     expect(after).toBeLessThanOrEqual(2 * 2 ** 20);
     expect(newSpaceBytes((await call(`${base}/metrics`)).text)).toBeLessThanOrEqual(after);
 
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('does the same in webhooks serve, the receiver run alone', { timeout: 40_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'la-idle-memory-serve-'));
+    await writeFile(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        service: { token: 'a.b.c' },
+        webhooks: { enabled: true, listen: '127.0.0.1:0', secrets: ['whs_idle_memory_test_secret'] },
+        state: { directory: './state' },
+        log: { format: 'json', level: 'debug' },
+      }),
+    );
+    const cli = spawnCli(['webhooks', 'serve', '--config', 'config.json'], { cwd: dir, env: {} });
+    await cli.lineContaining('webhook receiver listening');
+    const line = JSON.parse(await cli.lineContaining('start-up memory', 30_000)) as { msg: string; youngGenerationBytes: [number, number] };
+    expect(line.msg).toBe('start-up memory given back');
+    const [before, after] = line.youngGenerationBytes;
+    expect(after).toBeLessThan(before);
+    expect(after).toBeLessThanOrEqual(2 * 2 ** 20);
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
   });
