@@ -91,7 +91,7 @@ interface YoungGenerationRelease {
   collectionMs: number;
 }
 
-export interface StartupMemoryOptions {
+interface StartupMemoryOptions {
   /** First attempt this long after the call, ms (start-up's own work done). */
   firstAfterMs: number;
   /** Then again this often until V8 gives the young generation back, ms. */
@@ -121,7 +121,7 @@ export interface StartupMemoryOptions {
  * start-up's, often finds start-up's rate still there; the next one, `everyMs` later, then finds
  * the idle rate. A collection takes 20 to 70 ms, at most `attempts` times in the daemon's life.
  */
-export function releaseStartupMemory(options: StartupMemoryOptions): () => void {
+function releaseStartupMemory(options: StartupMemoryOptions): () => void {
   if (!ON_NODE) return () => {};
   let timer: NodeJS.Timeout | undefined;
   let attempt = 0;

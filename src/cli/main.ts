@@ -30,6 +30,7 @@ runCli(process.argv.slice(2), {
   logStream: process.stdout,
   isTTY: process.stdout.isTTY === true,
   owner: { pid: process.pid, host: hostname() },
+  ownsProcess: true,
   isProcessAlive(pid) {
     try {
       process.kill(pid, 0);
