@@ -84,6 +84,15 @@ function parseKeyParts(key: string): boolean {
 }
 
 /**
+ * The text of an ID that {@link splitDecimalInto} split into `high` (all but the last 9 digits)
+ * and `low` (the last 9). `toFixed`, not `String`: numbers' strings from V8's cache are made in
+ * the old generation.
+ */
+export function joinDecimal(high: number, low: number): string {
+  return high === 0 ? low.toFixed(0) : high.toFixed(0) + (low + 1e9).toFixed(0).slice(1);
+}
+
+/**
  * The decimal digits `text[start..end)` (at most 24) as two numbers: all but the last 9 (at most
  * 15 digits, exact in a double) into `out[at]`, the last 9 into `out[at + 1]`; false (`out`
  * untouched) when one is not a digit. The shape of an ID the vote path keeps as numbers (a key's

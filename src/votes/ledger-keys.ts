@@ -15,7 +15,7 @@
  * beside it; the two never hold the same key.
  */
 
-import { lastVoteKeyInto } from '../contract/vote-key.js';
+import { joinDecimal, lastVoteKeyInto, voteKey } from '../contract/vote-key.js';
 
 /** Words per slot: user ID (low 9 digits | taken bit; leading digits' low 32 bits), created ms (low 32 bits; high bits | leading digits' high bits), expiry minutes. */
 const STRIDE = 5;
@@ -279,9 +279,7 @@ export class KeyTable {
   /** The key of the slot at `at`, spelled as it was set. */
   private keyAt(at: number): string {
     const { high, low, ms } = this.parts(at);
-    // `toFixed`, not `String`: numbers' strings from V8's cache are made in the old generation.
-    const id = high === 0 ? low.toFixed(0) : high.toFixed(0) + (low + 1e9).toFixed(0).slice(1);
-    return `${id}:${ms.toFixed(0)}`;
+    return voteKey(joinDecimal(high, low), ms);
   }
 
   private keyLength(at: number): number {

@@ -16,17 +16,12 @@ export const idParts = new Float64Array(2);
  * Splits a decimal ID spelled canonically (`0`, or 1 to 24 digits without a leading zero: every
  * Discord snowflake and service user ID) into the number of its leading digits (at most 15, so
  * exact in a double) and the number of its last 9, in {@link idParts}; false for any other text,
- * which the table then keeps as text. {@link joinId} gives the same text back.
+ * which the table then keeps as text. `joinDecimal` gives the same text back.
  */
 export function splitId(id: string): boolean {
   const n = id.length;
   if (n === 0 || n > 24 || (n > 1 && id.charCodeAt(0) === 48)) return false;
   return splitDecimalInto(id, 0, n, idParts, 0);
-}
-
-/** The text of an ID split by {@link splitId}. */
-export function joinId(high: number, low: number): string {
-  return high === 0 ? String(low) : `${high}${String(low + 1e9).slice(1)}`;
 }
 
 /** A 32-bit hash of a numeric voter of a project: `id` holds its two parts (see {@link idParts}). */

@@ -2,7 +2,8 @@ import type { Vote } from '../types.js';
 import { DueHeap } from './due-heap.js';
 import { voteCreatedInto, voteExpiryInto, type ReminderRecord } from './schedule.js';
 import { CHUNK_MASK, SlotChunks } from './slots.js';
-import { hashNumber, hashText, idParts, joinId, MAX_SLOTS, SlotIndex, splitId, type SlotKeys } from './table-index.js';
+import { joinDecimal } from '../../contract/vote-key.js';
+import { hashNumber, hashText, idParts, MAX_SLOTS, SlotIndex, splitId, type SlotKeys } from './table-index.js';
 
 /*
  * The reminder schedule, pure (no timer, no file, no clock of its own: every call is given `now`)
@@ -344,10 +345,10 @@ export class ReminderTable implements SlotKeys {
     const chunk = this.slots.chunkOf(slot);
     const i = slot & CHUNK_MASK;
     const flags = chunk.flags[i]!;
-    const platformId = (flags & PLATFORM_NULL) !== 0 ? null : (flags & PLATFORM_TEXT) !== 0 ? this.platformTexts.get(slot)! : joinId(chunk.platformHigh[i]!, chunk.platformLow[i]!);
+    const platformId = (flags & PLATFORM_NULL) !== 0 ? null : (flags & PLATFORM_TEXT) !== 0 ? this.platformTexts.get(slot)! : joinDecimal(chunk.platformHigh[i]!, chunk.platformLow[i]!);
     return {
       projectId: this.projects[chunk.project[i]!]!,
-      userId: (flags & USER_TEXT) !== 0 ? this.userTexts.get(slot)! : joinId(chunk.userHigh[i]!, chunk.userLow[i]!),
+      userId: (flags & USER_TEXT) !== 0 ? this.userTexts.get(slot)! : joinDecimal(chunk.userHigh[i]!, chunk.userLow[i]!),
       createdMs: chunk.created[i]!,
       expiresMs: chunk.expires[i]!,
       platformId,

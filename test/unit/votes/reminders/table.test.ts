@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
-import { voteKey } from '../../../../src/contract/vote-key.js';
-import { idParts, joinId, splitId } from '../../../../src/votes/reminders/table-index.js';
+import { joinDecimal, voteKey } from '../../../../src/contract/vote-key.js';
+import { idParts, splitId } from '../../../../src/votes/reminders/table-index.js';
 import { voteKeyPartsInto } from '../../../../src/votes/reminders/schedule.js';
 import { ReminderTable, type TableResult, type VoteBatch } from '../../../../src/votes/reminders/table.js';
 import type { Vote } from '../../../../src/votes/types.js';
@@ -25,7 +25,7 @@ describe('decimal IDs packed into numbers', () => {
   it('splits canonical decimal IDs up to 24 digits and gives the same text back', () => {
     for (const id of ['0', '7', '123456789', '1234567890', '803190510032756736', '18446744073709551615', '100000000000000000042', '999999999999999999999999']) {
       expect(splitId(id)).toBe(true);
-      expect(joinId(idParts[0]!, idParts[1]!)).toBe(id);
+      expect(joinDecimal(idParts[0]!, idParts[1]!)).toBe(id);
     }
   });
 
