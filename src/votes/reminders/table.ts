@@ -64,8 +64,9 @@ export class ReminderTable implements SlotKeys {
   private readonly slots = new SlotChunks();
   /** The live slots by due time. */
   private readonly heap = new DueHeap(this.slots);
-  /** Each batch vote's voter hash ({@link insertBatch}), reused from batch to batch. */
+  /** Each batch vote's voter hash and project number ({@link insertBatch}), reused from batch to batch. */
   private batchHashes = new Int32Array(128);
+  private batchProjects = new Int32Array(128);
   /** What {@link SlotIndex.warm} read last: kept, so that the reads are not optimised away. */
   warmth = 0;
   private readonly userTexts = new Map<number, string>();
@@ -122,14 +123,19 @@ export class ReminderTable implements SlotKeys {
   insertBatch(batch: VoteBatch, tally: { scheduled: number; replaced: number }): void {
     const { votes, count, expires, keyParts } = batch;
     if (!this.index.fits(this.live + count)) this.index.grow(this.live + count, this.heap.entries, this.heap.size);
-    if (this.batchHashes.length < count) this.batchHashes = new Int32Array(count * 2);
+    if (this.batchHashes.length < count) {
+      this.batchHashes = new Int32Array(count * 2);
+      this.batchProjects = new Int32Array(count * 2);
+    }
     const hashes = this.batchHashes;
+    const projects = this.batchProjects;
     const id = this.wantedId;
     for (let i = 0; i < count; i++) {
       if (keyParts[3 * i] !== keyParts[3 * i]) continue;
       id[0] = keyParts[3 * i]!;
       id[1] = keyParts[3 * i + 1]!;
-      hashes[i] = hashNumber(this.projectNumber(votes[i]!.projectId), id);
+      projects[i] = this.projectNumber(votes[i]!.projectId);
+      hashes[i] = hashNumber(projects[i]!, id);
     }
     this.warmth = this.index.warm(hashes, count);
     for (let i = 0; i < count; i++) {
@@ -138,7 +144,7 @@ export class ReminderTable implements SlotKeys {
       if (keyParts[3 * i] !== keyParts[3 * i]) result = this.insert(vote, expires[i]!);
       else {
         const wanted = this.wanted;
-        wanted.project = this.projectNumber(vote.projectId);
+        wanted.project = projects[i]!;
         wanted.text = undefined;
         id[0] = keyParts[3 * i]!;
         id[1] = keyParts[3 * i + 1]!;
