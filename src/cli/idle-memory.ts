@@ -7,6 +7,7 @@
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import type { Logger } from 'pino';
+import type { CliIo } from './io.js';
 import { runInNewContext } from 'node:vm';
 
 /**
@@ -16,7 +17,8 @@ import { runInNewContext } from 'node:vm';
 const ON_NODE = process.versions.bun === undefined && (process.versions as { deno?: string }).deno === undefined;
 
 /**
- * Keeps WebAssembly on V8's baseline compiler (Liftoff). Call before the first outgoing request.
+ * Keeps WebAssembly on V8's baseline compiler (Liftoff), when the CLI owns the process. Call
+ * before the first outgoing request.
  *
  * undici parses HTTP/1.1 with llhttp compiled to WebAssembly at the first request. With V8's
  * default tiering, llhttp's parser (one very large function) is then recompiled by TurboFan on
@@ -26,8 +28,9 @@ const ON_NODE = process.versions.bun === undefined && (process.versions as { den
  * (a stats post, a votes page a minute) fast enough; the webhook receiver parses with node:http's
  * native llhttp, which this does not touch.
  */
-export function keepWasmOnBaselineCompiler(): void {
-  if (!ON_NODE) return;
+export function keepWasmOnBaselineCompiler(io: Pick<CliIo, 'ownsProcess'>): void {
+  // Never in a program that runs the CLI inside it (a test): its V8 is not the CLI's to tune.
+  if (!ON_NODE || io.ownsProcess !== true) return;
   try {
     setFlagsFromString('--liftoff-only');
   } catch {
@@ -156,9 +159,11 @@ const DAEMON_SCHEDULE = { firstAfterMs: 5_000, everyMs: 5_000, attempts: 4 } as 
 /**
  * {@link releaseStartupMemory} on the daemons' schedule, each outcome a `debug` line of `logger`
  * (`start-up memory given back`, or why it was kept). For a long-running command once it has
- * started (`run`, `webhooks serve`); returns the cancel to call on stop.
+ * started (`run`, `webhooks serve`), when the CLI owns the process; returns the cancel to call on
+ * stop.
  */
-export function releaseDaemonStartupMemory(logger: Logger): () => void {
+export function releaseDaemonStartupMemory(io: Pick<CliIo, 'ownsProcess'>, logger: Logger): () => void {
+  if (io.ownsProcess !== true) return () => {};
   return releaseStartupMemory({
     ...DAEMON_SCHEDULE,
     onReleased: (r) => logger.debug({ attempt: r.attempt, youngGenerationBytes: [r.beforeBytes, r.afterBytes], collectionMs: Math.round(r.collectionMs) }, 'start-up memory given back'),

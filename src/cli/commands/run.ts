@@ -68,7 +68,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
 
   const { config } = loaded;
   // Before the agent's first request (undici's llhttp): see idle-memory.ts.
-  if (io.ownsProcess === true) keepWasmOnBaselineCompiler();
+  keepWasmOnBaselineCompiler(io);
   const logger = createLogger({
     level: config.log.level,
     format: config.log.format,
@@ -117,7 +117,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       io.stderr(`listing-agent run: ${message}\n`);
       return EXIT.failure;
     }
-    if (io.ownsProcess === true) cancelMemoryRelease = releaseDaemonStartupMemory(logger);
+    cancelMemoryRelease = releaseDaemonStartupMemory(io, logger);
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);
   } finally {

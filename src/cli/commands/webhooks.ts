@@ -104,7 +104,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
   // Before the first request (undici's llhttp: the project lookup, http hooks): see idle-memory.ts.
-  if (io.ownsProcess === true) keepWasmOnBaselineCompiler();
+  keepWasmOnBaselineCompiler(io);
   const directory = stateDirectory(config, io.cwd);
   const file = secretFilePath(directory);
   const logger = createLogger({ level: config.log.level, format: config.log.format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
@@ -148,7 +148,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
     release = keepProcessAlive();
     // A long-running receiver, like 'run': it gives back the memory its start-up grew once idle.
-    if (io.ownsProcess === true) cancelMemoryRelease = releaseDaemonStartupMemory(logger);
+    cancelMemoryRelease = releaseDaemonStartupMemory(io, logger);
     const signal = await io.stopRequested;
     logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
     const deadline = Date.now() + STOP_DEADLINE_MS - 500;
