@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeadLetter, Vote } from '../../../src/votes/types.js';
+import { voteAt } from '../../helpers/votes.js';
 
 /** 2024-05-01T00:00:00Z: the votes' clock in these tests. */
 export const T0 = Date.UTC(2024, 4, 1);
@@ -10,18 +11,7 @@ export const HOUR = 3_600_000;
 /** A vote of user `user` cast `offsetMs` after {@link T0}, expiring 12 h later. */
 export function makeVote(user: string | number, offsetMs = 0, extra: Partial<Vote> = {}): Vote {
   const userId = String(user);
-  const created = T0 + offsetMs;
-  return {
-    key: `${userId}:${created}`,
-    userId,
-    platformId: `1${userId.padStart(17, '0')}`,
-    projectId: '803190510032756736',
-    weight: 1,
-    createdAt: new Date(created).toISOString(),
-    expiresAt: new Date(created + 12 * HOUR).toISOString(),
-    road: 'poll',
-    ...extra,
-  };
+  return voteAt(userId, T0 + offsetMs, { platformId: `1${userId.padStart(17, '0')}`, projectId: '803190510032756736', ...extra });
 }
 
 export function makeLetter(vote: Vote, hook: string, extra: Partial<DeadLetter> = {}): DeadLetter {

@@ -9,19 +9,11 @@ import { createVotePipeline } from '../../../../src/votes/pipeline.js';
 import { startReminders } from '../../../../src/votes/reminders/configured.js';
 import { withReminders } from '../../../../src/votes/reminders/ingest.js';
 import type { Vote, VotesEvents } from '../../../../src/votes/types.js';
+import { voteAt } from '../../../helpers/votes.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2025-01-01T12:00:00.000Z');
-const vote = (userId: string): Vote => ({
-  key: `${userId}:${T0}`,
-  userId,
-  platformId: null,
-  projectId: '8',
-  weight: 1,
-  createdAt: new Date(T0).toISOString(),
-  expiresAt: new Date(T0 + 12 * HOUR).toISOString(),
-  road: 'webhook',
-});
+const vote = (userId: string): Vote => voteAt(userId, T0, { road: 'webhook' });
 
 function setup(listeners: ((vote: Vote) => void)[]) {
   let time = T0;
