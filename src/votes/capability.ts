@@ -64,6 +64,8 @@ export interface VotesCapabilityOptions {
   projectIds?: () => Promise<string[]>;
   /** Makes the poll schedule. Default: croner; tests pass a manual scheduler. */
   schedules?: ScheduleFactory;
+  /** How a log line names a setting (`votes.lookback`). Default: its config path; the daemon adds its variable. */
+  settingName?: (path: string) => string;
   /** Pipeline tuning (retry backoff and its timer, jitter, concurrency, compaction). Default: the pipeline's. */
   pipeline?: Partial<Pick<VotePipelineOptions, 'random' | 'backoff' | 'schedule' | 'concurrency' | 'compactEveryMs'>>;
 }
@@ -114,6 +116,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     poller: undefined,
     ledger: undefined,
     started: undefined,
+    startedAt: 0,
     pollerChain: Promise.resolve(),
     pollingEnded: false,
     project: undefined,
@@ -161,6 +164,8 @@ interface VotesState {
   ledger: VoteLedger | undefined;
   /** The context while started (set once the pipeline runs). */
   started: CapabilityContext<VotesEvents> | undefined;
+  /** Epoch ms of the last start: where a project's first poll lists from (less `votes.lookback`). */
+  startedAt: number;
   /** Poller starts and stops, in order. */
   pollerChain: Promise<void>;
   /** Set by stopPolling(): no poller starts again until the next start(). */
@@ -217,6 +222,8 @@ function startPoller(v: VotesState, context: CapabilityContext<VotesEvents>, run
     store: context.store,
     pipeline: running,
     lookbackMs: config.votes.lookback,
+    startedAt: v.startedAt,
+    ...(v.options.settingName ? { settingName: v.options.settingName } : {}),
     pollIntervalMs: config.votes.pollInterval,
     logger: context.logger,
     metrics: context.metrics,
@@ -299,6 +306,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   const { config } = context;
   const { options } = v;
   v.started = undefined;
+  v.startedAt = context.now();
   v.pollingEnded = options.poll === false;
   // Hooks first: a bad hook name is a configuration error, before any file is touched.
   const hooks = makeHooks(v, context);
