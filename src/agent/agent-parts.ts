@@ -3,6 +3,7 @@ import type { ListingAgentConfig } from '../config/schema.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { StateStore } from '../store/types.js';
 import type { AgentCluster } from './cluster.js';
+import { botProcessOf } from '../discord/shapes.js';
 import { fileStore, redisCluster, serviceClient } from './lazy.js';
 import type { ListingAgentOptions } from './options.js';
 
@@ -21,7 +22,9 @@ export function agentParts(config: ListingAgentConfig, options: ListingAgentOpti
     const { createAgentCluster, defaultAgentId } = redisCluster.get();
     ({ store, ...cluster } = createAgentCluster(redis, options.agentId ?? redis.agentId ?? defaultAgentId(), logger));
   } else {
-    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory });
+    // In a shard's process, the lock says which: a sibling shard's agent then says to make one agent, in the manager's process.
+    const botProcess = botProcessOf(options.discord);
+    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory, ...(botProcess ? { botProcess } : {}) });
   }
   const client =
     options.client ??

@@ -14,7 +14,7 @@ import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import type { BringUp } from './bring-up.js';
 import type { AgentStatus } from './status-wiring.js';
-import { watchStateWrites } from './state-writes.js';
+import { closeState, watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
@@ -281,7 +281,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * Stops gracefully: capabilities finish or checkpoint their work (until `deadlineMs`, default
    * 10 s), the state is flushed, servers close. With `state.redis`, the lease is then released (a
    * standby takes over at its next try) and the Redis connection is closed last. Safe to call more
-   * than once.
+   * than once. Before any start (a bot destroyed before it was ready), or after a start that
+   * failed, nothing is open: the agent is only marked stopped, and nothing is written.
    */
   stop(options: { deadlineMs?: number } = {}): Promise<void> {
     this.stopping ??= this.doStop(options.deadlineMs ?? 10_000);
@@ -292,6 +293,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     const deadline = this.now() + deadlineMs;
     this.phaseValue = 'stopping';
     this.aborter.abort(new Error('the agent is stopping'));
+    // A start under way ends first (the abort cuts it short); one never made, or failed (it closed what it opened), left no state open.
+    const opened = await (this.starting?.then(() => true, () => false) ?? false);
+    this.phaseValue = 'stopping';
     // A try under way finishes first, so that whatever it starts is stopped below.
     await this.bringingUp?.stop(deadline);
     if (this.cluster) {
@@ -311,19 +315,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       this.readiness.remove(capability.name);
     }
     this.started = [];
-    try {
-      const key = this.stateKey();
-      const last = (await this.store.get<Record<string, unknown>>(key)) ?? {};
-      await this.store.set(key, { ...last, stoppedAt: new Date(this.now()).toISOString() });
-    } catch (error) {
-      this.reportError(error);
-    }
-    // Always: closing is what releases the state directory's lock.
-    await this.store.close().catch((error: unknown) => {
-      // What stays in memory is lost now: said where a person reads it, with the cause.
-      this.logger.warn({ store: this.store.describe(), err: error instanceof Error ? error.message : String(error) }, 'could not write the state at stop');
-      this.reportError(error);
-    });
+    if (opened) await closeState({ store: this.store, key: this.stateKey(), now: this.now, logger: this.logger, reportError: (error) => this.reportError(error) });
     this.unwatchWrites();
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
     this.status?.stop();

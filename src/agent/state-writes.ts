@@ -44,3 +44,31 @@ export function watchStateWrites({ store, readiness, metrics, logger }: StateWri
     unwatch();
   };
 }
+
+/** What {@link closeState} needs of the agent. */
+interface StateClosing {
+  store: StateStore;
+  /** The key of this agent's run record. */
+  key: string;
+  now: () => number;
+  logger: AgentLogger;
+  reportError: (error: unknown) => void;
+}
+
+/**
+ * The state store's part of a stop: the run record gets its `stoppedAt`, and the store is closed
+ * (always: closing is what releases the state directory's lock). A failure is reported, never thrown.
+ */
+export async function closeState({ store, key, now, logger, reportError }: StateClosing): Promise<void> {
+  try {
+    const last = (await store.get<Record<string, unknown>>(key)) ?? {};
+    await store.set(key, { ...last, stoppedAt: new Date(now()).toISOString() });
+  } catch (error) {
+    reportError(error);
+  }
+  await store.close().catch((error: unknown) => {
+    // What stays in memory is lost now: said where a person reads it, with the cause.
+    logger.warn({ store: store.describe(), err: error instanceof Error ? error.message : String(error) }, 'could not write the state at stop');
+    reportError(error);
+  });
+}

@@ -2,6 +2,7 @@ import type { ListingAgentConfig } from '../config/schema.js';
 import type { AgentCluster } from './cluster.js';
 import { createVotesCapability, type VotesCapability } from '../votes/capability.js';
 import { configuredVoteHooks } from '../votes/configured.js';
+import { environmentVariableName } from '../config/fields.js';
 import type { ListingAgentOptions } from './options.js';
 
 /**
@@ -22,6 +23,8 @@ export function votesCapability(config: ListingAgentConfig, options: ListingAgen
   }
   return createVotesCapability({
     ledger,
+    // The daemon's owner may set a setting in the file or with its variable: its lines name both.
+    ...(options.mode === 'daemon' ? { settingName: (path: string) => `${path} (${environmentVariableName(path.split('.'))})` } : {}),
     ...(redis ? { redis, leadership: cluster!.leadership } : {}),
     ...options.votes,
     ...(config.votes.enabled ? {} : { poll: false }),

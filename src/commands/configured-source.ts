@@ -1,7 +1,7 @@
 import { decodeProjectToken } from '../contract/project-token.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ValidationError } from '../errors.js';
-import { isDiscordClient, isErisClient, isOceanicClient } from '../discord/shapes.js';
+import { isClusterManager, isDiscordClient, isErisClient, isOceanicClient, isShardingManager } from '../discord/shapes.js';
 import { createClientCommandsSource, type CommandsClientLike } from './sources/discord-client.js';
 import { createErisCommandsSource, createOceanicCommandsSource, type ErisCommandsClientLike, type OceanicCommandsClientLike } from './sources/eris-oceanic.js';
 import { createDiscordCommandsSource } from './sources/discord-rest.js';
@@ -42,6 +42,7 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
       {
         path: 'commands.source',
         message:
+          managerWithoutCommands(bot) ??
           'is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as `discord` to createListingAgent, set discord.token (LISTING_AGENT_DISCORD_TOKEN), or use source file',
       },
     ]);
@@ -53,4 +54,18 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
     apiBaseUrl: config.discord.apiBaseUrl,
     ...(applicationId !== undefined ? { applicationId } : {}),
   });
+}
+
+/**
+ * What to do when the bot given is a ShardingManager or ClusterManager: the manager's process
+ * runs no Client, so it has no command cache; the commands are passed in code there (the
+ * embedded agent's own words: config paths, no variable). Undefined for any other bot.
+ */
+function managerWithoutCommands(bot: unknown): string | undefined {
+  const manager = isShardingManager(bot) ? 'ShardingManager' : isClusterManager(bot) ? 'ClusterManager' : undefined;
+  if (manager === undefined) return undefined;
+  return (
+    `is discord, but a ${manager} has no command cache to read: pass the commands your bot registers to createListingAgent in the manager's process ` +
+    "as `commands: [...]` (objects or discord.js builders), set discord.token to read them from Discord's API, or use source file"
+  );
 }

@@ -230,7 +230,11 @@ const votesSchema = () =>
     .strictObject({
       enabled: z.boolean().default(false).describe('Poll the votes cursor and run the reward hooks once per new vote.'),
       pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
-      lookback: duration('0s', '365d').prefault('12h').describe("How far back the first poll starts (at most the contract's one year)."),
+      lookback: duration('0s', '365d')
+        .prefault('0s')
+        .describe(
+          "How far before a first start (no checkpoint in the state yet) the first poll lists votes to reward, at most the contract's one year. 0s rewards only the votes cast from the first start on; 12h (a vote's lifetime) backfills every vote still active.",
+        ),
       hooks: z.array(hookSchema()).default([]).describe('Reward hooks, each called once per new vote (embedded bots can also listen to the vote event).'),
       stream: z
         .strictObject({

@@ -88,7 +88,8 @@ function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, 
       commands: { enabled: true },
       // The in-process hook: the vote listener below is the reward, awaited once per vote.
       // Reminders: the `reminder` listener below is told when a voter can vote again.
-      votes: { enabled: true, pollInterval: '5s', reminders: { enabled: true } },
+      // lookback: the explicit backfill that has a first start reward the votes cast before it.
+      votes: { enabled: true, pollInterval: '5s', lookback: '1h', reminders: { enabled: true } },
       // The receiver feeds the same pipeline. The webhook's secret exists only once the webhook
       // is registered at the receiver's URL (below), so it goes to the secret file; the config
       // must name one secret to start, and this one signs nothing.
@@ -208,7 +209,7 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
   const agent = (run.agent = createDemoAgent(run, listing, token, bot, options.healthPort ?? 0));
   narrate(run, agent, listing, project, nameOf);
   print(`[agent]    state in ${run.stateDir}`);
-  // Three votes before the agent starts: its first poll of the votes cursor finds them.
+  // Three votes before the agent starts: its first poll of the votes cursor finds them (votes.lookback above).
   for (let i = 0; i < 3; i += 1) castVote();
   await agent.start();
   print(`[agent]    health at ${agent.healthServerUrl}/healthz, /readyz and /metrics`);

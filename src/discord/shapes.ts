@@ -126,3 +126,26 @@ export function isOceanicClient(value: unknown): value is BotOceanicClient {
   const shards = value.shards as Fields;
   return isObject(shards.options) && typeof shards.options.maxShards === 'number';
 }
+
+const isIdList = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'number');
+
+/**
+ * Which process of a sharded bot `bot` runs in, in words: a discord.js Client that a
+ * ShardingManager spawned (its `shard`, a ShardClientUtil: `shard 1 of 2`, `shards 2, 3 of 4`)
+ * or a discord-hybrid-sharding cluster's Client (its `cluster`: `cluster 0 of 3`). Undefined for
+ * anything else (a Client on its own, a manager, Eris, Oceanic.js). Read defensively: a getter of
+ * the library that throws means none.
+ */
+export function botProcessOf(bot: unknown): string | undefined {
+  try {
+    if (!isDiscordClient(bot)) return undefined;
+    const { shard, cluster } = bot as unknown as Fields;
+    if (isObject(cluster) && typeof cluster.id === 'number' && typeof cluster.count === 'number') return `cluster ${cluster.id} of ${cluster.count}`;
+    if (isObject(shard) && isIdList(shard.ids) && typeof shard.count === 'number') {
+      return `${shard.ids.length === 1 ? 'shard' : 'shards'} ${shard.ids.join(', ')} of ${shard.count}`;
+    }
+  } catch {
+    // A getter that throws: nothing known.
+  }
+  return undefined;
+}

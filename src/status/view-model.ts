@@ -214,7 +214,8 @@ function votesView(doc: StatusDocument, now: number): StatusView['votes'] {
   const { votes } = doc;
   const facts: Fact[] = [];
   if (votes.cursor) {
-    facts.push({ label: 'Cursor', value: votes.cursor.position === null ? 'none yet (the first poll starts from votes.lookback)' : shorten(votes.cursor.position), code: votes.cursor.position !== null });
+    const none = 'none yet: the first poll rewards the votes cast from the first start on (earlier ones only with votes.lookback)';
+    facts.push({ label: 'Cursor', value: votes.cursor.position === null ? none : shorten(votes.cursor.position), code: votes.cursor.position !== null });
     if (votes.cursor.newestVoteAt) facts.push({ label: 'Newest vote seen', value: '', time: timeView(votes.cursor.newestVoteAt, now) });
     if (votes.cursor.movedAt) facts.push({ label: 'Cursor moved', value: '', time: timeView(votes.cursor.movedAt, now) });
   } else if (!votes.polling) {

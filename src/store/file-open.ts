@@ -132,6 +132,7 @@ export async function openFileStore(state: FileStoreState): Promise<void> {
       staleMs: options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS,
       ...(options.owner ? { owner: options.owner } : {}),
       ...(options.isProcessAlive ? { isProcessAlive: options.isProcessAlive } : {}),
+      ...(options.botProcess ? { botProcess: options.botProcess } : {}),
     });
     state.warnings.push(...state.lock.warnings);
     await removeLeftovers(state);

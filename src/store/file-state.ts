@@ -26,6 +26,12 @@ export interface FileStoreOptions {
    * Without it, a lock is taken over once its heartbeat is older than `lockStaleMs`.
    */
   isProcessAlive?: (pid: number) => boolean;
+  /**
+   * Which process of a sharded bot the agent runs in (`shard 1 of 2`), written into `state.lock`
+   * with this host's name: an agent that finds the lock held by such a process on this host says
+   * to create the agent in the manager's process, not in each shard. Default: none.
+   */
+  botProcess?: string;
   /** How old a lock's heartbeat must be for the lock to count as abandoned. Default 15 000 ms. */
   lockStaleMs?: number;
   /** The file system. Default: `node:fs/promises` (tests inject failures and counters). */

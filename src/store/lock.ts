@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from './errors.js';
 import type { FileStoreFs } from './fs.js';
@@ -15,6 +16,8 @@ export interface LockRecord {
   pid?: number;
   host?: string;
   startedAt?: string;
+  /** The process of a sharded bot that holds it (`shard 1 of 2`), when the agent runs in one. */
+  botProcess?: string;
 }
 
 /** What {@link judgeLock} concludes about an existing lock. */
@@ -53,10 +56,11 @@ export function judgeLock(record: LockRecord | undefined, ageMs: number, context
   return { kind: 'unknown' };
 }
 
-/** `pid 1234 on host x since 2024-05-01T12:00:00.000Z`, with what is known. */
+/** `pid 1234 on host x since 2024-05-01T12:00:00.000Z` (`the agent of shard 1 of 2 (pid unknown) ...`), with what is known. */
 export function describeLockOwner(record: LockRecord | undefined): string {
   if (record === undefined) return 'an agent that left no readable lock';
-  const who = record.pid === undefined ? 'an agent (pid unknown)' : `pid ${record.pid}`;
+  const pid = record.pid === undefined ? 'pid unknown' : `pid ${record.pid}`;
+  const who = record.botProcess !== undefined ? `the agent of ${record.botProcess} (${pid})` : record.pid === undefined ? 'an agent (pid unknown)' : pid;
   const where = record.host === undefined ? '' : ` on host ${record.host}`;
   const since = record.startedAt === undefined ? '' : ` since ${record.startedAt}`;
   return `${who}${where}${since}`;
@@ -67,11 +71,12 @@ export function parseLockRecord(text: string): LockRecord | undefined {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-    const { pid, host, startedAt } = value as Record<string, unknown>;
+    const { pid, host, startedAt, botProcess } = value as Record<string, unknown>;
     return {
       ...(typeof pid === 'number' ? { pid } : {}),
       ...(typeof host === 'string' ? { host } : {}),
       ...(typeof startedAt === 'string' ? { startedAt } : {}),
+      ...(typeof botProcess === 'string' ? { botProcess } : {}),
     };
   } catch {
     return undefined;
@@ -83,6 +88,8 @@ export interface StateLockOptions extends LockJudgeContext {
   fs: FileStoreFs;
   directory: string;
   now: () => number;
+  /** The process of a sharded bot this agent runs in (see `FileStoreOptions.botProcess`). */
+  botProcess?: string;
 }
 
 /** A held `state.lock`: refreshed while held, removed by `release()`. */
@@ -138,11 +145,15 @@ export async function acquireStateLock(options: StateLockOptions): Promise<State
   return holdLock(attempt, ino, key);
 }
 
+/** What to do when a shard of this bot holds the lock: one agent for the whole bot, in the manager's process. */
+const SHARD_FIX =
+  "the bot creates an agent in each shard; create the agent in the manager's process, not in each shard (pass the ShardingManager or ClusterManager as `discord` to createListingAgent there)";
+
 function busy({ options, path }: Attempt, record: LockRecord | undefined, why: string): StoreError {
-  return new StoreError(
-    `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why}); stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
-    path,
-  );
+  const used = `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why})`;
+  // A live process of a sharded bot on this host: a sibling shard (or another shard of this bot) that made its own agent.
+  if (record?.botProcess !== undefined && record.host === hostname()) return new StoreError(`${used}: ${SHARD_FIX}`, path);
+  return new StoreError(`${used}; stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`, path);
 }
 
 /** The lock as it is now, or undefined when there is none (released meanwhile: try again). */
@@ -159,7 +170,8 @@ async function inspect({ options, path }: Attempt): Promise<SeenLock | undefined
 /** Creates the lock: its inode when created, undefined when one exists already. */
 async function create({ options, path }: Attempt): Promise<number | undefined> {
   const { fs, directory } = options;
-  const record: LockRecord = { ...options.owner, startedAt: new Date(options.now()).toISOString() };
+  const shard = options.botProcess === undefined ? {} : { host: hostname(), botProcess: options.botProcess };
+  const record: LockRecord = { ...shard, ...options.owner, startedAt: new Date(options.now()).toISOString() };
   let handle;
   try {
     handle = await fs.open(path, 'wx', 0o600);

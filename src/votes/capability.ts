@@ -11,7 +11,7 @@ import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from 
 import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } from './poller.js';
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 import { LedgerCloseError } from './ledger-file-space.js';
-import { createVotesReadiness, type VotesReadiness } from './ledger-readiness.js';
+import { createVotesReadiness, type VotesReadiness, watchLedger } from './ledger-readiness.js';
 import { reminderStoreFor, startReminders, type RunningReminders } from './reminders/configured.js';
 import type { LedgerReminderStore } from './reminders/journal-ledger.js';
 import { withReminders } from './reminders/ingest.js';
@@ -64,6 +64,8 @@ export interface VotesCapabilityOptions {
   projectIds?: () => Promise<string[]>;
   /** Makes the poll schedule. Default: croner; tests pass a manual scheduler. */
   schedules?: ScheduleFactory;
+  /** How a log line names a setting (`votes.lookback`). Default: its config path; the daemon adds its variable. */
+  settingName?: (path: string) => string;
   /** Pipeline tuning (retry backoff and its timer, jitter, concurrency, compaction). Default: the pipeline's. */
   pipeline?: Partial<Pick<VotePipelineOptions, 'random' | 'backoff' | 'schedule' | 'concurrency' | 'compactEveryMs'>>;
 }
@@ -114,6 +116,7 @@ export function createVotesCapability(options: VotesCapabilityOptions = {}): Vot
     poller: undefined,
     ledger: undefined,
     started: undefined,
+    startedAt: 0,
     pollerChain: Promise.resolve(),
     pollingEnded: false,
     project: undefined,
@@ -161,6 +164,8 @@ interface VotesState {
   ledger: VoteLedger | undefined;
   /** The context while started (set once the pipeline runs). */
   started: CapabilityContext<VotesEvents> | undefined;
+  /** Epoch ms of the last start: where a project's first poll lists from (less `votes.lookback`). */
+  startedAt: number;
   /** Poller starts and stops, in order. */
   pollerChain: Promise<void>;
   /** Set by stopPolling(): no poller starts again until the next start(). */
@@ -217,6 +222,8 @@ function startPoller(v: VotesState, context: CapabilityContext<VotesEvents>, run
     store: context.store,
     pipeline: running,
     lookbackMs: config.votes.lookback,
+    startedAt: v.startedAt,
+    ...(v.options.settingName ? { settingName: v.options.settingName } : {}),
     pollIntervalMs: config.votes.pollInterval,
     logger: context.logger,
     metrics: context.metrics,
@@ -288,27 +295,6 @@ async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvent
   });
 }
 
-/** Follows the ledger's write health: the `votes` readiness, the metric, and the log lines when the store does not share it. */
-function watchLedger(v: VotesState, context: CapabilityContext<VotesEvents>, ledger: VoteLedger): () => void {
-  const health = ledger.writeHealth;
-  const unready = v.readiness.watch(health);
-  if (health === undefined) return unready;
-  const unwatch = context.metrics.watchStateWrites(health);
-  // A health of its own (no file store on its directory): nobody else says when it changes.
-  const unlisten =
-    health === context.store.writeHealth
-      ? () => undefined
-      : health.onChange((state) => {
-          if (state.writable) context.logger.info({ directory: health.directory }, 'votes: the state directory takes writes again');
-          else context.logger.error({ directory: health.directory, problem: state.problem }, `votes: cannot write the state directory: ${state.reason ?? 'cannot write'}; new votes are refused until a write succeeds there again`);
-        });
-  return () => {
-    unready();
-    unwatch();
-    unlisten();
-  };
-}
-
 /** What the capability says it does when it starts. */
 function startMessage(options: VotesCapabilityOptions, project: ServiceProject | undefined): string {
   if (options.poll === false) return 'votes: votes.enabled is off, so the vote pipeline runs for the webhook receiver alone';
@@ -320,6 +306,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   const { config } = context;
   const { options } = v;
   v.started = undefined;
+  v.startedAt = context.now();
   v.pollingEnded = options.poll === false;
   // Hooks first: a bad hook name is a configuration error, before any file is touched.
   const hooks = makeHooks(v, context);
@@ -337,7 +324,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   if (config.votes.reminders.enabled) v.reminders = await startOwnReminders(v, context, running, reminderStore);
   // The ledger's store schedules as the ledger records votes; elsewhere each ingested batch is scheduled after.
   v.pipeline = v.reminders === undefined || reminderStore !== undefined ? running : withReminders(running, v.reminders);
-  v.unwatchLedger = watchLedger(v, context, ledger);
+  v.unwatchLedger = watchLedger(v.readiness, context, ledger);
   context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
   v.started = context;
   v.project = context.project;

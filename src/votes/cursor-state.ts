@@ -16,6 +16,11 @@ export interface CursorState {
   newestCreatedAt: string | null;
   /** The key of that vote (for logs, and to tell what the fallback replays). */
   newestKey: string | null;
+  /**
+   * The `startDate` (ISO 8601) the first poll listed from: where a refused cursor goes back to
+   * while no vote was seen yet. Null in a checkpoint written before it was kept.
+   */
+  startDate: string | null;
 }
 
 /** The store key prefix of the checkpoints. */
@@ -27,6 +32,13 @@ export const CURSOR_KEY_PREFIX = 'votes:cursor:';
  */
 const START_DATE_MARGIN_MS = 60 * 60 * 1000;
 
+/**
+ * How far back a refused cursor goes when its checkpoint knows neither a vote nor its first poll's
+ * `startDate` (written before that was kept): 12 hours, a vote's lifetime, as those versions'
+ * own first poll did.
+ */
+const UNKNOWN_START_LOOKBACK_MS = 12 * 60 * 60 * 1000;
+
 /** The store key of a project's checkpoint: `votes:cursor:<service project ID>`. */
 export function cursorStateKey(projectId: string): string {
   return `${CURSOR_KEY_PREFIX}${projectId}`;
@@ -37,10 +49,12 @@ const isStringOrNull = (value: unknown): value is string | null => value === nul
 /** Reads a stored checkpoint; undefined when there is none or it is not one (then the poller bootstraps). */
 export function parseCursorState(raw: unknown): CursorState | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
-  const { cursor, newestCreatedAt, newestKey } = raw as Record<string, unknown>;
+  const { cursor, newestCreatedAt, newestKey, startDate = null } = raw as Record<string, unknown>;
   if (!isStringOrNull(cursor) || !isStringOrNull(newestCreatedAt) || !isStringOrNull(newestKey)) return undefined;
   if (cursor === '' || (newestCreatedAt !== null && Number.isNaN(Date.parse(newestCreatedAt)))) return undefined;
-  return { cursor, newestCreatedAt, newestKey };
+  // A start that is not a date is only forgotten: the checkpoint itself still holds.
+  const start = typeof startDate === 'string' && !Number.isNaN(Date.parse(startDate)) ? startDate : null;
+  return { cursor, newestCreatedAt, newestKey, startDate: start };
 }
 
 /** The earliest `startDate` the service takes at `nowMs`, less {@link START_DATE_MARGIN_MS}. */
@@ -48,26 +62,36 @@ export function earliestStartDate(nowMs: number): number {
   return nowMs - CONTRACT_LIMITS.votesStartDateMaxAgeSeconds * 1000 + START_DATE_MARGIN_MS;
 }
 
-/** `startDate` of a first poll: `now - lookback`, clamped to the one-year limit. */
-function bootstrapStartDate(nowMs: number, lookbackMs: number): Date {
-  return new Date(Math.max(nowMs - Math.max(0, lookbackMs), earliestStartDate(nowMs)));
+/** Where a project's first poll starts (no checkpoint yet): `lookback` before the agent's start. */
+export interface FirstPoll {
+  /** Epoch ms of the agent's start: votes cast from then on are rewarded. */
+  startedAt: number;
+  /** How far before `startedAt` the first poll lists (`votes.lookback`; 0: none). */
+  lookbackMs: number;
+}
+
+/** `startDate` of a first poll: `startedAt - lookback`, clamped to the one-year limit at `nowMs`. */
+export function firstPollStartDate(first: FirstPoll, nowMs: number): Date {
+  return new Date(Math.max(first.startedAt - Math.max(0, first.lookbackMs), earliestStartDate(nowMs)));
 }
 
 /**
  * `startDate` after the service refused a cursor: the newest vote already seen, inclusive (the
  * pipeline drops the overlap as duplicates), never later, so nothing in between is missed. With
- * nothing seen yet, where a first poll starts. Only a vote older than the one-year limit is
- * clamped: the service cannot list from there, and such a vote expired long ago.
+ * nothing seen yet, where the first poll started (so a first start that skipped the votes before
+ * it does not reward them now); for a checkpoint that does not know it, 12 hours back. Only a time
+ * older than the one-year limit is clamped: the service cannot list from there, and such a vote
+ * expired long ago.
  */
-export function fallbackStartDate(state: CursorState | undefined, nowMs: number, lookbackMs: number): Date {
-  const newest = state?.newestCreatedAt == null ? undefined : Date.parse(state.newestCreatedAt);
-  if (newest === undefined || Number.isNaN(newest)) return bootstrapStartDate(nowMs, lookbackMs);
-  return new Date(Math.max(newest, earliestStartDate(nowMs)));
+export function fallbackStartDate(state: CursorState | undefined, nowMs: number): Date {
+  const newest = state?.newestCreatedAt ?? state?.startDate;
+  const from = newest == null ? Number.NaN : Date.parse(newest);
+  return new Date(Math.max(Number.isNaN(from) ? nowMs - UNKNOWN_START_LOOKBACK_MS : from, earliestStartDate(nowMs)));
 }
 
 /** Where the next request of a poll starts: the stored cursor, else a first poll's `startDate`. */
-export function resumeFrom(state: CursorState | undefined, nowMs: number, lookbackMs: number): { cursor: string } | { startDate: Date } {
-  return state?.cursor ? { cursor: state.cursor } : { startDate: bootstrapStartDate(nowMs, lookbackMs) };
+export function resumeFrom(state: CursorState | undefined, first: FirstPoll, nowMs: number): { cursor: string } | { startDate: Date } {
+  return state?.cursor ? { cursor: state.cursor } : { startDate: firstPollStartDate(first, nowMs) };
 }
 
 /**
@@ -94,8 +118,9 @@ export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
 /**
  * The checkpoint once every vote of a page is durably in the pipeline: the page's cursor, and
  * the newest of its votes (pages are in ascending order, but the newest is found, not assumed).
+ * `startDate` is the first poll's: kept from `state`, else the `startDate` this page was listed from.
  */
-export function advanceCursorState(state: CursorState | undefined, page: { cursor: string; votes: readonly Vote[] }): CursorState {
+export function advanceCursorState(state: CursorState | undefined, page: { cursor: string; votes: readonly Vote[]; startDate?: Date }): CursorState {
   let newestCreatedAt = state?.newestCreatedAt ?? null;
   let newestKey = state?.newestKey ?? null;
   let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : isoMs(newestCreatedAt);
@@ -107,5 +132,5 @@ export function advanceCursorState(state: CursorState | undefined, page: { curso
       newestKey = vote.key;
     }
   }
-  return { cursor: page.cursor, newestCreatedAt, newestKey };
+  return { cursor: page.cursor, newestCreatedAt, newestKey, startDate: state?.startDate ?? page.startDate?.toISOString() ?? null };
 }

@@ -1,5 +1,7 @@
+import type { CapabilityContext } from '../runtime/capability.js';
 import type { Readiness } from '../runtime/readiness.js';
 import type { WriteHealth, WriteHealthState } from '../store/write-health.js';
+import type { VoteLedger, VotesEvents } from './types.js';
 
 /**
  * The `votes` readiness component over the ledger's write health: while the ledger's directory
@@ -42,5 +44,26 @@ export function createVotesReadiness(target: Pick<Readiness, 'set'>, component: 
         if (health === watched) health = undefined;
       };
     },
+  };
+}
+
+/** Follows the ledger's write health: the `votes` readiness, the metric, and the log lines when the store does not share it. */
+export function watchLedger(readiness: VotesReadiness, context: CapabilityContext<VotesEvents>, ledger: VoteLedger): () => void {
+  const health = ledger.writeHealth;
+  const unready = readiness.watch(health);
+  if (health === undefined) return unready;
+  const unwatch = context.metrics.watchStateWrites(health);
+  // A health of its own (no file store on its directory): nobody else says when it changes.
+  const unlisten =
+    health === context.store.writeHealth
+      ? () => undefined
+      : health.onChange((state) => {
+          if (state.writable) context.logger.info({ directory: health.directory }, 'votes: the state directory takes writes again');
+          else context.logger.error({ directory: health.directory, problem: state.problem }, `votes: cannot write the state directory: ${state.reason ?? 'cannot write'}; new votes are refused until a write succeeds there again`);
+        });
+  return () => {
+    unready();
+    unwatch();
+    unlisten();
   };
 }

@@ -10,10 +10,12 @@ import {
   cursorStateKey,
   type CursorState,
   fallbackStartDate,
+  type FirstPoll,
   parseCursorState,
   resumeFrom,
   voteFromRecord,
 } from './cursor-state.js';
+import { logFirstStart } from './first-start.js';
 import { pollReadiness } from './poll-readiness.js';
 import type { Vote } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
@@ -27,8 +29,8 @@ const OWN_PROJECT = '@me';
 /** Default of {@link VotePollerOptions.pollIntervalMs}: one minute. */
 const DEFAULT_POLL_INTERVAL_MS = 60_000;
 
-/** Default of {@link VotePollerOptions.lookbackMs}: 12 hours, a vote's lifetime. */
-const DEFAULT_LOOKBACK_MS = 12 * 60 * 60 * 1000;
+/** Default of {@link VotePollerOptions.lookbackMs}: none, a first start rewards the votes cast from the start on. */
+const DEFAULT_LOOKBACK_MS = 0;
 
 /** What the poller needs of the pipeline: an ingest that resolves once the new votes are durably pending. */
 export interface VoteIngest {
@@ -49,8 +51,16 @@ export interface VotePollerOptions {
   /** Where each project's checkpoint lives (`votes:cursor:<project ID>`). */
   store: StateStore;
   pipeline: VoteIngest;
-  /** How far back a project's first poll starts (clamped to the one-year limit). Default {@link DEFAULT_LOOKBACK_MS}. */
+  /**
+   * How far before {@link VotePollerOptions.startedAt} a project's first poll (no checkpoint yet)
+   * starts, clamped to the one-year limit: the explicit backfill. Default {@link DEFAULT_LOOKBACK_MS}:
+   * a first start rewards only the votes cast from the start on, and says so at `warn`.
+   */
   lookbackMs?: number;
+  /** Epoch ms of the agent's start, where a first poll lists from (less `lookbackMs`). Default: when the poller is made. */
+  startedAt?: number;
+  /** How a log line names a setting (`votes.lookback`). Default: its config path; the daemon adds its variable. */
+  settingName?: (path: string) => string;
   /** Time between polls. Default {@link DEFAULT_POLL_INTERVAL_MS}. */
   pollIntervalMs?: number;
   /** Default: silent. */
@@ -102,19 +112,22 @@ const toError = (error: unknown) => (error instanceof Error ? error : new Error(
 
 /**
  * Creates the poller: every `pollIntervalMs`, for each project, pages the votes cursor from the
- * stored checkpoint (a first poll from `now - lookback`) until a page is empty, hands each page's
- * votes to the pipeline, and only once `ingest` resolved (the votes are durably pending) stores
- * the page's cursor. So a crash at any moment loses nothing: the page is fetched again and the
- * pipeline drops what it already has. A refused cursor (400: expired or invalid) restarts from
- * the newest vote already seen, inclusive. Other failures mark `votes` not ready and wait for the
- * next poll (the client already retried 429 and 5xx).
+ * stored checkpoint until a page is empty, hands each page's votes to the pipeline, and only once
+ * `ingest` resolved (the votes are durably pending) stores the page's cursor. So a crash at any
+ * moment loses nothing: the page is fetched again and the pipeline drops what it already has. A
+ * project with no checkpoint yet is polled from `startedAt - lookbackMs` (by default the start:
+ * no vote from before it is rewarded), logged once. A refused cursor (400: expired or invalid)
+ * restarts from the newest vote already seen, inclusive (none seen: where the first poll
+ * started). Other failures mark `votes` not ready and wait for the next poll (the client already
+ * retried 429 and 5xx).
  */
 export function createVotePoller(options: VotePollerOptions): VotePoller {
+  const now = options.now ?? Date.now;
   const p: PollerState = {
     options,
     logger: options.logger ?? silentLogger,
-    now: options.now ?? Date.now,
-    lookbackMs: options.lookbackMs ?? DEFAULT_LOOKBACK_MS,
+    now,
+    first: { startedAt: options.startedAt ?? now(), lookbackMs: options.lookbackMs ?? DEFAULT_LOOKBACK_MS },
     pollIntervalMs: options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
     reportError: options.reportError ?? (() => undefined),
     schedule: undefined,
@@ -123,6 +136,7 @@ export function createVotePoller(options: VotePollerOptions): VotePoller {
     aborter: new AbortController(),
     ownProjectId: options.ownProjectId,
     warnedFallback: new Set(),
+    announcedFirst: new Set(),
   };
   return {
     start: () => start(p),
@@ -136,7 +150,8 @@ interface PollerState {
   readonly options: VotePollerOptions;
   readonly logger: AgentLogger;
   readonly now: () => number;
-  readonly lookbackMs: number;
+  /** Where a project's first poll starts. */
+  readonly first: FirstPoll;
   readonly pollIntervalMs: number;
   readonly reportError: (error: unknown) => void;
   schedule: Schedule | undefined;
@@ -146,6 +161,8 @@ interface PollerState {
   ownProjectId: string | undefined;
   /** Projects whose cursor fallback was logged at warn already: later ones go to debug. */
   readonly warnedFallback: Set<string>;
+  /** Projects whose first poll was logged already (a first poll that failed is tried again, not said again). */
+  readonly announcedFirst: Set<string>;
 }
 
 const mark = (p: PollerState, ready: boolean, detail: string) => p.options.readiness?.set(VOTES_COMPONENT, ready, detail);
@@ -180,7 +197,10 @@ async function pollProject(p: PollerState, target: string, result: PollResult): 
   const key = cursorStateKey(projectId);
   let state = parseCursorState(await store.get(key));
   const segment = target === OWN_PROJECT ? undefined : projectId;
-  let from: { cursor: string } | { startDate: Date } = resumeFrom(state, p.now(), p.lookbackMs);
+  let from: { cursor: string } | { startDate: Date } = resumeFrom(state, p.first, p.now());
+  // A first poll: its startDate goes into the checkpoint, for a refused cursor to go back to.
+  const firstStart = 'startDate' in from ? from.startDate : undefined;
+  if (firstStart !== undefined) announceFirstPoll(p, projectId, firstStart);
   let fellBack = false;
   for (;;) {
     // True while the next request carries a cursor (the stored one, or a page's).
@@ -195,7 +215,7 @@ async function pollProject(p: PollerState, target: string, result: PollResult): 
           result.duplicates += outcome.duplicates;
         }
         // Only now, with every vote of the page durably pending, does the cursor move past them.
-        const next = advanceCursorState(state, { cursor: page.cursor, votes });
+        const next = advanceCursorState(state, { cursor: page.cursor, votes, ...(firstStart ? { startDate: firstStart } : {}) });
         await saveState(p, key, state, next, votes.length > 0);
         state = next;
         onCursor = true;
@@ -211,9 +231,19 @@ async function pollProject(p: PollerState, target: string, result: PollResult): 
   }
 }
 
+/** Logs a project's first poll once (see {@link logFirstStart}). */
+function announceFirstPoll(p: PollerState, projectId: string, startDate: Date): void {
+  if (p.announcedFirst.has(projectId)) return;
+  p.announcedFirst.add(projectId);
+  const { store, settingName } = p.options;
+  // The state directory as configured (`./state`); a store with none (Redis, memory) says what it is.
+  const place = store.writeHealth?.directory ?? store.describe();
+  logFirstStart(p.logger, { projectId, startDate, lookbackMs: p.first.lookbackMs, place, ...(settingName ? { settingName } : {}) });
+}
+
 /** A refused cursor: lists again from the newest vote already seen (logged at warn once per project). */
 function fellBackFrom(p: PollerState, projectId: string, state: CursorState | undefined, error: BadRequestError): Date {
-  const startDate = fallbackStartDate(state, p.now(), p.lookbackMs);
+  const startDate = fallbackStartDate(state, p.now());
   const fields = { project: projectId, startDate: startDate.toISOString(), newestKey: state?.newestKey ?? null, err: error.message };
   const message = 'the service refused the votes cursor (expired or invalid); listing again from the newest vote already seen (repeats are dropped as duplicates)';
   if (p.warnedFallback.has(projectId)) p.logger.debug(fields, message);

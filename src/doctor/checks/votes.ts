@@ -1,17 +1,24 @@
 import { BadRequestError } from '../../api/errors.js';
-import { formatDuration } from '../../config/duration.js';
 import type { VotesPage } from '../../api/schemas/votes.js';
+import { formatDuration } from '../../config/duration.js';
+import { environmentVariableName } from '../../config/fields.js';
 import { cursorStateKey, parseCursorState, resumeFrom, type CursorState } from '../../votes/cursor-state.js';
+import { skippedVotesNote } from '../../votes/first-start.js';
 import { formatAge } from '../runner.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 
 /** A cursor for a line of text: opaque and long, so its start is enough to tell two apart. */
 const shortCursor = (cursor: string) => (cursor.length > 16 ? `${cursor.slice(0, 16)}…` : cursor);
 
+/** A setting as the daemon's owner sets it: in the file, or with its variable. */
+const withVariable = (path: string) => `${path} (${environmentVariableName(path.split('.'))})`;
+
 /** Where the poller stands, in words and as details. */
 function position(state: CursorState | undefined, deps: DoctorDeps): { text: string; details: Record<string, unknown> } {
   if (state?.cursor == null) {
-    return { text: `no cursor stored yet: the first poll starts ${formatDuration(deps.config.votes.lookback)} back`, details: { cursor: null, newestVoteAt: null } };
+    const { lookback } = deps.config.votes;
+    const first = lookback > 0 ? `from ${formatDuration(lookback)} before it on (votes.lookback)` : `from its start on; ${skippedVotesNote(withVariable)}`;
+    return { text: `no cursor stored yet: a first start rewards votes cast ${first}`, details: { cursor: null, newestVoteAt: null } };
   }
   const newest = state.newestCreatedAt;
   const ageMs = newest === null ? null : deps.now() - Date.parse(newest);
@@ -21,7 +28,8 @@ function position(state: CursorState | undefined, deps: DoctorDeps): { text: str
 
 /** The first page from where the poller would go on, or the outcome that says why not. */
 async function firstPage(deps: DoctorDeps, state: CursorState | undefined, signal: AbortSignal): Promise<VotesPage | CheckOutcome> {
-  const from = resumeFrom(state, deps.now(), deps.config.votes.lookback);
+  // A start now: the first page is what a first start would list.
+  const from = resumeFrom(state, { startedAt: deps.now(), lookbackMs: deps.config.votes.lookback }, deps.now());
   const pages = deps.client().votes.pages(from, undefined, { signal, timeoutMs: deps.timeoutMs });
   try {
     const next = await pages.next();

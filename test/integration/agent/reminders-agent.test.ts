@@ -31,7 +31,8 @@ describe('an agent with vote reminders', () => {
         service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
         health: { enabled: false },
         state: { directory },
-        votes: { enabled: true, reminders: { enabled: true, delay: '10m' } },
+        // The vote was cast before this first start: the backfill asks for it.
+        votes: { enabled: true, lookback: '1h', reminders: { enabled: true, delay: '10m' } },
       },
       now: () => Date.now() + offsetMs,
       transport: { retry: { maxAttempts: 1 } },

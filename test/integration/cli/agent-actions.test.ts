@@ -19,7 +19,7 @@ const PUSH_KEY = 'cli-push-key-0123';
 async function daemon(options: { voter?: string } = {}) {
   const emu = await startTestEmulator();
   const fx = setupBot(emu);
-  // A vote cast before the start: the first poll of the cursor finds it.
+  // A vote cast before the start: the first poll of the cursor finds it (votes.lookback asks a first start for it).
   if (options.voter) emu.admin.castVote({ project_id: fx.projectId, user_id: emu.admin.createUser({ username: options.voter }).id });
   const dir = await mkdtemp(join(tmpdir(), 'la-agent-actions-'));
   const healthPort = await freePort();
@@ -33,7 +33,7 @@ async function daemon(options: { voter?: string } = {}) {
     state: { directory: './state' },
     log: { format: 'json' },
     stats: { enabled: true, source: 'push', push: { listen: `127.0.0.1:${pushPort}`, key: PUSH_KEY } },
-    votes: { enabled: true, pollInterval: '5s', hooks: [{ type: 'exec', name: 'reward', command: [process.execPath, '-e', script], retries: 0 }] },
+    votes: { enabled: true, pollInterval: '5s', lookback: '1h', hooks: [{ type: 'exec', name: 'reward', command: [process.execPath, '-e', script], retries: 0 }] },
   };
   await writeFile(join(dir, 'agent.json'), JSON.stringify(config));
   const cli = spawnCli(['run', '--config', 'agent.json'], { cwd: dir, env: {} });

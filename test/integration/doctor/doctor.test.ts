@@ -105,7 +105,14 @@ describe('listing-agent doctor', () => {
     expect(r.check('service.clock').status).toBe('ok');
     expect(r.check('stats.source')).toMatchObject({ status: 'ok', details: { serverCount: 1_234, shardCount: 2 } });
     expect(r.check('commands.source').summary).toContain('1 valid command, never synced yet');
-    expect(r.check('votes.cursor')).toMatchObject({ status: 'ok', details: { nextPageVotes: 1, cursor: null } });
+    // No checkpoint yet: a first start lists from its start on, so the vote cast before is not on the next page.
+    expect(r.check('votes.cursor')).toMatchObject({
+      status: 'ok',
+      summary:
+        'answers, 0 new votes on the next page; no cursor stored yet: a first start rewards votes cast from its start on; earlier votes are not rewarded ' +
+        '(set votes.lookback (LISTING_AGENT_VOTES_LOOKBACK), e.g. 12h, before a first start to reward the votes the service still lists)',
+      details: { nextPageVotes: 0, cursor: null },
+    });
     expect(r.check('webhooks.secret').summary).toBe('1 v1 secret (1 in webhooks.secrets); none is shown');
     expect(r.check('webhooks.port').details).toMatchObject({ holder: 'none' });
     expect(r.check('webhooks.url').status).toBe('skip');
@@ -277,6 +284,17 @@ describe('listing-agent doctor', () => {
     await t.write({ stats: { enabled: true, source: 'embedded' } });
     const embedded = await t.report();
     expect(embedded.check('stats.source')).toMatchObject({ status: 'skip', summary: expect.stringContaining("'listing-agent run' cannot") });
+  });
+
+  it('says how far back a first start lists with votes.lookback set: the vote cast before it is on the next page', async () => {
+    const t = await setup({ votes: { enabled: true, lookback: '12h' } });
+    t.emu.admin.castVote({ project_id: t.fx.projectId, user_id: t.fx.ownerId });
+    const r = await t.report();
+    expect(r.check('votes.cursor')).toMatchObject({
+      status: 'ok',
+      summary: 'answers, 1 new vote on the next page; no cursor stored yet: a first start rewards votes cast from 12h before it on (votes.lookback)',
+      details: { nextPageVotes: 1, cursor: null },
+    });
   });
 
   it('warns when the service refuses the stored votes cursor (400)', async () => {

@@ -92,7 +92,7 @@ function voteRequests(emu: TestEmulator) {
 const keyOf = (vote: { user_id: string; created_at: string }) => voteKey(vote.user_id, vote.created_at);
 
 describe('the votes poller', () => {
-  it('bootstraps from now minus the lookback: an older vote is not fired, the checkpoint names the newest vote', async () => {
+  it('bootstraps from the start minus the lookback: an older vote is not fired, the checkpoint names the newest vote', async () => {
     const t = await setup();
     const old = t.cast(0, 13 * HOUR);
     const inside = [t.cast(1, 11 * HOUR), t.cast(2, 1 * HOUR)];
@@ -184,17 +184,21 @@ describe('the votes poller', () => {
     expect(t.readiness.snapshot().components.votes!.ready).toBe(true);
   });
 
-  it('falls back to now minus the lookback when the refused cursor came before any vote was seen', async () => {
-    const t = await setup({ settings: { cursorTtlSeconds: 60 } });
+  it('falls back to where the first poll started when the refused cursor came before any vote was seen', async () => {
+    const t = await setup({ settings: { cursorTtlSeconds: 60 }, lookbackMs: 0 });
+    const started = t.clock.now();
+    const skipped = t.cast(0, MINUTE);
     await t.poller.poll();
-    expect((await t.state())!.newestCreatedAt).toBeNull();
+    expect(await t.state()).toMatchObject({ newestCreatedAt: null, startDate: iso(started) });
     t.clock.advance(10 * MINUTE);
     const vote = t.cast(1, 5 * MINUTE);
     const result = await t.poller.poll();
     await t.pipeline.idle();
     expect(result.fellBack).toEqual([t.fx.projectId]);
+    // The vote cast before the first start stays unrewarded; the one after it is not lost.
     expect(t.firedKeys()).toEqual([keyOf(vote)]);
-    expect(voteRequests(t.emu).at(-2)!.query).toBe(`?startDate=${encodeURIComponent(iso(t.clock.now() - 12 * HOUR))}`);
+    expect(t.firedKeys()).not.toContain(keyOf(skipped));
+    expect(voteRequests(t.emu).at(-2)!.query).toBe(`?startDate=${encodeURIComponent(iso(started))}`);
   });
 
   it('fires a vote once whichever roads and pollers bring it', async () => {
@@ -353,7 +357,8 @@ describe('the votes capability in the agent', () => {
         service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
         health: { enabled: false },
         state: { directory },
-        votes: { enabled: true, pollInterval: '10s' },
+        // The votes cast before the start are a backfill: a first start asks for it.
+        votes: { enabled: true, pollInterval: '10s', lookback: '1h' },
       },
       store,
       client: clientFor(emu, { projectToken: fx.projectToken, clock }),

@@ -43,7 +43,7 @@ describe('maskConfig', () => {
 
   it('prints durations and listen addresses in their written form, and leaves $schema out', () => {
     const masked = maskConfig(loaded());
-    expect(masked.votes).toMatchObject({ pollInterval: '1m30s', lookback: '12h' });
+    expect(masked.votes).toMatchObject({ pollInterval: '1m30s', lookback: '0s' });
     expect(masked.stats).toMatchObject({ enabled: false, interval: '30m', sampleInterval: '5m', jitter: '0s', push: { listen: '127.0.0.1:9466', staleAfter: '10m' }, rest: { cacheTtl: '10m' } });
     expect(masked.webhooks).toMatchObject({ listen: '[::1]:9000', path: '/webhooks/listing' });
     expect(masked.health).toEqual({ enabled: true, listen: '127.0.0.1:8080', statusPage: true, history: '1d' });

@@ -223,6 +223,11 @@ describe('status view model', () => {
     expect(fact(view.facts, 'Cursor')?.value).toContain('not polled');
   });
 
+  it('votes: before the first poll, the cursor says that a first start rewards the votes from its start on', () => {
+    const view = statusView(doc((d) => void (d.votes.cursor = { position: null, newestVoteAt: null, movedAt: null }))).votes;
+    expect(fact(view.facts, 'Cursor')?.value).toBe('none yet: the first poll rewards the votes cast from the first start on (earlier ones only with votes.lookback)');
+  });
+
   it('webhooks: deliveries of the last hour by outcome, refusals counted, the secret age and never a secret', () => {
     const view = statusView(doc((d) => Object.assign(d.webhooks.lastHour, { bad_signature: 2, stale: 1 }))).webhooks;
     expect(view.tone).toBe('bad');

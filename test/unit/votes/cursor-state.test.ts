@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isDateText } from '../../../src/contract/iso-time.js';
 import { timestampSchema } from '../../../src/api/schemas/common.js';
-import { advanceCursorState, voteFromRecord } from '../../../src/votes/cursor-state.js';
+import { advanceCursorState, fallbackStartDate, firstPollStartDate, parseCursorState, resumeFrom, voteFromRecord } from '../../../src/votes/cursor-state.js';
 import type { VoteRecord } from '../../../src/api/schemas/votes.js';
 
 /*
@@ -60,11 +60,16 @@ describe('the votes of a cursor page', () => {
     const votes = ['2026-11-21T15:00:00.000Z', '2026-11-21T17:00:00+01:00', '2026-11-21T15:30:00Z', '2026-11-21T14:00:00.000Z'].map((created_at, i) =>
       voteFromRecord({ user_id: String(i + 1), platform_id: '', weight: 1, created_at, expires_at: created_at }, '8'),
     );
-    const state = advanceCursorState({ cursor: 'a', newestCreatedAt: '2026-11-21T15:10:00+00:00', newestKey: 'k' }, { cursor: 'b', votes });
+    const state = advanceCursorState({ cursor: 'a', newestCreatedAt: '2026-11-21T15:10:00+00:00', newestKey: 'k', startDate: null }, { cursor: 'b', votes });
     // 17:00 at +01:00 is 16:00 UTC: the newest.
-    expect(state).toEqual({ cursor: 'b', newestCreatedAt: '2026-11-21T16:00:00.000Z', newestKey: `2:${Date.parse('2026-11-21T16:00:00Z')}` });
+    expect(state).toEqual({ cursor: 'b', newestCreatedAt: '2026-11-21T16:00:00.000Z', newestKey: `2:${Date.parse('2026-11-21T16:00:00Z')}`, startDate: null });
     // A checkpoint newer than the page stays.
-    expect(advanceCursorState({ cursor: 'a', newestCreatedAt: '2027-01-01T00:00:00Z', newestKey: 'k' }, { cursor: 'c', votes })).toEqual({ cursor: 'c', newestCreatedAt: '2027-01-01T00:00:00Z', newestKey: 'k' });
+    expect(advanceCursorState({ cursor: 'a', newestCreatedAt: '2027-01-01T00:00:00Z', newestKey: 'k', startDate: null }, { cursor: 'c', votes })).toEqual({
+      cursor: 'c',
+      newestCreatedAt: '2027-01-01T00:00:00Z',
+      newestKey: 'k',
+      startDate: null,
+    });
   });
 });
 
@@ -78,5 +83,37 @@ describe('a timestamp field of a response', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("a first poll's start in the checkpoint", () => {
+  const HOUR = 3_600_000;
+  const now = Date.parse('2026-12-01T12:00:00.000Z');
+
+  it('starts a first poll at the start, less the lookback, clamped inside the one-year limit', () => {
+    const startedAt = now - HOUR;
+    expect(resumeFrom(undefined, { startedAt, lookbackMs: 0 }, now)).toEqual({ startDate: new Date(startedAt) });
+    expect(resumeFrom(undefined, { startedAt, lookbackMs: 12 * HOUR }, now)).toEqual({ startDate: new Date(startedAt - 12 * HOUR) });
+    expect(firstPollStartDate({ startedAt, lookbackMs: 400 * 24 * HOUR }, now).getTime()).toBe(now - 365 * 24 * HOUR + HOUR);
+    const stored = { cursor: 'c', newestCreatedAt: null, newestKey: null, startDate: '2026-12-01T10:00:00.000Z' };
+    expect(resumeFrom(stored, { startedAt, lookbackMs: 0 }, now)).toEqual({ cursor: 'c' });
+  });
+
+  it("is kept from the first page on, and is where a refused cursor goes back to while no vote was seen", () => {
+    const first = advanceCursorState(undefined, { cursor: 'a', votes: [], startDate: new Date(now - HOUR) });
+    expect(first).toEqual({ cursor: 'a', newestCreatedAt: null, newestKey: null, startDate: new Date(now - HOUR).toISOString() });
+    // A later page (or a fallback's) never moves it.
+    expect(advanceCursorState(first, { cursor: 'b', votes: [], startDate: new Date(now) }).startDate).toBe(first.startDate);
+    expect(fallbackStartDate(first, now + 5 * HOUR)).toEqual(new Date(now - HOUR));
+    // A vote seen wins: the newest of them, inclusive.
+    expect(fallbackStartDate({ ...first, newestCreatedAt: '2026-12-01T11:30:00.000Z' }, now)).toEqual(new Date('2026-12-01T11:30:00.000Z'));
+    // A checkpoint that knows neither (an older version's): 12 hours back, a vote's lifetime.
+    expect(fallbackStartDate({ cursor: 'a', newestCreatedAt: null, newestKey: null, startDate: null }, now)).toEqual(new Date(now - 12 * HOUR));
+  });
+
+  it("reads an older version's checkpoint (no startDate) as one, and forgets a startDate that is not a date", () => {
+    expect(parseCursorState({ cursor: 'a', newestCreatedAt: null, newestKey: null })).toEqual({ cursor: 'a', newestCreatedAt: null, newestKey: null, startDate: null });
+    expect(parseCursorState({ cursor: 'a', newestCreatedAt: null, newestKey: null, startDate: 'soon' })).toMatchObject({ cursor: 'a', startDate: null });
+    expect(parseCursorState({ cursor: 'a', newestCreatedAt: null, newestKey: null, startDate: '2026-12-01T10:00:00.000Z' })).toMatchObject({ startDate: '2026-12-01T10:00:00.000Z' });
   });
 });
