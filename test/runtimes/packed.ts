@@ -47,6 +47,16 @@ export function packedTarball(): Promise<string> {
   return packing;
 }
 
+/**
+ * The packed package unpacked into a temporary folder (what `npm install` puts in
+ * node_modules/listing-agent, before any dependency is added): its path, with a trailing slash.
+ */
+export async function unpackedPackage(): Promise<string> {
+  const dir = await temp('listing-agent-unpacked-');
+  await run('tar', ['xzf', await packedTarball(), '-C', dir, '--strip-components=1']);
+  return `${dir}/`;
+}
+
 /** A bot project: its folder and its entry file. */
 export interface BotProject {
   dir: string;
