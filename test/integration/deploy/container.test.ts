@@ -222,14 +222,15 @@ describe("the image's HEALTHCHECK, run as a process with the image's environment
 
   it('follows a port moved with -e LISTING_AGENT_HEALTH_LISTEN=0.0.0.0:<port>: healthy while the daemon runs, unhealthy once it stopped', async () => {
     expect(imageEnvironment().LISTING_AGENT_HEALTH_LISTEN).toBe('0.0.0.0:9464');
-    const { daemon, env } = await daemonWith({ LISTING_AGENT_HEALTH_LISTEN: `0.0.0.0:${await freePort()}` });
+    const port = await freePort();
+    const { daemon, env } = await daemonWith({ LISTING_AGENT_HEALTH_LISTEN: `0.0.0.0:${port}` });
     const healthy = await runInImage(healthcheckCommand(), env);
     expect(healthy, healthy.stderr).toEqual({ code: 0, stderr: '' });
     daemon.child.kill('SIGTERM');
     await daemon.exit();
     const gone = await runInImage(healthcheckCommand(), env);
     expect(gone.code).toBe(1);
-    expect(gone.stderr).toContain(`listing-agent healthcheck: http://127.0.0.1:${env.LISTING_AGENT_HEALTH_LISTEN.split(':')[1]}/healthz: no answer`);
+    expect(gone.stderr).toContain(`listing-agent healthcheck: http://127.0.0.1:${port}/healthz: no answer`);
   });
 
   it('asks ::1 for a daemon listening on [::]:<port>, and names a value that is not an address', async () => {
