@@ -11,7 +11,8 @@
  * health log. Beside main.ts, the only module of the package that touches `process`: its env and
  * its exit code. It loads nothing but the listen address's reader, not the CLI.
  */
-import { HEALTH_LISTEN_DEFAULT, LISTEN_ADDRESS_PROBLEM, parseListenAddress, type ListenAddress } from '../config/listen-address.js';
+import { HEALTH_LISTEN_DEFAULT, LISTEN_ADDRESS_PROBLEM, parseListenAddress } from '../config/listen-address.js';
+import type { ListenAddress } from '../http/listen-error.js';
 
 const VARIABLE = 'LISTING_AGENT_HEALTH_LISTEN';
 const TIMEOUT_MS = 4_000;
