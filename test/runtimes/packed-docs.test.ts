@@ -44,7 +44,7 @@ describe('the packed package carries its documentation', { timeout: 60_000 }, ()
     const root = await unpackedPackage();
     const pages = shippedPages(root);
     const files = pages.map((page) => page.file);
-    for (const expected of ['README.md', 'CHANGELOG.md', 'BENCHMARKS.md', 'docs/README.md', 'docs/library.md']) {
+    for (const expected of ['README.md', 'CHANGELOG.md', 'BENCHMARKS.md', 'docs/README.md', 'docs/migrating.md', 'docs/library.md']) {
       expect(files).toContain(expected);
     }
     // Every page of the repository's docs/ is shipped, and the README's image too.
