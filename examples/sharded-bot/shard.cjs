@@ -13,9 +13,10 @@ const { createHasVoted } = require('listing-agent/votes');
 const client = new Client({ intents: [GatewayIntentBits.Guilds] });
 
 // A "yes" is cached until the vote expires, a "no" for 30 s: one request per user, not per command.
-const votes = loadConfig({ env: process.env, cwd: process.cwd() }).then(({ config }) =>
-  createHasVoted({ client: createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 }) }),
-);
+const votes = loadConfig({ env: process.env, cwd: process.cwd() }).then(({ config }) => {
+  const { token, v1, v0 } = config.service;
+  return createHasVoted({ client: createListingClient({ projectToken: token, v1BaseUrl: v1, v0BaseUrl: v0 }) });
+});
 
 client.on(Events.InteractionCreate, async (interaction) => {
   if (!interaction.isChatInputCommand() || interaction.commandName !== 'perk') return;

@@ -43,7 +43,9 @@ if (address === undefined) {
       process.exit(0);
     },
     (error: unknown) => {
-      const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+      // fetch's own message is "fetch failed"; its cause says why (ECONNREFUSED, a timeout).
+      const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+      const cause = reason instanceof Error ? reason.message : String(reason);
       fail(`${url}: no answer (${cause}); the health server listens where ${VARIABLE} says`);
     },
   );
