@@ -56,9 +56,11 @@ ENV LISTING_AGENT_STATE_DIRECTORY=/var/lib/listing-agent \
 USER node
 EXPOSE 9464
 
-# /healthz answers 200 while the process is alive. Slim images have no curl: node's fetch does it.
+# /healthz answers 200 while the process is alive. Slim images have no curl: the probe is node's
+# fetch, in dist/cli/healthcheck.js, which asks where LISTING_AGENT_HEALTH_LISTEN says (0.0.0.0 on
+# 127.0.0.1, :: on ::1): a port moved with `-e LISTING_AGENT_HEALTH_LISTEN=0.0.0.0:9000` moves it too.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "/app/dist/cli/healthcheck.js"]
 
 # node is PID 1 and handles SIGTERM itself: a graceful stop within 10 s (give it 15 s:
 # `docker stop -t 15`, compose's stop_grace_period).

@@ -3,7 +3,7 @@
  *
  * ```ts
  * import { createListingAgent } from 'listing-agent';
- * const agent = createListingAgent({ token: process.env.LISTING_TOKEN!, discord: client });
+ * const agent = createListingAgent({ token: process.env.LISTING_AGENT_SERVICE_TOKEN!, discord: client });
  * agent.on('vote', async (vote) => reward(vote.platformId));
  * ```
  *

@@ -4,7 +4,8 @@ import './idle-memory.js';
 import { hostname } from 'node:os';
 import { runCli } from './run-cli.js';
 
-// The only module that touches `process`: argv, environment, signals and the exit code.
+// The only module that touches `process` (with healthcheck.ts, the container's probe): argv,
+// environment, signals and the exit code.
 
 // The agent handles its own failures; anything that still escapes is reported, never fatal.
 process.on('unhandledRejection', (reason) => {

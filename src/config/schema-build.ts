@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { parseDuration } from './duration.js';
+import { HEALTH_LISTEN_DEFAULT, LISTEN_ADDRESS_PROBLEM, parseListenAddress } from './listen-address.js';
 
 /**
  * The agent's configuration: the one source of truth (`configSchema` in schema.ts is built here).
@@ -48,13 +49,12 @@ function listenAddress(defaultHost: string) {
   return z
     .string()
     .transform((text, ctx) => {
-      const match = /^(?:(\[[^\]]+\]|[^:\s]+):)?(\d{1,5})$/.exec(text.trim());
-      const port = match ? Number(match[2]) : NaN;
-      if (!match || port > 65_535) {
-        ctx.addIssue({ code: 'custom', message: 'must be host:port (for example 127.0.0.1:9464) or a port' });
+      const address = parseListenAddress(text, defaultHost);
+      if (address === undefined) {
+        ctx.addIssue({ code: 'custom', message: LISTEN_ADDRESS_PROBLEM });
         return z.NEVER;
       }
-      return { host: (match[1] ?? defaultHost).replace(/^\[|\]$/g, ''), port };
+      return address;
     })
     .meta({ description: 'host:port, [v6]:port, or a port (host 127.0.0.1)' });
 }
@@ -296,7 +296,7 @@ const healthSchema = () =>
   z
     .strictObject({
       enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics (and the status page).'),
-      listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9464').describe('Where the health server listens.'),
+      listen: listenAddress('127.0.0.1').prefault(HEALTH_LISTEN_DEFAULT).describe('Where the health server listens.'),
       statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
       history: duration('1h', '7d').prefault('24h').describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
       adminToken: secret('health.adminToken')

@@ -4,7 +4,7 @@
  *
  * ```ts
  * import { createListingClient } from 'listing-agent/client';
- * const client = createListingClient({ projectToken: process.env.LISTING_TOKEN! });
+ * const client = createListingClient({ projectToken: process.env.LISTING_AGENT_SERVICE_TOKEN! });
  * ```
  *
  * @packageDocumentation

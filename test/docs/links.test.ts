@@ -1,28 +1,6 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { docPages, headingAnchors, links, ROOT, type Page } from './markdown.js';
-
-/** Every broken relative link of `pages`: `file:line: target (why)`. */
-function brokenLinks(pages: readonly Page[]): string[] {
-  const broken: string[] = [];
-  for (const page of pages) {
-    for (const { line, target } of links(page)) {
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:: not checked here
-      const [path = '', anchor] = target.split('#', 2);
-      const file = path === '' ? join(ROOT, page.file) : join(ROOT, dirname(page.file), decodeURIComponent(path));
-      const where = `${page.file}:${line}: ${target}`;
-      if (!file.startsWith(ROOT) || !existsSync(file)) {
-        broken.push(`${where} (no file ${relative(ROOT, file)})`);
-        continue;
-      }
-      if (anchor === undefined || !file.endsWith('.md') || statSync(file).isDirectory()) continue;
-      const anchors = headingAnchors({ file: relative(ROOT, file), text: readFileSync(file, 'utf8') });
-      if (!anchors.has(anchor)) broken.push(`${where} (no heading with the anchor #${anchor} in ${relative(ROOT, file)})`);
-    }
-  }
-  return broken;
-}
+import { brokenLinks, docPages, headingAnchors, links } from './markdown.js';
 
 describe('links in README.md and docs/', () => {
   it('every relative link points at a file that exists, and every #anchor at a heading of it', () => {

@@ -3,7 +3,8 @@
  * blocks with the info string, inline code spans, links and heading anchors. The docs are written
  * plainly (fences at the start of a line, no nested fences), and this reads them that way.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's root directory, with a trailing slash. */
@@ -112,4 +113,30 @@ export function headingAnchors(page: Page): Set<string> {
     anchors.add(count === 0 ? base : `${base}-${count}`);
   }
   return anchors;
+}
+
+/**
+ * Every broken relative link of `pages` (files relative to `root`): `file:line: target (why)`. A
+ * link must point at a file inside `root`, and its `#anchor` at a heading of that file.
+ * test/docs/links.test.ts runs it on the repository, test/runtimes/packed-docs.test.ts on the
+ * unpacked tarball.
+ */
+export function brokenLinks(pages: readonly Page[], root: string = ROOT): string[] {
+  const broken: string[] = [];
+  for (const page of pages) {
+    for (const { line, target } of links(page)) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:: not checked here
+      const [path = '', anchor] = target.split('#', 2);
+      const file = path === '' ? join(root, page.file) : join(root, dirname(page.file), decodeURIComponent(path));
+      const where = `${page.file}:${line}: ${target}`;
+      if (!file.startsWith(root) || !existsSync(file)) {
+        broken.push(`${where} (no file ${relative(root, file)})`);
+        continue;
+      }
+      if (anchor === undefined || !file.endsWith('.md') || statSync(file).isDirectory()) continue;
+      const anchors = headingAnchors({ file: relative(root, file), text: readFileSync(file, 'utf8') });
+      if (!anchors.has(anchor)) broken.push(`${where} (no heading with the anchor #${anchor} in ${relative(root, file)})`);
+    }
+  }
+  return broken;
 }

@@ -23,7 +23,7 @@ async function runBot(type: 'commonjs' | 'module', file: string, guilds: number)
   const stateDir = await mkdtemp(join(tmpdir(), 'la-bot-state-'));
   const bot = runWithRuntime([project.main], {
     cwd: project.dir,
-    env: { LISTING_TOKEN: fx.projectToken, LISTING_V1: emu.urls.v1, LISTING_V0: emu.urls.v0, STATE_DIR: stateDir, DISCORD_API: fake.restUrl, DISCORD_TOKEN: fake.token },
+    env: { LISTING_AGENT_SERVICE_TOKEN: fx.projectToken, LISTING_V1: emu.urls.v1, LISTING_V0: emu.urls.v0, STATE_DIR: stateDir, DISCORD_API: fake.restUrl, DISCORD_TOKEN: fake.token },
   });
   const code = await bot.exit();
   return { code, output: bot.output(), metrics: emu.admin.metrics(fx.projectId), stateDir };

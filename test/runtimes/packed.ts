@@ -47,26 +47,48 @@ export function packedTarball(): Promise<string> {
   return packing;
 }
 
+/**
+ * The packed package unpacked into a temporary folder (what `npm install` puts in
+ * node_modules/listing-agent, before any dependency is added): its path, with a trailing slash.
+ */
+export async function unpackedPackage(): Promise<string> {
+  const dir = await temp('listing-agent-unpacked-');
+  await run('tar', ['xzf', await packedTarball(), '-C', dir, '--strip-components=1']);
+  return `${dir}/`;
+}
+
 /** A bot project: its folder and its entry file. */
 export interface BotProject {
   dir: string;
   main: string;
 }
 
+/** What else a bot project holds (see {@link botProject}). */
+export interface BotProjectOptions {
+  /** Files copied out of the installed package: project path -> path in the package (`examples/discord-bot.ts`). */
+  fromPackage?: Record<string, string>;
+  /** Packages of this repository's node_modules the bot has beside discord.js (`typescript`, `@types`). */
+  beside?: string[];
+}
+
 /**
  * A temporary bot project of `type` (`commonjs` or `module`) with the packed package installed and
  * discord.js beside it, running `bot` (a file of test/runtimes/bots/, copied as its main file;
- * none for a project that only runs the package's CLI).
+ * none for a project that only runs the package's CLI or its own files, `fromPackage`).
  */
-export async function botProject(type: 'commonjs' | 'module', bot?: string): Promise<BotProject> {
+export async function botProject(type: 'commonjs' | 'module', bot?: string, options: BotProjectOptions = {}): Promise<BotProject> {
   const dir = await temp(`listing-agent-${type}-bot-`);
   const installed = join(dir, 'node_modules', 'listing-agent');
   await mkdir(installed, { recursive: true });
   await run('tar', ['xzf', await packedTarball(), '-C', installed, '--strip-components=1']);
   // The bot's own discord.js, the package's dependencies, and one undici (discord.js's), as npm
   // installs them in a discord.js 14 bot.
-  await linkBotModules(REPO, dir);
+  await linkBotModules(REPO, dir, ['discord.js', ...(options.beside ?? [])]);
   await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: `${type}-bot`, private: true, type, dependencies: { 'listing-agent': '*', 'discord.js': '*' } }, null, 2)}\n`);
+  for (const [to, from] of Object.entries(options.fromPackage ?? {})) {
+    await mkdir(dirname(join(dir, to)), { recursive: true });
+    await copyFile(join(installed, from), join(dir, to));
+  }
   const main = join(dir, bot ?? 'index.js');
   if (bot !== undefined) await copyFile(join(REPO, 'test', 'runtimes', 'bots', bot), main);
   return { dir, main };

@@ -21,20 +21,35 @@ export interface RuntimeChild {
   line(text: string, timeoutMs?: number): Promise<string>;
   /** The exit code (or the signal's name). */
   exit(): Promise<number | string>;
+  /** Sends `signal` to the program, and with `processGroup` to every process it started too. */
+  kill(signal: NodeJS.Signals): void;
 }
 
+const groups: ChildProcess[] = [];
 const children: ChildProcess[] = [];
 afterEach(() => {
+  // A group first: a ShardingManager's shards outlive their manager, reconnecting for ever.
+  for (const child of groups.splice(0)) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // The whole group is gone already.
+    }
+  }
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-/** Runs `RUNTIME ...args` in `cwd` with exactly `env` (plus PATH and HOME); killed after the test. */
-export function runWithRuntime(args: string[], options: { cwd: string; env?: Record<string, string> }): RuntimeChild {
+/**
+ * Runs `RUNTIME ...args` in `cwd` with exactly `env` (plus PATH and HOME); killed after the test.
+ * With `processGroup`, it leads a process group of its own, and the whole group is killed.
+ */
+export function runWithRuntime(args: string[], options: { cwd: string; env?: Record<string, string>; processGroup?: boolean }): RuntimeChild {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env };
   // Deno runs a program with `deno run`, with every permission (a bot owner's `deno run -A bot.js`).
   const argv = RUNTIME_KIND === 'deno' ? ['run', '-A', ...args] : args;
-  const child = spawn(RUNTIME, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
+  const group = options.processGroup === true;
+  const child = spawn(RUNTIME, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+  (group ? groups : children).push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -64,5 +79,13 @@ export function runWithRuntime(args: string[], options: { cwd: string; env?: Rec
         if (child.exitCode !== null || child.signalCode !== null) onExit();
       }),
     exit: () => exited,
+    kill(signal) {
+      if (!group) return void child.kill(signal);
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // Every process of the group has ended already.
+      }
+    },
   };
 }

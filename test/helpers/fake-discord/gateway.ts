@@ -78,6 +78,11 @@ export interface FakeGateway {
   disconnectShard(shardId: number, options?: { code?: number; invalidateSession?: boolean }): number;
   /** The latest session of each shard that identified, by shard ID. */
   sessions(): FakeGatewaySession[];
+  /**
+   * Sends a dispatch (`INTERACTION_CREATE`, say) to the live session of the shard that owns
+   * `guildId`. False when that shard has no session past READY.
+   */
+  dispatchToGuild(guildId: string, type: string, data: unknown): boolean;
   /** Sends what `hold` withheld (one kind or both) and stops holding it. */
   release(what?: 'ready' | 'guilds'): void;
   /** Called after every guild change (index.ts keeps the REST `approximate_guild_count` true). */
@@ -344,6 +349,11 @@ export async function startFakeGateway(options: FakeGatewayOptions): Promise<Fak
     markAvailable(id) {
       const session = liveSessionOf(id);
       if (session) dispatch(session, 'GUILD_CREATE', guildCreatePayload(id, userId));
+    },
+    dispatchToGuild(guildId, type, data) {
+      const session = liveSessionOf(guildId);
+      if (session) dispatch(session, type, data);
+      return session !== undefined;
     },
     guildCount: (shardId) => gateway.guildIds(shardId).length,
     guildIds: (shardId) => [...guilds].filter(([, owner]) => shardId === undefined || owner === shardId).map(([id]) => id),

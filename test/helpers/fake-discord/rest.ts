@@ -26,6 +26,8 @@ export interface FakeRestRequest {
   path: string;
   authorization: string | undefined;
   status: number;
+  /** The request's body, as text ('' when it had none). */
+  body: string;
 }
 
 /** A fake of the two Discord REST endpoints the agent reads, with Discord's rate-limit headers. */
@@ -63,13 +65,16 @@ export async function startFakeDiscordRest(initial: Partial<FakeDiscordRestState
   const requests: FakeRestRequest[] = [];
   const extra = new Map<string, (req: IncomingMessage) => { status: number; body: unknown }>();
 
-  const answer = (req: IncomingMessage, res: ServerResponse, path: string) => {
+  const answer = (req: IncomingMessage, res: ServerResponse, path: string, received: string) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      requests.push({ method: req.method ?? '', path, authorization: req.headers.authorization, status });
-      res.writeHead(status, { 'content-type': 'application/json', ...headers });
-      res.end(JSON.stringify(body));
+      requests.push({ method: req.method ?? '', path, authorization: req.headers.authorization, status, body: received });
+      // 204 has no body, and so no content type (discord.js would try to read JSON from nothing).
+      if (status === 204) res.writeHead(status, headers).end();
+      else res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Bot ${state.token}`) return send(401, { message: '401: Unauthorized', code: 0 });
+    // An interaction's callback is authorised by the interaction's token in its path, not the bot's.
+    const unauthenticated = path.startsWith('/interactions/');
+    if (!unauthenticated && req.headers.authorization !== `Bot ${state.token}`) return send(401, { message: '401: Unauthorized', code: 0 });
     const limits = {
       'x-ratelimit-limit': '50',
       'x-ratelimit-bucket': 'fake-bucket',
@@ -105,12 +110,13 @@ export async function startFakeDiscordRest(initial: Partial<FakeDiscordRestState
   };
 
   const server = createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://fake');
       // Accept /api/v10/..., /api/v9/... and /api/... alike.
       const path = url.pathname.replace(/^\/api(\/v\d+)?/, '');
-      answer(req, res, path);
+      answer(req, res, path, Buffer.concat(chunks).toString('utf8'));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,14 +1,21 @@
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dockerStages, readRepoFile, REPO_ROOT, type DockerInstruction } from './deploy-files.js';
 import { configEnvironmentVariables } from '../../../src/config/fields.js';
+import { spawnCli } from '../../helpers/cli.js';
+import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
+import { freePort } from '../../helpers/ports.js';
 
 /**
  * The Dockerfile and deploy/compose.yaml, read as text. No Docker engine runs where these tests
- * run (CI included), so nothing is built or started: these checks pin the directives the
- * deployment relies on, and that the runtime stage needs no devDependency.
+ * run (CI included), so no image is built: these checks pin the directives the deployment relies
+ * on, and that the runtime stage needs no devDependency; the HEALTHCHECK's command is run as a
+ * process against the daemon, with the image's environment.
  */
 
 const DOCKERFILE = readRepoFile('Dockerfile');
@@ -17,7 +24,6 @@ const DOCKERIGNORE = readRepoFile('.dockerignore')
   .split('\n')
   .map((line) => line.trim())
   .filter((line) => line !== '' && !line.startsWith('#'));
-const HEALTHCHECK_SCRIPT = "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
 
 const stages = dockerStages(DOCKERFILE);
 const runtime = stages.at(-1)!;
@@ -59,7 +65,7 @@ describe('Dockerfile', () => {
     expect(env).toContain('MALLOC_MMAP_THRESHOLD_=131072');
     expect(args(runtime, 'EXPOSE')).toEqual(['9464']);
     const [healthcheck] = args(runtime, 'HEALTHCHECK');
-    expect(healthcheck).toContain(`CMD ["node", "-e", "${HEALTHCHECK_SCRIPT}"]`);
+    expect(healthcheck).toMatch(/^--interval=30s --timeout=5s --start-period=15s --retries=3 CMD \[/);
     expect(args(runtime, 'STOPSIGNAL')).toEqual(['SIGTERM']);
     expect(args(runtime, 'ENTRYPOINT')).toEqual(['["node", "--max-semi-space-size=2", "/app/dist/cli/main.js"]']);
     expect(args(runtime, 'CMD')).toEqual(['["run"]']);
@@ -138,7 +144,7 @@ describe('deploy/compose.yaml (checked as text: no YAML parser is a dependency)'
   });
 
   it("probes /healthz with the image's own HEALTHCHECK command", () => {
-    expect(service('listing-agent')).toContain(`test: ["CMD", "node", "-e", "${HEALTHCHECK_SCRIPT}"]`);
+    expect(service('listing-agent')).toContain(`test: ["CMD", ${JSON.stringify(healthcheckCommand()).slice(1, -1).replace(/","/g, '", "')}]`);
   });
 
   it('names LISTING_AGENT_SERVICE_TOKEN in the example env file', () => {
@@ -169,5 +175,69 @@ describe('deploy/compose.many.yaml: two agents and Redis', () => {
     const used = [...MANY.matchAll(/^\s+(LISTING_AGENT_[A-Z0-9_]+):/gm)].map((m) => m[1]!);
     expect(used.length).toBeGreaterThan(0);
     expect(used.filter((name) => !known.has(name))).toEqual([]);
+  });
+});
+
+/** The HEALTHCHECK's exec form: `CMD ["node", ...]`, as an argv. */
+function healthcheckCommand(): string[] {
+  const [healthcheck = ''] = args(runtime, 'HEALTHCHECK');
+  return JSON.parse(/ CMD (\[.*\])$/.exec(healthcheck)![1]!) as string[];
+}
+
+/** The image's `ENV` settings, as the container's processes see them. */
+function imageEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of args(runtime, 'ENV')) for (const match of line.matchAll(/(\w+)=(\S+)/g)) env[match[1]!] = match[2]!;
+  return env;
+}
+
+/** Runs `argv` as the container would, on this checkout: `node` is this Node, /app is the repository (the image's WORKDIR, where dist/ is). */
+function runInImage(argv: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const [program, ...rest] = argv.map((arg) => (arg.startsWith('/app/') ? join(REPO_ROOT, arg.slice('/app/'.length)) : arg));
+  expect(program).toBe('node');
+  return new Promise((resolve) => {
+    execFile(process.execPath, rest, { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 10_000 }, (error, _stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
+    });
+  });
+}
+
+describe("the image's HEALTHCHECK, run as a process with the image's environment", () => {
+  /** `listing-agent run` as the image runs it, with `-e` settings over the image's ENV; resolves once its health server listens. */
+  async function daemonWith(settings: Record<string, string>) {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const env = {
+      ...imageEnvironment(),
+      LISTING_AGENT_STATE_DIRECTORY: await mkdtemp(join(tmpdir(), 'la-container-state-')),
+      LISTING_AGENT_SERVICE_TOKEN: fx.projectToken,
+      LISTING_AGENT_SERVICE_V1: emu.urls.v1,
+      LISTING_AGENT_SERVICE_V0: emu.urls.v0,
+      ...settings,
+    };
+    const daemon = spawnCli(['run'], { env });
+    await daemon.lineContaining('health server listening');
+    return { daemon, env };
+  }
+
+  it('follows a port moved with -e LISTING_AGENT_HEALTH_LISTEN=0.0.0.0:<port>: healthy while the daemon runs, unhealthy once it stopped', async () => {
+    expect(imageEnvironment().LISTING_AGENT_HEALTH_LISTEN).toBe('0.0.0.0:9464');
+    const port = await freePort();
+    const { daemon, env } = await daemonWith({ LISTING_AGENT_HEALTH_LISTEN: `0.0.0.0:${port}` });
+    const healthy = await runInImage(healthcheckCommand(), env);
+    expect(healthy, healthy.stderr).toEqual({ code: 0, stderr: '' });
+    daemon.child.kill('SIGTERM');
+    await daemon.exit();
+    const gone = await runInImage(healthcheckCommand(), env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain(`listing-agent healthcheck: http://127.0.0.1:${port}/healthz: no answer`);
+  });
+
+  it('asks ::1 for a daemon listening on [::]:<port>, and names a value that is not an address', async () => {
+    const { env } = await daemonWith({ LISTING_AGENT_HEALTH_LISTEN: `[::]:${await freePort()}` });
+    const healthy = await runInImage(healthcheckCommand(), env);
+    expect(healthy, healthy.stderr).toEqual({ code: 0, stderr: '' });
+    const wrong = await runInImage(healthcheckCommand(), { ...env, LISTING_AGENT_HEALTH_LISTEN: 'localhost' });
+    expect(wrong).toEqual({ code: 1, stderr: 'listing-agent healthcheck: LISTING_AGENT_HEALTH_LISTEN=localhost: must be host:port (for example 127.0.0.1:9464) or a port\n' });
   });
 });

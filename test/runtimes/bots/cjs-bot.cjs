@@ -6,7 +6,7 @@
  * classes, and one set of held state locks (a second agent on the same state directory, made
  * through import(), is refused "by this process").
  *
- * env: LISTING_TOKEN, LISTING_V1, LISTING_V0, STATE_DIR, DISCORD_API, DISCORD_TOKEN
+ * env: LISTING_AGENT_SERVICE_TOKEN, LISTING_V1, LISTING_V0, STATE_DIR, DISCORD_API, DISCORD_TOKEN
  */
 const assert = require('node:assert/strict');
 const { Client, GatewayIntentBits } = require('discord.js');
@@ -31,7 +31,7 @@ async function oneCopy(required) {
     for (const name of Object.keys(viaImport)) assert.equal(viaRequire[name], viaImport[name], `listing-agent/${subpath}: ${name} is one object`);
   }
   // A second agent on the running one's state directory, through import(): the lock is held here.
-  const second = imported.createListingAgent({ token: env.LISTING_TOKEN, config, autoStart: false });
+  const second = imported.createListingAgent({ token: env.LISTING_AGENT_SERVICE_TOKEN, config, autoStart: false });
   const refused = await second.start().then(() => undefined, (error) => error);
   assert.ok(refused instanceof ListingAgentError, `the second agent's start is refused with a ListingAgentError (got ${refused})`);
   assert.match(refused.message, /by this process/);
@@ -45,7 +45,7 @@ const client = new Client({
   // The fake gateway needs no 5 s between identifies.
   ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => undefined }) },
 });
-const agent = createListingAgent({ token: env.LISTING_TOKEN, discord: client, config });
+const agent = createListingAgent({ token: env.LISTING_AGENT_SERVICE_TOKEN, discord: client, config });
 agent.once('posted', (result) => {
   console.log(`posted ${result.samples.at(-1).serverCount} servers`);
   console.log(`undici copies ${JSON.stringify({ beforePost, afterPost: undiciCopies() })}`);

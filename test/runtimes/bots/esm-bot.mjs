@@ -3,7 +3,7 @@
  * package installed (test/runtimes/packed-bots.test.ts): every subpath imports, an error thrown by
  * the package is an instance of the class that require() gives (one copy of the package).
  *
- * env: LISTING_TOKEN, LISTING_V1, LISTING_V0, STATE_DIR, DISCORD_API, DISCORD_TOKEN
+ * env: LISTING_AGENT_SERVICE_TOKEN, LISTING_V1, LISTING_V0, STATE_DIR, DISCORD_API, DISCORD_TOKEN
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -41,7 +41,7 @@ const bot = new Client({
   ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => undefined }) },
 });
 const config = { service: { v1: env.LISTING_V1, v0: env.LISTING_V0 }, health: { enabled: false }, state: { directory: env.STATE_DIR } };
-const agent = createListingAgent({ token: env.LISTING_TOKEN, discord: bot, config });
+const agent = createListingAgent({ token: env.LISTING_AGENT_SERVICE_TOKEN, discord: bot, config });
 agent.once('posted', (result) => {
   console.log(`posted ${result.samples.at(-1).serverCount} servers`);
   console.log(`undici copies ${JSON.stringify({ beforePost, afterPost: undiciCopies() })}`);
