@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig, ListingAgentConfigInput } from '../config/schema.js';
-import type { HealthServer } from '../health/server.js';
+import type { AgentHealth } from './health-wiring.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { createMetricsRecorder, type MetricsRecorder } from '../runtime/metrics-recorder.js';
 import type { AgentCluster } from './cluster.js';
@@ -13,8 +13,7 @@ import type { Capability, CapabilityContext, ServiceProject } from '../runtime/c
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import type { BringUp } from './bring-up.js';
-import type { AgentStatus } from './status-wiring.js';
-import { watchStateWrites } from './state-writes.js';
+import { recordStart, watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
@@ -66,11 +65,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly reconnectDelaysMs: readonly number[];
   private readonly ownsClient: boolean;
   private readonly cluster: AgentCluster | undefined;
-  private health: HealthServer | undefined;
-  /** The status page (`health.statusPage`), served by the health server; made by start(), its modules loaded then. */
-  private status: AgentStatus | undefined;
+  /** The health server and the status page on it (`health.enabled`): made by the first start(), their modules loaded then. */
+  private health: AgentHealth | undefined;
   private readonly mode: NonNullable<ListingAgentOptions['mode']>;
-  private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
   private readonly aborter = new AbortController();
   private started: Capability[] = [];
@@ -80,8 +77,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly tokenSource: string;
   /** The tries that bring the capabilities up (made by start()). */
   private bringingUp: BringUp | undefined;
-  /** The first start() call's promise: later calls share it. */
+  /** The start() under way or done (calls meanwhile share it); cleared when it fails, so that the next call starts again. */
   private starting: Promise<void> | undefined;
+  private startDone = false;
   /** Stops following the store's write health (set once the store is open). */
   private unwatchWrites: () => void = () => undefined;
   private readonly recorder: MetricsRecorder;
@@ -127,7 +125,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
 
   /** The health server's base URL once listening (`http://127.0.0.1:9464`). */
   get healthServerUrl(): string | undefined {
-    return this.healthUrl;
+    return this.health?.url;
   }
 
   /**
@@ -146,23 +144,37 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * that first try is over, reached or not: a service that cannot be reached is retried in the
    * background, and `/readyz` says why and what waits for it (stats, commands, the votes cursor,
    * v0 deliveries). Rejects only when the agent cannot run at all (the store
-   * cannot be opened, the health port is taken), with an error that says what to fix. With
-   * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis is
-   * down, and the capabilities start when it comes back.
+   * cannot be opened; for the daemon, the health port is taken), with an error that says what to
+   * fix, and leaves the agent idle. With `state.redis`, Redis being down is not such a case: the
+   * agent starts, `/readyz` says Redis is down, and the capabilities start when it comes back.
+   * Embedded, a health server that cannot listen does not stop the rest either: `error` is emitted
+   * (a `ListenError` naming `health.listen`), and the agent runs without it.
    *
-   * Safe to call more than once (an agent given `discord` starts itself): every call shares the
-   * first one's promise. Rejects once `stop()` was called: an agent is started once.
+   * Safe to call more than once (an agent given `discord` starts itself): a call while a start is
+   * under way shares it; a call after it tries again what did not start (the health server), and
+   * after a start that failed, the whole start. Rejects once `stop()` was called: an agent is
+   * started once.
    */
   start(): Promise<void> {
     if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
-    this.starting ??= this.doStart();
-    return this.starting;
+    if (this.starting === undefined) {
+      this.startDone = false;
+      this.starting = this.doStart().then(
+        () => void (this.startDone = true),
+        (error: unknown) => {
+          this.starting = undefined;
+          throw error;
+        },
+      );
+      return this.starting;
+    }
+    return this.startDone ? (this.health?.start() ?? Promise.resolve()) : this.starting;
   }
 
   private async doStart(): Promise<void> {
     this.phaseValue = 'starting';
-    this.mark('store', false, 'opening');
-    this.mark('service', false, 'not reached yet');
+    this.readiness.set('store', false, 'opening');
+    this.readiness.set('service', false, 'not reached yet');
     // Loaded at the first start, before anything can stop it halfway.
     const { createBringUp } = await import('./bring-up.js');
     try {
@@ -178,39 +190,24 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       await this.store.open();
       // A corrupt file set aside, a stale lock taken over: the store goes on, a person should know.
       for (const warning of this.store.warnings?.() ?? []) this.logger.warn({ store: this.store.describe() }, warning);
-      this.mark('store', true, this.store.describe());
+      this.readiness.set('store', true, this.store.describe());
       this.unwatchWrites = watchStateWrites({ store: this.store, readiness: this.readiness, metrics: this.metrics, logger: this.logger });
       if (this.config.health.enabled) {
-        if (this.config.health.statusPage) {
-          // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
-          const { config, store, logger, now, readiness, cluster, mode } = this;
-          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, metrics: this.recorder.recorded, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
-        }
-        this.health = (await import('../health/server.js')).createHealthServer({
-          listen: this.config.health.listen,
-          readiness: this.readiness,
+        // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
+        const { config, store, logger, now, readiness, cluster, mode } = this;
+        this.health ??= await (await import('./health-wiring.js')).createAgentHealth({
+          config, mode, logger, readiness, reportError: (error) => this.reportError(error),
           // Made (prom-client loaded) at the first scrape of /metrics.
           registry: () => this.registry,
-          logger: this.logger.child({ component: 'health' }),
-          ...(this.status ? { pages: this.status.pages } : {}),
+          status: () => ({ events: this, config, store, logger, now, readiness, metrics: this.recorder.recorded, cluster, mode, phase: () => this.phaseValue, started: () => this.started }),
         });
-        this.healthUrl = await this.health.start();
-        this.status?.start();
-        this.logger.info({ url: this.healthUrl }, 'health server listening');
+        await this.health.start();
       }
-      const record = { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() };
-      if (this.cluster) {
-        // A record of this agent's run, no more: Redis being down must not stop the start.
-        await this.store.set(this.stateKey(), record, { durable: true }).catch((error: unknown) => {
-          this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the start in Redis');
-        });
-      } else {
-        await this.store.set(STATE_KEY, record, { durable: true });
-      }
+      await recordStart(this.store, this.stateKey(), { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() }, this.cluster !== undefined, this.logger);
     } catch (error) {
-      this.phaseValue = 'stopped';
+      // Everything taken is given back: the next start() starts again.
+      this.phaseValue = 'idle';
       this.unwatchWrites();
-      this.status?.stop();
       await this.health?.stop().catch(() => undefined);
       await this.store.close().catch(() => undefined);
       await this.cluster?.connection.close().catch(() => undefined);
@@ -326,7 +323,6 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     });
     this.unwatchWrites();
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
-    this.status?.stop();
     if (this.ownsClient) await this.client.close().catch(() => undefined);
     await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));
     this.phaseValue = 'stopped';
@@ -380,10 +376,6 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
-  }
-
-  private mark(component: string, ready: boolean, detail: string): void {
-    this.readiness.set(component, ready, detail);
   }
 
   /** Emits `error` when someone listens (an EventEmitter would throw otherwise); always logs at debug. */

@@ -8,6 +8,7 @@ import type { VotesCapabilityOptions } from '../votes/capability.js';
 import type { WebhooksCapabilityOptions } from '../webhooks/capability.js';
 import type { Capability } from '../runtime/capability.js';
 import type { AgentLogger } from '../log/agent-logger.js';
+import type { AgentMode } from '../config/setting-names.js';
 
 /**
  * The configuration as {@link createListingAgent} takes it: the config file's fields, with
@@ -88,9 +89,12 @@ export interface ListingAgentOptions {
   agentId?: string;
   /**
    * How the agent runs, as the status page says: `embedded` (in a bot's process, or any code that
-   * made it) or `daemon` (`listing-agent run` passes it). Default `embedded`.
+   * made it) or `daemon` (`listing-agent run` passes it). Default `embedded`. An embedded agent's
+   * messages name the setting to change by its config path (`health.listen`), the daemon's by its
+   * `LISTING_AGENT_*` variable too; an embedded agent whose health port is taken runs on without
+   * it, the daemon refuses to start.
    */
-  mode?: 'embedded' | 'daemon';
+  mode?: AgentMode;
 }
 
 /** Where a stopped or failing agent stands. */
