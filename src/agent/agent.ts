@@ -16,7 +16,8 @@ import type { BringUp } from './bring-up.js';
 import { recordStart, watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
-import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import { HEADLINES, type AgentLogger } from '../log/agent-logger.js';
+import { agentLogging } from './default-logger.js';
 import { createReadiness, type Readiness } from '../runtime/readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import type { CommandsCapability } from '../commands/capability.js';
@@ -80,6 +81,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   /** The start() under way or done (calls meanwhile share it); cleared when it fails, so that the next call starts again. */
   private starting: Promise<void> | undefined;
   private startDone = false;
+  /** Writes the default logger's last summary of repeated lines (at the stop). */
+  private readonly flushLog: () => void;
   /** Stops following the store's write health (set once the store is open). */
   private unwatchWrites: () => void = () => undefined;
   private readonly recorder: MetricsRecorder;
@@ -88,8 +91,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   constructor(options: ListingAgentOptions) {
     super();
     this.config = parseConfig(configWithShorthands(options));
-    this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
+    ({ logger: this.logger, flush: this.flushLog } = agentLogging(options.logger, this.config, this.now));
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
     this.metrics = this.recorder = createMetricsRecorder(this.readiness);
     // A registry given is used at once (two agents on one registry are refused here); else one is
@@ -97,7 +100,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     if (options.registry !== undefined) this.registryValue = metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded, options.registry);
     ({ store: this.store, cluster: this.cluster, client: this.client } = agentParts(this.config, options, this.logger));
     this.ownsClient = options.client === undefined;
-    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
+    // The agent's logger (the default one when none is given), for what logs outside the context (the push source).
+    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, { ...options, logger: this.logger }, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
     this.mode = options.mode ?? 'embedded';
@@ -243,7 +247,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         this.phaseValue = 'running';
         // Only an agent that runs its capabilities competes for the lease.
         this.cluster?.leadership.start();
-        this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, 'agent ready');
+        this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, HEADLINES.ready);
         this.emit('ready', { projectId: project.id, projectName: project.name });
       },
     });
@@ -327,6 +331,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));
     this.phaseValue = 'stopped';
     this.logger.info('agent stopped');
+    this.flushLog();
     this.emit('stopped');
   }
 

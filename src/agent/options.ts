@@ -25,8 +25,13 @@ export interface ListingAgentOptions {
   config?: AgentConfigInput;
   /** The project token: shorthand for `config.service.token` (give it once). */
   token?: string;
-  /** A pino-compatible logger. Default: silent. */
-  logger?: AgentLogger;
+  /**
+   * A pino-compatible logger, or `false` for none. Default: the agent writes its warnings and
+   * errors to stderr (`console.error`), one plain line each beginning `listing-agent:` (a line
+   * repeated within a minute is written once, then summarised), and one line when it is ready and
+   * one at its first stats post.
+   */
+  logger?: AgentLogger | false;
   /** The state store. Default: the file store in `config.state.directory`. */
   store?: StateStore;
   /** The service client. Default: one made from `config.service`. */

@@ -101,6 +101,7 @@ describe('agent: health server', () => {
       config: { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: `127.0.0.1:${port}` }, stats: { enabled: true } },
       countSource: { description: 'the second bot', read: async () => ({ ready: true, serverCount: 42, shardCount: 1 }) },
       store: createMemoryStore(),
+      logger: false,
     });
     agents.push(second);
     const errors: Error[] = [];
