@@ -1,5 +1,6 @@
 import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig } from '../config/schema.js';
+import { settingName } from '../config/setting-names.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { StateStore } from '../store/types.js';
 import type { AgentCluster } from './cluster.js';
@@ -21,7 +22,9 @@ export function agentParts(config: ListingAgentConfig, options: ListingAgentOpti
     const { createAgentCluster, defaultAgentId } = redisCluster.get();
     ({ store, ...cluster } = createAgentCluster(redis, options.agentId ?? redis.agentId ?? defaultAgentId(), logger));
   } else {
-    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory });
+    // Its messages name the setting as the agent's user sets it (state.directory, embedded).
+    const setting = settingName('state.directory', options.mode ?? 'embedded');
+    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory, setting });
   }
   const client =
     options.client ??

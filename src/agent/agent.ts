@@ -100,11 +100,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     if (options.registry !== undefined) this.registryValue = metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded, options.registry);
     ({ store: this.store, cluster: this.cluster, client: this.client } = agentParts(this.config, options, this.logger));
     this.ownsClient = options.client === undefined;
-    // The agent's logger (the default one when none is given), for what logs outside the context (the push source).
-    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, { ...options, logger: this.logger }, this.cluster);
+    this.mode = options.mode ?? 'embedded';
+    // The agent's logger (the default one when none is given) and mode, for what logs or names a setting outside the context.
+    const made = { ...options, logger: this.logger, mode: this.mode };
+    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, made, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
-    this.mode = options.mode ?? 'embedded';
     if (options.discord !== undefined && options.autoStart !== false) {
       followBot(this, options.discord, this.logger, (error) => this.reportError(error));
     } else if (options.autoStart === true) {
@@ -147,17 +148,16 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * votes are recorded and rewarded from here on), then tries the service once. Resolves when
    * that first try is over, reached or not: a service that cannot be reached is retried in the
    * background, and `/readyz` says why and what waits for it (stats, commands, the votes cursor,
-   * v0 deliveries). Rejects only when the agent cannot run at all (the store
-   * cannot be opened; for the daemon, the health port is taken), with an error that says what to
-   * fix, and leaves the agent idle. With `state.redis`, Redis being down is not such a case: the
-   * agent starts, `/readyz` says Redis is down, and the capabilities start when it comes back.
-   * Embedded, a health server that cannot listen does not stop the rest either: `error` is emitted
-   * (a `ListenError` naming `health.listen`), and the agent runs without it.
+   * v0 deliveries). Rejects only when the agent cannot run at all (the store cannot be opened;
+   * for the daemon, the health port is taken), with an error that says what to fix, and leaves
+   * the agent idle. With `state.redis`, Redis being down is not such a case: the agent starts,
+   * `/readyz` says Redis is down, and the capabilities start when it comes back. Embedded, a
+   * health port that is taken is not either: `error` is emitted (a `ListenError` naming
+   * `health.listen`), and the agent runs without its health server.
    *
    * Safe to call more than once (an agent given `discord` starts itself): a call while a start is
    * under way shares it; a call after it tries again what did not start (the health server), and
-   * after a start that failed, the whole start. Rejects once `stop()` was called: an agent is
-   * started once.
+   * after a failed start, the whole start. Rejects once `stop()` was called.
    */
   start(): Promise<void> {
     if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
@@ -199,15 +199,17 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       if (this.config.health.enabled) {
         // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
         const { config, store, logger, now, readiness, cluster, mode } = this;
+        const reads = { phase: () => this.phaseValue, started: () => this.started };
         this.health ??= await (await import('./health-wiring.js')).createAgentHealth({
           config, mode, logger, readiness, reportError: (error) => this.reportError(error),
           // Made (prom-client loaded) at the first scrape of /metrics.
           registry: () => this.registry,
-          status: () => ({ events: this, config, store, logger, now, readiness, metrics: this.recorder.recorded, cluster, mode, phase: () => this.phaseValue, started: () => this.started }),
+          status: () => ({ events: this, config, store, logger, now, readiness, cluster, mode, metrics: this.recorder.recorded, ...reads }),
         });
         await this.health.start();
       }
-      await recordStart(this.store, this.stateKey(), { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() }, this.cluster !== undefined, this.logger);
+      const record = { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() };
+      await recordStart(this.store, this.stateKey(), record, this.cluster !== undefined, this.logger);
     } catch (error) {
       // Everything taken is given back: the next start() starts again.
       this.phaseValue = 'idle';
@@ -263,6 +265,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       logger: this.logger,
       metrics: this.metrics,
       readiness: this.readiness,
+      mode: this.mode,
       now: this.now,
       reportError: (error) => this.reportError(error),
       emit: (event, ...args) => {

@@ -64,7 +64,8 @@ export async function createAgentHealth(options: AgentHealthOptions): Promise<Ag
     } catch (error) {
       listening = undefined;
       if (mode === 'daemon' || !(error instanceof ListenError)) throw error;
-      logger.error({ err: error.message }, 'the health server is not listening; the agent runs on without it, and agent.start() tries it again');
+      const text = 'the health server is not listening; the agent runs on without it, and agent.start() tries it again';
+      logger.error({ err: error.message }, text);
       options.reportError(error);
       return;
     }

@@ -83,6 +83,8 @@ export interface StateLockOptions extends LockJudgeContext {
   fs: FileStoreFs;
   directory: string;
   now: () => number;
+  /** The setting that moves the directory, as the messages name it. Default `state.directory (LISTING_AGENT_STATE_DIRECTORY)`. */
+  setting?: string;
 }
 
 /** A held `state.lock`: refreshed while held, removed by `release()`. */
@@ -140,7 +142,7 @@ export async function acquireStateLock(options: StateLockOptions): Promise<State
 
 function busy({ options, path }: Attempt, record: LockRecord | undefined, why: string): StoreError {
   return new StoreError(
-    `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why}); stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
+    `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why}); stop that agent or use another ${options.setting ?? STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
     path,
   );
 }
@@ -159,13 +161,14 @@ async function inspect({ options, path }: Attempt): Promise<SeenLock | undefined
 /** Creates the lock: its inode when created, undefined when one exists already. */
 async function create({ options, path }: Attempt): Promise<number | undefined> {
   const { fs, directory } = options;
+  const setting = options.setting ?? STATE_DIRECTORY_SETTING;
   const record: LockRecord = { ...options.owner, startedAt: new Date(options.now()).toISOString() };
   let handle;
   try {
     handle = await fs.open(path, 'wx', 0o600);
   } catch (error) {
     if (errnoCode(error) === 'EEXIST') return undefined;
-    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting} to a writable directory`, path, { cause: error });
   }
   try {
     await handle.writeFile(`${JSON.stringify(record)}\n`);
@@ -174,7 +177,7 @@ async function create({ options, path }: Attempt): Promise<number | undefined> {
   } catch (error) {
     await handle.close().catch(() => undefined);
     await fs.unlink(path).catch(() => undefined);
-    throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+    throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${setting} to a writable directory`, path, { cause: error });
   }
 }
 
