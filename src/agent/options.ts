@@ -8,7 +8,6 @@ import type { VotesCapabilityOptions } from '../votes/capability.js';
 import type { WebhooksCapabilityOptions } from '../webhooks/capability.js';
 import type { Capability } from '../runtime/capability.js';
 import type { AgentLogger } from '../log/agent-logger.js';
-import type { AgentMode } from '../config/setting-names.js';
 
 /**
  * The configuration as {@link createListingAgent} takes it: the config file's fields, with
@@ -99,7 +98,7 @@ export interface ListingAgentOptions {
    * `LISTING_AGENT_*` variable too; an embedded agent whose health port is taken runs on without
    * it, the daemon refuses to start.
    */
-  mode?: AgentMode;
+  mode?: 'embedded' | 'daemon';
 }
 
 /** Where a stopped or failing agent stands. */

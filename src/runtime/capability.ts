@@ -1,6 +1,5 @@
 import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import type { AgentMode } from '../config/setting-names.js';
 import type { AgentMetrics } from './metrics.js';
 import type { StateStore } from '../store/types.js';
 import type { AgentLogger } from '../log/agent-logger.js';
@@ -42,7 +41,7 @@ export interface CapabilityContext<Events extends EventMap<Events> = EventMap> {
    * `health.listen` embedded, `health.listen (LISTING_AGENT_HEALTH_LISTEN)` for the daemon).
    * Absent in a context made outside the agent (a test): the daemon's voice.
    */
-  mode?: AgentMode;
+  mode?: 'embedded' | 'daemon';
   /** Current time in epoch ms (injected in tests). */
   now(): number;
   /** Reports an error without stopping the agent (logged, and emitted as `error`). */
