@@ -45,7 +45,8 @@ function valueText(value: unknown): string | undefined {
   if (value instanceof Error) return value.message;
   if (typeof value !== 'object') return String(value);
   try {
-    return JSON.stringify(value);
+    // A field named like a secret is left out at any depth, as at the top.
+    return JSON.stringify(value, (key, inner: unknown) => (HIDDEN_KEYS.has(key.toLowerCase()) ? undefined : inner));
   } catch {
     return String(value);
   }

@@ -54,6 +54,10 @@ describe('createConsoleLogger', () => {
   it('leaves out the fields named like secrets and scrubs every secret value, wherever it is', () => {
     const { lines, logger } = consoleLog(['s3cr3t-project-token']);
     logger.error({ token: 'another-token-value', err: 'Authorization s3cr3t-project-token was refused', hook: 'reward' }, 'a hook failed with s3cr3t-project-token');
-    expect(lines).toEqual(['listing-agent: a hook failed with [redacted]: Authorization [redacted] was refused (hook: reward)']);
+    logger.warn({ hook: { name: 'reward', secret: 'a-hook-secret-value' } }, 'a nested one');
+    expect(lines).toEqual([
+      'listing-agent: a hook failed with [redacted]: Authorization [redacted] was refused (hook: reward)',
+      'listing-agent: a nested one (hook: {"name":"reward"})',
+    ]);
   });
 });
