@@ -1,5 +1,6 @@
 import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig } from '../config/schema.js';
+import { settingName } from '../config/setting-names.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { StateStore } from '../store/types.js';
 import type { AgentCluster } from './cluster.js';
@@ -22,9 +23,11 @@ export function agentParts(config: ListingAgentConfig, options: ListingAgentOpti
     const { createAgentCluster, defaultAgentId } = redisCluster.get();
     ({ store, ...cluster } = createAgentCluster(redis, options.agentId ?? redis.agentId ?? defaultAgentId(), logger));
   } else {
-    // In a shard's process, the lock says which: a sibling shard's agent then says to make one agent, in the manager's process.
+    // Its messages name the setting as the agent's user sets it (state.directory, embedded). In a
+    // shard's process, the lock says which: a sibling shard's agent then says to make one agent, in the manager's process.
+    const setting = settingName('state.directory', options.mode ?? 'embedded');
     const botProcess = botProcessOf(options.discord);
-    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory, ...(botProcess ? { botProcess } : {}) });
+    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory, setting, ...(botProcess ? { botProcess } : {}) });
   }
   const client =
     options.client ??

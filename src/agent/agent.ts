@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { ListingClient } from '../api/client.js';
 import type { ListingAgentConfig, ListingAgentConfigInput } from '../config/schema.js';
-import type { HealthServer } from '../health/server.js';
+import type { AgentHealth } from './health-wiring.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { createMetricsRecorder, type MetricsRecorder } from '../runtime/metrics-recorder.js';
 import type { AgentCluster } from './cluster.js';
@@ -13,11 +13,11 @@ import type { Capability, CapabilityContext, ServiceProject } from '../runtime/c
 import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import type { BringUp } from './bring-up.js';
-import type { AgentStatus } from './status-wiring.js';
-import { closeState, watchStateWrites } from './state-writes.js';
+import { closeState, recordStart, watchStateWrites } from './state-writes.js';
 import { configWithShorthands, followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
-import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import { HEADLINES, type AgentLogger } from '../log/agent-logger.js';
+import { agentLogging } from './default-logger.js';
 import { createReadiness, type Readiness } from '../runtime/readiness.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import type { CommandsCapability } from '../commands/capability.js';
@@ -66,11 +66,9 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly reconnectDelaysMs: readonly number[];
   private readonly ownsClient: boolean;
   private readonly cluster: AgentCluster | undefined;
-  private health: HealthServer | undefined;
-  /** The status page (`health.statusPage`), served by the health server; made by start(), its modules loaded then. */
-  private status: AgentStatus | undefined;
+  /** The health server and the status page on it (`health.enabled`): made by the first start(), their modules loaded then. */
+  private health: AgentHealth | undefined;
   private readonly mode: NonNullable<ListingAgentOptions['mode']>;
-  private healthUrl: string | undefined;
   private phaseValue: AgentPhase = 'idle';
   private readonly aborter = new AbortController();
   private started: Capability[] = [];
@@ -80,8 +78,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private readonly tokenSource: string;
   /** The tries that bring the capabilities up (made by start()). */
   private bringingUp: BringUp | undefined;
-  /** The first start() call's promise: later calls share it. */
+  /** The start() under way or done (calls meanwhile share it); cleared when it fails, so that the next call starts again. */
   private starting: Promise<void> | undefined;
+  private startDone = false;
+  /** Writes the default logger's last summary of repeated lines (at the stop). */
+  private readonly flushLog: () => void;
   /** Stops following the store's write health (set once the store is open). */
   private unwatchWrites: () => void = () => undefined;
   private readonly recorder: MetricsRecorder;
@@ -90,8 +91,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   constructor(options: ListingAgentOptions) {
     super();
     this.config = parseConfig(configWithShorthands(options));
-    this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
+    ({ logger: this.logger, flush: this.flushLog } = agentLogging(options.logger, this.config, this.now));
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
     this.metrics = this.recorder = createMetricsRecorder(this.readiness);
     // A registry given is used at once (two agents on one registry are refused here); else one is
@@ -99,10 +100,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     if (options.registry !== undefined) this.registryValue = metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded, options.registry);
     ({ store: this.store, cluster: this.cluster, client: this.client } = agentParts(this.config, options, this.logger));
     this.ownsClient = options.client === undefined;
-    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, options, this.cluster);
+    this.mode = options.mode ?? 'embedded';
+    // The agent's logger (the default one when none is given) and mode, for what logs or names a setting outside the context.
+    const made = { ...options, logger: this.logger, mode: this.mode };
+    this.capabilities = options.capabilities ?? defaultCapabilities(this.config, made, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
-    this.mode = options.mode ?? 'embedded';
     if (options.discord !== undefined && options.autoStart !== false) {
       followBot(this, options.discord, this.logger, (error) => this.reportError(error));
     } else if (options.autoStart === true) {
@@ -127,7 +130,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
 
   /** The health server's base URL once listening (`http://127.0.0.1:9464`). */
   get healthServerUrl(): string | undefined {
-    return this.healthUrl;
+    return this.health?.url;
   }
 
   /**
@@ -145,24 +148,37 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * votes are recorded and rewarded from here on), then tries the service once. Resolves when
    * that first try is over, reached or not: a service that cannot be reached is retried in the
    * background, and `/readyz` says why and what waits for it (stats, commands, the votes cursor,
-   * v0 deliveries). Rejects only when the agent cannot run at all (the store
-   * cannot be opened, the health port is taken), with an error that says what to fix. With
-   * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis is
-   * down, and the capabilities start when it comes back.
+   * v0 deliveries). Rejects only when the agent cannot run at all (the store cannot be opened;
+   * for the daemon, the health port is taken), with an error that says what to fix, and leaves
+   * the agent idle. With `state.redis`, Redis being down is not such a case: the agent starts,
+   * `/readyz` says Redis is down, and the capabilities start when it comes back. Embedded, a
+   * health port that is taken is not either: `error` is emitted (a `ListenError` naming
+   * `health.listen`), and the agent runs without its health server.
    *
-   * Safe to call more than once (an agent given `discord` starts itself): every call shares the
-   * first one's promise. Rejects once `stop()` was called: an agent is started once.
+   * Safe to call more than once (an agent given `discord` starts itself): a call while a start is
+   * under way shares it; a call after it tries again what did not start (the health server), and
+   * after a failed start, the whole start. Rejects once `stop()` was called.
    */
   start(): Promise<void> {
     if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
-    this.starting ??= this.doStart();
-    return this.starting;
+    if (this.starting === undefined) {
+      this.startDone = false;
+      this.starting = this.doStart().then(
+        () => void (this.startDone = true),
+        (error: unknown) => {
+          this.starting = undefined;
+          throw error;
+        },
+      );
+      return this.starting;
+    }
+    return this.startDone ? (this.health?.start() ?? Promise.resolve()) : this.starting;
   }
 
   private async doStart(): Promise<void> {
     this.phaseValue = 'starting';
-    this.mark('store', false, 'opening');
-    this.mark('service', false, 'not reached yet');
+    this.readiness.set('store', false, 'opening');
+    this.readiness.set('service', false, 'not reached yet');
     // Loaded at the first start, before anything can stop it halfway.
     const { createBringUp } = await import('./bring-up.js');
     try {
@@ -178,39 +194,26 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       await this.store.open();
       // A corrupt file set aside, a stale lock taken over: the store goes on, a person should know.
       for (const warning of this.store.warnings?.() ?? []) this.logger.warn({ store: this.store.describe() }, warning);
-      this.mark('store', true, this.store.describe());
+      this.readiness.set('store', true, this.store.describe());
       this.unwatchWrites = watchStateWrites({ store: this.store, readiness: this.readiness, metrics: this.metrics, logger: this.logger });
       if (this.config.health.enabled) {
-        if (this.config.health.statusPage) {
-          // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
-          const { config, store, logger, now, readiness, cluster, mode } = this;
-          this.status = (await import('./status-wiring.js')).createAgentStatus({ events: this, config, store, logger, now, readiness, metrics: this.recorder.recorded, cluster, mode, phase: () => this.phaseValue, started: () => this.started });
-        }
-        this.health = (await import('../health/server.js')).createHealthServer({
-          listen: this.config.health.listen,
-          readiness: this.readiness,
+        // Loaded only when enabled: an agent with health off (a bot posting stats) loads neither.
+        const { config, store, logger, now, readiness, cluster, mode } = this;
+        const reads = { phase: () => this.phaseValue, started: () => this.started };
+        this.health ??= await (await import('./health-wiring.js')).createAgentHealth({
+          config, mode, logger, readiness, reportError: (error) => this.reportError(error),
           // Made (prom-client loaded) at the first scrape of /metrics.
           registry: () => this.registry,
-          logger: this.logger.child({ component: 'health' }),
-          ...(this.status ? { pages: this.status.pages } : {}),
+          status: () => ({ events: this, config, store, logger, now, readiness, cluster, mode, metrics: this.recorder.recorded, ...reads }),
         });
-        this.healthUrl = await this.health.start();
-        this.status?.start();
-        this.logger.info({ url: this.healthUrl }, 'health server listening');
+        await this.health.start();
       }
       const record = { version: CLIENT_VERSION, startedAt: new Date(this.now()).toISOString() };
-      if (this.cluster) {
-        // A record of this agent's run, no more: Redis being down must not stop the start.
-        await this.store.set(this.stateKey(), record, { durable: true }).catch((error: unknown) => {
-          this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the start in Redis');
-        });
-      } else {
-        await this.store.set(STATE_KEY, record, { durable: true });
-      }
+      await recordStart(this.store, this.stateKey(), record, this.cluster !== undefined, this.logger);
     } catch (error) {
-      this.phaseValue = 'stopped';
+      // Everything taken is given back: the next start() starts again.
+      this.phaseValue = 'idle';
       this.unwatchWrites();
-      this.status?.stop();
       await this.health?.stop().catch(() => undefined);
       await this.store.close().catch(() => undefined);
       await this.cluster?.connection.close().catch(() => undefined);
@@ -246,7 +249,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         this.phaseValue = 'running';
         // Only an agent that runs its capabilities competes for the lease.
         this.cluster?.leadership.start();
-        this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, 'agent ready');
+        this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, HEADLINES.ready);
         this.emit('ready', { projectId: project.id, projectName: project.name });
       },
     });
@@ -262,6 +265,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       logger: this.logger,
       metrics: this.metrics,
       readiness: this.readiness,
+      mode: this.mode,
       now: this.now,
       reportError: (error) => this.reportError(error),
       emit: (event, ...args) => {
@@ -318,11 +322,11 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     if (opened) await closeState({ store: this.store, key: this.stateKey(), now: this.now, logger: this.logger, reportError: (error) => this.reportError(error) });
     this.unwatchWrites();
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
-    this.status?.stop();
     if (this.ownsClient) await this.client.close().catch(() => undefined);
     await this.cluster?.connection.close().catch((error: unknown) => this.reportError(error));
     this.phaseValue = 'stopped';
     this.logger.info('agent stopped');
+    this.flushLog();
     this.emit('stopped');
   }
 
@@ -372,10 +376,6 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
-  }
-
-  private mark(component: string, ready: boolean, detail: string): void {
-    this.readiness.set(component, ready, detail);
   }
 
   /** Emits `error` when someone listens (an EventEmitter would throw otherwise); always logs at debug. */

@@ -10,6 +10,7 @@ export function commandsCapability(config: ListingAgentConfig, options: ListingA
     commandsSourceFor(config, {
       ...(options.commands !== undefined ? { commands: options.commands } : {}),
       ...(options.discord !== undefined ? { discord: options.discord } : {}),
+      mode: options.mode ?? 'embedded',
     }),
   );
 }

@@ -24,8 +24,13 @@ export interface ListingAgentOptions {
   config?: AgentConfigInput;
   /** The project token: shorthand for `config.service.token` (give it once). */
   token?: string;
-  /** A pino-compatible logger. Default: silent. */
-  logger?: AgentLogger;
+  /**
+   * A pino-compatible logger, or `false` for none. Default: the agent writes its warnings and
+   * errors to stderr (`console.error`), one plain line each beginning `listing-agent:` (a line
+   * repeated within a minute is written once, then summarised), and one line when it is ready and
+   * one at its first stats post.
+   */
+  logger?: AgentLogger | false;
   /** The state store. Default: the file store in `config.state.directory`. */
   store?: StateStore;
   /** The service client. Default: one made from `config.service`. */
@@ -88,7 +93,10 @@ export interface ListingAgentOptions {
   agentId?: string;
   /**
    * How the agent runs, as the status page says: `embedded` (in a bot's process, or any code that
-   * made it) or `daemon` (`listing-agent run` passes it). Default `embedded`.
+   * made it) or `daemon` (`listing-agent run` passes it). Default `embedded`. An embedded agent's
+   * messages name the setting to change by its config path (`health.listen`), the daemon's by its
+   * `LISTING_AGENT_*` variable too; an embedded agent whose health port is taken runs on without
+   * it, the daemon refuses to start.
    */
   mode?: 'embedded' | 'daemon';
 }

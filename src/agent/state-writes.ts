@@ -72,3 +72,21 @@ export async function closeState({ store, key, now, logger, reportError }: State
     reportError(error);
   });
 }
+
+/**
+ * Records the start of this agent's run under `key` (`agent:lastRun`, or one key per agent when
+ * several share the state). `shared` (Redis): a record and no more, so Redis being down is logged
+ * and the start goes on; else a failed write fails the start.
+ */
+export async function recordStart(
+  store: StateStore,
+  key: string,
+  record: { version: string; startedAt: string },
+  shared: boolean,
+  logger: AgentLogger,
+): Promise<void> {
+  if (!shared) return store.set(key, record, { durable: true });
+  await store.set(key, record, { durable: true }).catch((error: unknown) => {
+    logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the start in Redis');
+  });
+}

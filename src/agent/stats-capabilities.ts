@@ -38,7 +38,9 @@ export function embeddedBot(options: ListingAgentOptions): unknown {
 function statsSource(config: ListingAgentConfig, options: ListingAgentOptions, botSource: (bot: unknown) => CountSource): CountSource {
   if (options.countSource) return options.countSource;
   if (config.stats.source !== 'embedded') {
-    return configuredSourceOnStart(sourceSpec(config, options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {}));
+    const mode = options.mode ?? 'embedded';
+    const logger = options.logger ? { logger: options.logger.child({ source: config.stats.source }) } : {};
+    return configuredSourceOnStart(sourceSpec(config, { mode, ...logger }));
   }
   return botSource(embeddedBot(options));
 }

@@ -18,18 +18,19 @@ import { configuredSourceOnStart, embeddedBot } from './stats-capabilities.js';
  */
 export function sharedStatsCapabilities(config: ListingAgentConfig, options: ListingAgentOptions, cluster: AgentCluster): Capability[] {
   const leaderOnly = (capability: Capability): Capability => whileLeading(capability, cluster.leadership);
+  const mode = options.mode ?? 'embedded';
   if (config.stats.source === 'embedded' || config.stats.source === 'redis') {
     const capabilities: Capability[] = [];
     if (config.stats.source === 'embedded') {
       capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
     }
-    const summed = configuredSourceOnStart(sourceSpec({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection }));
+    const summed = configuredSourceOnStart(sourceSpec({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection, mode }));
     capabilities.push(leaderOnly(createStatsCapability(summed)));
     return capabilities;
   }
   if (config.stats.source === 'push') {
     // Every agent takes pushes and shares them through Redis; the leader posts their sum.
-    sourceSpec(config); // a missing key is refused now, not when the endpoint starts
+    sourceSpec(config, { mode }); // a missing key is refused now, not when the endpoint starts
     return [
       createPushShareCapability({ connection: cluster.connection, process: cluster.agentId }),
       leaderOnly(createStatsCapability(configuredSourceOnStart(pushSumSpec(config, cluster.connection)))),

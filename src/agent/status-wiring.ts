@@ -215,7 +215,7 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
   }
 
   return {
-    pages: createStatusPages({ document, actions: statusActions(options), adminToken: config.health.adminToken, logger }),
+    pages: createStatusPages({ document, actions: statusActions(options), adminToken: config.health.adminToken, logger, mode: options.mode }),
     document,
     start() {
       known.startedAt = now();

@@ -8,6 +8,7 @@ import { createDiscordCommandsSource } from './sources/discord-rest.js';
 import { createFileCommandsSource } from './sources/file.js';
 import { createStaticCommandsSource } from './sources/static.js';
 import type { CommandSource } from './types.js';
+import { settingName, type AgentMode } from '../config/setting-names.js';
 
 /** What besides the config decides the commands source. */
 export interface CommandsSourceInputs {
@@ -17,6 +18,8 @@ export interface CommandsSourceInputs {
   discord?: unknown;
   /** Where a relative `commands.file` is found. Default: the process's working directory. */
   cwd?: string;
+  /** Whose words the messages are in: `embedded` names `discord.token` alone; default the daemon's, with its variable. */
+  mode?: AgentMode;
 }
 
 /**
@@ -43,7 +46,7 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
         path: 'commands.source',
         message:
           managerWithoutCommands(bot) ??
-          'is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as `discord` to createListingAgent, set discord.token (LISTING_AGENT_DISCORD_TOKEN), or use source file',
+          `is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as \`discord\` to createListingAgent, set ${settingName('discord.token', inputs.mode)}, or use source file`,
       },
     ]);
   }
@@ -53,6 +56,7 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
     token,
     apiBaseUrl: config.discord.apiBaseUrl,
     ...(applicationId !== undefined ? { applicationId } : {}),
+    ...(inputs.mode ? { mode: inputs.mode } : {}),
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { configSchema, SECRET_PATHS } from './schema.js';
+import { environmentVariableName } from './setting-names.js';
 
 /**
  * The config's leaf fields, found by walking the zod schema, so that a field added to the schema
@@ -157,11 +158,8 @@ export function knownKeys(path: readonly string[]): string[] {
   return schema ? [...new Set(objectShapes(schema).flatMap((shape) => Object.keys(shape)))] : [];
 }
 
-/** The environment variable of a field: `votes.pollInterval` -> `LISTING_AGENT_VOTES_POLL_INTERVAL`. */
-export function environmentVariableName(path: readonly string[]): string {
-  const parts = path.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
-  return ['LISTING_AGENT', ...parts].join('_');
-}
+/** The environment variable of a field (config/setting-names.ts, which needs no schema). */
+export { environmentVariableName };
 
 /** The variable that names the config file when `--config` is absent. */
 export const CONFIG_FILE_VARIABLE = 'LISTING_AGENT_CONFIG';

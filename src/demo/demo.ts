@@ -97,6 +97,8 @@ function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, 
     },
     countSource: simulatedBotSource(bot),
     commands: DEMO_COMMANDS,
+    // The narration says what happens, in its own lines: no stderr lines of the agent's among them.
+    logger: false,
     // The demo's clock, which it moves 12 h ahead (with the emulator's) to show the reminders.
     now: () => Date.now() + run.clockOffsetMs,
     // The reminder timer looks at the clock every second, so a moved clock fires within one.

@@ -2,6 +2,7 @@ import { redact } from '../api/redact.js';
 import { formatDuration } from '../config/duration.js';
 import { createRateLimitBook, readRateLimit } from './rate-limit.js';
 import { botToken, DISCORD_CONNECTION_DEFAULTS, discordGet, discordMessage, type DiscordConnectionOptions } from './rest.js';
+import { settingName, type AgentMode } from '../config/setting-names.js';
 
 /*
  * The one way the agent's Discord REST sources (the count source, the commands source) ask
@@ -78,7 +79,7 @@ export function createDiscordRestClient(options: DiscordConnectionOptions): Disc
       : `X-RateLimit-Remaining reached 0 on ${route}`;
     book.record(route, limit, now(), note);
     if (status >= 200 && status < 300) return { ok: true, body };
-    return { ok: false, status, body, reason: refusal(status, route, body, note, limit.waitMs) };
+    return { ok: false, status, body, reason: refusal(status, route, body, note, limit.waitMs, options.mode) };
   }
 
   return {
@@ -92,9 +93,10 @@ export function createDiscordRestClient(options: DiscordConnectionOptions): Disc
 }
 
 /** The reason for an answer that is not a 2xx. */
-function refusal(status: number, route: string, body: unknown, note: string, waitMs: number): string {
+function refusal(status: number, route: string, body: unknown, note: string, waitMs: number, mode: AgentMode | undefined): string {
   if (status === 401 || status === 403) {
-    return `Discord refused the bot token (${status} on ${route}${discordMessage(body)}): check discord.token (LISTING_AGENT_DISCORD_TOKEN) is the token of this bot, from the Bot page of the Discord Developer Portal`;
+    const setting = settingName('discord.token', mode);
+    return `Discord refused the bot token (${status} on ${route}${discordMessage(body)}): check ${setting} is the token of this bot, from the Bot page of the Discord Developer Portal`;
   }
   if (status === 429) return `rate limited by Discord (${note}): no request for ${formatDuration(waitMs)}`;
   return `Discord answered ${status} to ${route}${discordMessage(body)}`;

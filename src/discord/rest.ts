@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { CLIENT_VERSION } from '../api/version.js';
 import type { RestHeaders } from './rate-limit.js';
+import type { AgentMode } from '../config/setting-names.js';
 
 /** How every Discord REST source of the agent connects: the bot token and the transport. */
 export interface DiscordConnectionOptions {
@@ -18,6 +19,11 @@ export interface DiscordConnectionOptions {
   userAgent?: string;
   /** Per-request timeout for the answer's headers and body. Default 15 000 ms. */
   timeoutMs?: number;
+  /**
+   * Whose words a refusal is in: `embedded` names `discord.token` alone, the daemon's voice (the
+   * default) its variable too (config/setting-names.ts).
+   */
+  mode?: AgentMode;
 }
 
 /** The defaults of {@link DiscordConnectionOptions}. */

@@ -18,3 +18,10 @@ export const silentLogger: AgentLogger = {
   debug() {},
   child: () => silentLogger,
 };
+
+/**
+ * The two `info` lines that tell a person the agent works: it is ready, and its first stats post
+ * was accepted. Every logger gets them at `info`; the embedded agent's quiet default logger
+ * (runtime/console-logger.ts) writes these and no other `info` line.
+ */
+export const HEADLINES = { ready: 'agent ready', firstPost: 'first stats post accepted' } as const;

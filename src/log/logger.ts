@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { createRequire } from 'node:module';
 import { redact } from '../api/redact.js';
+import { REDACTED_KEYS } from './redacted-keys.js';
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
@@ -17,8 +18,6 @@ export interface LoggerOptions {
   secrets?: readonly string[];
 }
 
-/** Keys whose values never reach a line, whatever object they are in. */
-const REDACTED_KEYS = ['token', 'secret', 'secrets', 'authorization', 'password', 'clientSecret', 'client_secret', 'accessToken', 'refreshToken', 'access_token', 'refresh_token'];
 
 /**
  * The daemon's logger: pino, JSON lines by default or readable lines on a terminal. Two layers

@@ -36,6 +36,12 @@ export interface CapabilityContext<Events extends EventMap<Events> = EventMap> {
    * the project through `serviceReached`), and in a context made outside the agent (a test).
    */
   project?: ServiceProject;
+  /**
+   * How the agent runs: its messages name a setting in that voice (config/setting-names.ts:
+   * `health.listen` embedded, `health.listen (LISTING_AGENT_HEALTH_LISTEN)` for the daemon).
+   * Absent in a context made outside the agent (a test): the daemon's voice.
+   */
+  mode?: 'embedded' | 'daemon';
   /** Current time in epoch ms (injected in tests). */
   now(): number;
   /** Reports an error without stopping the agent (logged, and emitted as `error`). */

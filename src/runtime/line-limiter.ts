@@ -36,6 +36,8 @@ interface KindCount {
 /** What the summary of an interval hears. */
 export interface IntervalSummary<K extends string> {
   intervalMs: number;
+  /** When the interval began, epoch ms (a flush ends it before `intervalMs` passed). */
+  startedAt: number;
   /** Each kind seen in the interval, in the order first seen. */
   kinds: ReadonlyMap<K, KindCount>;
   /** Events of every kind that were only counted (at least 1: an interval without any has no summary). */
@@ -88,7 +90,7 @@ export function createLineLimiter<K extends string>(options: LineLimiterOptions<
   function endInterval(): void {
     cancelSummary?.();
     cancelSummary = undefined;
-    const summary: IntervalSummary<K> | undefined = counted > 0 ? { intervalMs, kinds, counted, notes: [...notes], notesLeftOut } : undefined;
+    const summary: IntervalSummary<K> | undefined = counted > 0 ? { intervalMs, startedAt: since ?? now(), kinds, counted, notes: [...notes], notesLeftOut } : undefined;
     since = undefined;
     kinds = new Map();
     counted = 0;

@@ -1,5 +1,5 @@
 import type { CapabilityContext } from '../runtime/capability.js';
-import type { AgentLogger } from '../log/agent-logger.js';
+import { HEADLINES, type AgentLogger } from '../log/agent-logger.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { PostFailure, PostResult, PostTarget, StatsEvents } from './events.js';
 import { decideFailure, DEFAULT_BACKOFF_BASE_MS, type FailureKind, refusedHint } from './post-failure.js';
@@ -49,10 +49,11 @@ export interface FailureNote {
   fields: Record<string, unknown>;
 }
 
-/** The bookkeeping's own state: its options and where each target stands. */
+/** The bookkeeping's own state: its options, where each target stands, and whether a post went through yet. */
 interface TargetsState {
   readonly options: PostTargetsOptions;
   readonly states: Map<PostTarget, TargetState>;
+  posted: boolean;
 }
 
 function targetState({ states }: TargetsState, name: PostTarget): TargetState {
@@ -90,7 +91,11 @@ function succeeded(targets: TargetsState, name: PostTarget, result: PostResult):
   Object.assign(target, { failures: 0, blockedUntil: 0, retry: false, condition: undefined });
   count(targets, name, 'ok');
   options.metrics?.markSuccess('stats', options.now());
-  logger.debug({ target: name, entries: result.samples.length }, 'posted');
+  // The first accepted post of this poster says the listing is true now: a line a person sees.
+  const last = result.samples.at(-1);
+  if (!targets.posted) logger.info({ target: name, serverCount: last?.serverCount, shardCount: last?.shardCount }, HEADLINES.firstPost);
+  else logger.debug({ target: name, entries: result.samples.length }, 'posted');
+  targets.posted = true;
   options.emit('posted', { ...result, nextPostAt: options.nextRegularPost(), ...(afterFailures > 0 ? { afterFailures } : {}) });
 }
 
@@ -124,7 +129,7 @@ function failed(targets: TargetsState, name: PostTarget, error: unknown): Failur
 
 /** Creates the per-target bookkeeping. See {@link PostTargetsOptions}. */
 export function createPostTargets(options: PostTargetsOptions) {
-  const targets: TargetsState = { options, states: new Map() };
+  const targets: TargetsState = { options, states: new Map(), posted: false };
   return {
     state: (name: PostTarget): TargetState => targetState(targets, name),
     /** Counts a post with nothing to send. */

@@ -54,8 +54,8 @@ export function createPushShareCapability(options: PushShareCapabilityOptions): 
     name: PUSH_COMPONENT,
     startsBeforeService: true,
     async start(context) {
-      const { config, readiness, logger, now } = context;
-      const spec = sourceSpec(config, { logger, now });
+      const { config, readiness, logger, now, mode } = context;
+      const spec = sourceSpec(config, { logger, now, ...(mode ? { mode } : {}) });
       if (spec.kind !== 'push') throw new SourceConfigError(`the push endpoint runs with stats.source push, not ${spec.kind}`);
       // Loaded here, not at the agent's start: an agent loads only the source it is configured for.
       const [{ createSharedPushSource }, { createPushSharer }, { redisShardsSource }, { PUSH_WORDING }] = await Promise.all([

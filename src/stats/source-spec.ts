@@ -7,6 +7,7 @@ import type { CountSource } from './source.js';
 import type { DiscordRestSourceOptions } from './sources/discord-rest.js';
 import type { PushSourceOptions } from './sources/push.js';
 import type { RedisShardsSourceOptions } from './sources/redis-shards.js';
+import { listenSetting, settingName, type AgentMode } from '../config/setting-names.js';
 
 /** A source the configuration alone cannot make (`embedded` needs the bot's client object). */
 export class SourceConfigError extends ListingAgentError {
@@ -27,6 +28,11 @@ export interface ConfiguredSourceOptions {
   discordApiBaseUrl?: string;
   /** The agent's Redis connection, for the redis source (`state.redis`). */
   redis?: RedisConnection;
+  /**
+   * Whose words the messages are in: `embedded` names a setting by its config path alone, the
+   * daemon's voice (the default) with its variable too (config/setting-names.ts).
+   */
+  mode?: AgentMode;
 }
 
 /**
@@ -52,11 +58,12 @@ export type SourceSpec =
  */
 export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSourceOptions = {}): SourceSpec {
   const stats = config.stats;
+  const { mode } = options;
   switch (stats.source) {
     case 'discord-rest': {
       const token = config.discord.token;
       if (token === undefined) {
-        throw new SourceConfigError('the discord-rest source needs the bot token: set discord.token (LISTING_AGENT_DISCORD_TOKEN)');
+        throw new SourceConfigError(`the discord-rest source needs the bot token: set ${settingName('discord.token', mode)}`);
       }
       return {
         kind: 'discord-rest',
@@ -67,13 +74,14 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
           ...(stats.rest.shardCount !== undefined ? { shardCount: stats.rest.shardCount } : {}),
           ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
           ...(options.now ? { now: options.now } : {}),
+          ...(mode ? { mode } : {}),
         },
       };
     }
     case 'push': {
       const key = stats.push.key;
       if (key === undefined) {
-        throw new SourceConfigError('the push source needs a shared key: set stats.push.key (LISTING_AGENT_STATS_PUSH_KEY)');
+        throw new SourceConfigError(`the push source needs a shared key: set ${settingName('stats.push.key', mode)}`);
       }
       return {
         kind: 'push',
@@ -81,6 +89,7 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
           listen: stats.push.listen,
           path: stats.push.path,
           key,
+          setting: listenSetting('stats.push.listen', mode),
           staleAfterMs: stats.push.staleAfter,
           ...(stats.push.shardCount !== undefined ? { shardCount: stats.push.shardCount } : {}),
           ...(options.now ? { now: options.now } : {}),
@@ -90,7 +99,7 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
     }
     case 'redis': {
       if (options.redis === undefined) {
-        throw new SourceConfigError('the redis source reads shard reports through the agent\'s Redis connection: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)');
+        throw new SourceConfigError(`the redis source reads shard reports through the agent's Redis connection: set ${settingName('state.redis.url', mode)}`);
       }
       return {
         kind: 'redis',

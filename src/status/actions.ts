@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AgentLogger } from '../log/agent-logger.js';
 import { readBodyThen } from '../http/read-body.js';
+import { settingName, type AgentMode } from '../config/setting-names.js';
 
 /**
  * The status page's actions: `POST /status/actions/<name>` with the admin token as
@@ -99,6 +100,8 @@ export interface RunActionOptions {
   token: string | undefined;
   actions: StatusActions;
   logger: AgentLogger;
+  /** How the agent runs (the refusal names `health.adminToken` in its voice). */
+  mode: AgentMode;
 }
 
 /** Checks a request for action `name` (a POST) and runs it; never throws. */
@@ -109,7 +112,7 @@ export async function runAction(req: IncomingMessage, name: string, options: Run
     logger.warn({ action: name, remote, status, reason: error }, 'status page action refused');
     return { status, body: { ok: false, error } };
   };
-  if (token === undefined) return refuse(403, 'actions are off: set health.adminToken (LISTING_AGENT_HEALTH_ADMIN_TOKEN) and restart the agent');
+  if (token === undefined) return refuse(403, `actions are off: set ${settingName('health.adminToken', options.mode)} and restart the agent`);
   const foreign = crossOrigin(req);
   if (foreign !== undefined) return refuse(403, `cross-origin request refused (${foreign})`);
   if (!hasToken(req, token)) return refuse(401, 'send the admin token (health.adminToken) as Authorization: Bearer <token>');

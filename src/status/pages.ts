@@ -6,6 +6,7 @@ import { readAsset } from './assets.js';
 import type { StatusDocument } from './document.js';
 import { renderStatusPage } from './page.js';
 import { statusView } from './view-model.js';
+import type { AgentMode } from '../config/setting-names.js';
 
 /**
  * The status page's routes on the health server: `GET /` and `/status` (the page), `GET
@@ -35,6 +36,8 @@ export interface StatusPagesOptions {
   /** `health.adminToken`; undefined: the page is read-only and every action is refused. */
   adminToken: string | undefined;
   logger: AgentLogger;
+  /** How the agent runs: a refusal names `health.adminToken` in its voice (with the variable for the daemon). */
+  mode: AgentMode;
 }
 
 /** What the health server calls for the paths it does not answer itself. */
@@ -107,7 +110,7 @@ export function createStatusPages(options: StatusPagesOptions): StatusPages {
   async function answer(req: IncomingMessage, path: string): Promise<Answer> {
     if (path.startsWith(ACTIONS)) {
       if (req.method !== 'POST') return json(405, { error: 'actions take POST' }, { allow: 'POST' });
-      const reply = await runAction(req, path.slice(ACTIONS.length), { token: options.adminToken, actions: options.actions, logger });
+      const reply = await runAction(req, path.slice(ACTIONS.length), { token: options.adminToken, actions: options.actions, logger, mode: options.mode });
       return json(reply.status, reply.body, reply.status === 401 ? { 'www-authenticate': 'Bearer' } : undefined);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: `${req.method ?? 'this method'} is not allowed: use GET, HEAD` }, { allow: 'GET, HEAD' });

@@ -1,6 +1,7 @@
 import type { StatusDocument, StatusPost, StatusVote } from './document.js';
 import { formatCount, formatLatency, formatSpan, plural, shorten, timeView, type TimeView } from './format.js';
 import { remindersView, type RemindersView } from './reminders-view.js';
+import { settingName } from '../config/setting-names.js';
 
 /**
  * The status page's view model: what the page shows, in words, from a {@link StatusDocument}.
@@ -95,8 +96,9 @@ const DELIVERY_LABELS: Record<string, string> = {
   error: 'not recorded (answered 503, the service retries)',
 };
 
-const HOW_TO_ENABLE_ACTIONS =
-  'Read-only. To retry dead letters and post stats from here (and with the CLI\'s --agent), set health.adminToken (LISTING_AGENT_HEALTH_ADMIN_TOKEN) to a long random string and restart the agent.';
+/** What the page says about the actions while they are off, naming the setting as the agent's mode reads it. */
+const howToEnableActions = (mode: StatusDocument['agent']['mode']) =>
+  `Read-only. To retry dead letters and post stats from here (and with the CLI's --agent), set ${settingName('health.adminToken', mode)} to a long random string and restart the agent.`;
 
 function header(doc: StatusDocument): Pick<StatusView, 'title' | 'facts' | 'overall'> {
   const { agent } = doc;
@@ -163,7 +165,7 @@ function statsView(doc: StatusDocument, now: number): StatusView['stats'] {
       : `Posted ${last.servers === null ? '' : `${formatCount(last.servers)} servers `}${timeView(last.at, now).relative} (${last.target}).`;
   return {
     enabled: stats.enabled,
-    off: 'Stats posting is off: set stats.enabled (LISTING_AGENT_STATS_ENABLED).',
+    off: `Stats posting is off: set ${settingName('stats.enabled', doc.agent.mode)}.`,
     tone: !last ? 'neutral' : last.outcome === 'failed' ? 'bad' : last.outcome === 'retried' ? 'warn' : 'ok',
     summary,
     facts,
@@ -195,7 +197,7 @@ function commandsView(doc: StatusDocument, now: number): StatusView['commands'] 
     : [];
   return {
     enabled: doc.commands.enabled,
-    off: 'Command sync is off: set commands.enabled (LISTING_AGENT_COMMANDS_ENABLED).',
+    off: `Command sync is off: set ${settingName('commands.enabled', doc.agent.mode)}.`,
     tone: failedLast ? 'bad' : lastSync ? 'ok' : 'neutral',
     summary: failedLast ? `The last sync failed: ${lastFailure!.error}` : lastSync ? `${plural(lastSync.count, 'command')} on the listing, checked ${timeView(lastSync.at, now).relative}.` : 'No sync yet.',
     facts,
@@ -292,7 +294,7 @@ export function statusView(doc: StatusDocument): StatusView {
       enabled: doc.actions.enabled,
       text: doc.actions.enabled
         ? 'Actions need the admin token (health.adminToken): type it once; this tab keeps it until it closes.'
-        : HOW_TO_ENABLE_ACTIONS,
+        : howToEnableActions(doc.agent.mode),
     },
     generatedAt: timeView(doc.generatedAt, now),
   };

@@ -11,29 +11,35 @@ import { acquireStateLock } from './lock.js';
  * generation restored), and everything released again.
  */
 
+/** The state directory's setting as the messages name it: the `setting` option, else the daemon's words. */
+function setting(state: FileStoreState): string {
+  return state.options.setting ?? STATE_DIRECTORY_SETTING;
+}
+
 async function readIfPresent(state: FileStoreState, file: string): Promise<string | undefined> {
   try {
     return await state.fs.readFile(file, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${file}: ${fsReason(error)} — fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`, file, { cause: error });
+    throw new StoreError(`cannot read ${file}: ${fsReason(error)} — fix its permissions or set ${setting(state)} to another directory`, file, { cause: error });
   }
 }
 
-async function ensureDirectory({ fs, directory }: FileStoreState): Promise<void> {
+async function ensureDirectory(state: FileStoreState): Promise<void> {
+  const { fs, directory } = state;
   try {
     await fs.mkdir(directory, { recursive: true, mode: 0o700 });
     if ((await fs.stat(directory)).isDirectory()) return;
   } catch (error) {
     const code = errnoCode(error);
     if (code !== 'EEXIST' && code !== 'ENOTDIR') {
-      throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, directory, { cause: error });
+      throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a writable directory`, directory, { cause: error });
     }
     if (code === 'ENOTDIR') {
-      throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a directory`, directory, { cause: error });
+      throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a directory`, directory, { cause: error });
     }
   }
-  throw new StoreError(`the state directory ${directory} is a file, not a directory — set ${STATE_DIRECTORY_SETTING} to a directory, or move that file`, directory);
+  throw new StoreError(`the state directory ${directory} is a file, not a directory — set ${setting(state)} to a directory, or move that file`, directory);
 }
 
 async function probeWritable(state: FileStoreState): Promise<void> {
@@ -43,7 +49,7 @@ async function probeWritable(state: FileStoreState): Promise<void> {
     const handle = await fs.open(probe, 'wx', 0o600);
     await handle.writeFile('probe').finally(() => handle.close());
   } catch (error) {
-    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, directory, { cause: error });
+    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a writable directory`, directory, { cause: error });
   } finally {
     await fs.unlink(probe).catch(() => undefined);
   }
@@ -57,7 +63,7 @@ async function loadEntries(state: FileStoreState): Promise<Map<string, string>> 
   const parsed = parseStateDocument(text);
   if (parsed.ok) return parsed.entries;
   if (parsed.newerVersion !== undefined) {
-    throw new StoreError(`${path} was written by a newer listing-agent (${parsed.reason}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
+    throw new StoreError(`${path} was written by a newer listing-agent (${parsed.reason}); upgrade listing-agent or set ${setting(state)} to another directory`, path);
   }
   const movedTo = `${path}.corrupt-${new Date(state.now()).toISOString().replace(/:/g, '-')}`;
   try {
@@ -129,6 +135,7 @@ export async function openFileStore(state: FileStoreState): Promise<void> {
       fs: state.fs,
       directory: state.directory,
       now: state.now,
+      setting: setting(state),
       staleMs: options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS,
       ...(options.owner ? { owner: options.owner } : {}),
       ...(options.isProcessAlive ? { isProcessAlive: options.isProcessAlive } : {}),

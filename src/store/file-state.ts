@@ -40,6 +40,12 @@ export interface FileStoreOptions {
   now?: () => number;
   /** The backoff of the write health's probe while the directory cannot be written. Default 500 ms doubling up to 5 s. */
   probeDelays?: { firstMs: number; maxMs: number };
+  /**
+   * The setting that moves the directory, as the messages name it (`set <setting> to a writable
+   * directory`). Default `state.directory (LISTING_AGENT_STATE_DIRECTORY)`; an embedded agent
+   * passes `state.directory`: it reads no variable.
+   */
+  setting?: string;
 }
 
 /** A corrupt state file found by `open()` and set aside. */

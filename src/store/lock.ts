@@ -90,6 +90,8 @@ export interface StateLockOptions extends LockJudgeContext {
   now: () => number;
   /** The process of a sharded bot this agent runs in (see `FileStoreOptions.botProcess`). */
   botProcess?: string;
+  /** The setting that moves the directory, as the messages name it. Default `state.directory (LISTING_AGENT_STATE_DIRECTORY)`. */
+  setting?: string;
 }
 
 /** A held `state.lock`: refreshed while held, removed by `release()`. */
@@ -153,7 +155,7 @@ function busy({ options, path }: Attempt, record: LockRecord | undefined, why: s
   const used = `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why})`;
   // A live process of a sharded bot on this host: a sibling shard (or another shard of this bot) that made its own agent.
   if (record?.botProcess !== undefined && record.host === hostname()) return new StoreError(`${used}: ${SHARD_FIX}`, path);
-  return new StoreError(`${used}; stop that agent or use another ${STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`, path);
+  return new StoreError(`${used}; stop that agent or use another ${options.setting ?? STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`, path);
 }
 
 /** The lock as it is now, or undefined when there is none (released meanwhile: try again). */
@@ -170,6 +172,7 @@ async function inspect({ options, path }: Attempt): Promise<SeenLock | undefined
 /** Creates the lock: its inode when created, undefined when one exists already. */
 async function create({ options, path }: Attempt): Promise<number | undefined> {
   const { fs, directory } = options;
+  const setting = options.setting ?? STATE_DIRECTORY_SETTING;
   const shard = options.botProcess === undefined ? {} : { host: hostname(), botProcess: options.botProcess };
   const record: LockRecord = { ...shard, ...options.owner, startedAt: new Date(options.now()).toISOString() };
   let handle;
@@ -177,7 +180,7 @@ async function create({ options, path }: Attempt): Promise<number | undefined> {
     handle = await fs.open(path, 'wx', 0o600);
   } catch (error) {
     if (errnoCode(error) === 'EEXIST') return undefined;
-    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting} to a writable directory`, path, { cause: error });
   }
   try {
     await handle.writeFile(`${JSON.stringify(record)}\n`);
@@ -186,7 +189,7 @@ async function create({ options, path }: Attempt): Promise<number | undefined> {
   } catch (error) {
     await handle.close().catch(() => undefined);
     await fs.unlink(path).catch(() => undefined);
-    throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, path, { cause: error });
+    throw new StoreError(`cannot write ${path}: ${fsReason(error)} — set ${setting} to a writable directory`, path, { cause: error });
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Capability, CapabilityContext, ServiceProject } from '../runtime/capability.js';
 import type { Readiness } from '../runtime/readiness.js';
+import { listenSetting } from '../config/setting-names.js';
 import { stateDirectory } from '../config/state-directory.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { VoteSink } from '../runtime/votes.js';
@@ -130,6 +131,7 @@ async function start(h: WebhooksState, context: CapabilityContext): Promise<void
     logger: context.logger,
     metrics: context.metrics,
     now: context.now,
+    setting: listenSetting('webhooks.listen', context.mode),
   }));
   try {
     h.url = await receiver.start();

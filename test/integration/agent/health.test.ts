@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
+import { ListenError } from '../../../src/http/listen-error.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
@@ -90,22 +91,46 @@ describe('agent: health server', () => {
     expect((await call(`${off.healthServerUrl!}/readyz`)).status).toBe(200);
   });
 
-  it('refuses to start when the health port is taken, with the ListenError, and releases the store', async () => {
+  it('embedded, on a port another agent holds: posts its stats all the same, emits a ListenError naming health.listen, and a later start() listens once the port is free', async () => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);
     const first = agentFor(emu, fx.projectToken);
     await first.start();
     const port = new URL(first.healthServerUrl!).port;
     const second = createListingAgent({
-      config: { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: `127.0.0.1:${port}` } },
+      config: { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: `127.0.0.1:${port}` }, stats: { enabled: true } },
+      countSource: { description: 'the second bot', read: async () => ({ ready: true, serverCount: 42, shardCount: 1 }) },
       store: createMemoryStore(),
+      logger: false,
     });
     agents.push(second);
-    await expect(second.start()).rejects.toMatchObject({
-      code: 'listen',
-      message: `health server: 127.0.0.1:${port} is in use: set health.listen to a free port (LISTING_AGENT_HEALTH_LISTEN) or stop the other process`,
-    });
-    expect(second.phase).toBe('stopped');
+    const errors: Error[] = [];
+    second.on('error', (error) => errors.push(error));
+
+    await second.start();
+    // The option an embedded agent reads, and no variable: it reads none.
+    const message = `health server: 127.0.0.1:${port} is in use: set health.listen to a free port or stop the other process`;
+    expect(errors).toEqual([expect.objectContaining({ code: 'listen', message })]);
+    expect(errors[0]).toBeInstanceOf(ListenError);
+    expect(second.healthServerUrl).toBeUndefined();
+    await vi.waitFor(() => expect(emu.admin.metrics(fx.projectId).map((m) => m.metrics.server_count)).toEqual([42]), { timeout: 10_000, interval: 50 });
+    expect(second.phase).toBe('running');
     expect((await call(`${first.healthServerUrl!}/readyz`)).status).toBe(200);
+
+    // Still taken: a later start() tries again, says so again, and the agent runs on.
+    await second.start();
+    expect(errors.map((error) => error.message)).toEqual([message, message]);
+    expect(second.phase).toBe('running');
+
+    await first.stop();
+    await second.start();
+    expect(second.healthServerUrl).toBe(`http://127.0.0.1:${port}`);
+    expect((await call(`${second.healthServerUrl!}/healthz`)).body).toEqual({ status: 'ok' });
+    expect((await call(`${second.healthServerUrl!}/readyz`)).status).toBe(200);
+    // Listening now: another start() changes nothing.
+    await second.start();
+    expect(errors).toHaveLength(2);
+    await second.stop();
+    await expect(second.start()).rejects.toThrow('already started and stopped');
   });
 });

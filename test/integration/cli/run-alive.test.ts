@@ -71,7 +71,7 @@ describe('listing-agent run with health.enabled false stays up until told to sto
     await stopsCleanly(cli, dir);
   });
 
-  it('stats alone: keeps posting on its schedule', { timeout: 40_000 }, async () => {
+  it('stats alone: keeps posting on its schedule, and logs the first post (only) at info', { timeout: 40_000 }, async () => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);
     const discord = await startFakeDiscordRest({ approximateGuildCount: 321, recommendedShards: 1, token: 'fake-bot-token' });
@@ -83,6 +83,12 @@ describe('listing-agent run with health.enabled false stays up until told to sto
     const cli = spawnCli(['run', '--config', 'config.json'], { cwd: dir, env: {} });
     await whileAlive(cli, 'three posts', () => emu.admin.metrics(fx.projectId).length >= 3);
     expect(emu.admin.metrics(fx.projectId).at(-1)?.metrics).toMatchObject({ server_count: 321 });
+    const firstPosts = cli
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"first stats post accepted"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(firstPosts).toEqual([expect.objectContaining({ level: 'info', target: 'v1', serverCount: 321, shardCount: 1 })]);
     await stopsCleanly(cli, dir);
   });
 

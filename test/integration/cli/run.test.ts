@@ -97,7 +97,8 @@ describe('listing-agent run (the daemon, as a child process)', () => {
       const dir = await workspace({ service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { listen: `127.0.0.1:${port}` } });
       const taken = spawnCli(['run', '--config', 'config.json'], { cwd: dir, env: {} });
       expect(await taken.exit()).toBe(1);
-      expect(taken.stderr()).toContain(`127.0.0.1:${port} is in use`);
+      // The daemon reads the variable too: its message names both.
+      expect(taken.stderr()).toContain(`127.0.0.1:${port} is in use: set health.listen to a free port (LISTING_AGENT_HEALTH_LISTEN) or stop the other process`);
       expect(taken.stderr().trim().split('\n')).toHaveLength(1);
     } finally {
       blocker.close();

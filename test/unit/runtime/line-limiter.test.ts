@@ -44,13 +44,14 @@ describe('createLineLimiter', () => {
   });
 
   it('counts what count() is given without a line, and keeps the first distinct notes', () => {
-    const { summaries, limit } = limiter(1);
+    const { time, summaries, limit } = limiter(1);
     limit.count('a', 'cause 1');
     for (let i = 0; i < 10; i += 1) limit.count('a', `cause ${i % 5}`);
     expect(limit.take('a')).toBe(true);
     limit.flush();
     expect(summaries).toEqual([
-      { intervalMs: 10_000, kinds: new Map([['a', { total: 12, written: 1 }]]), counted: 11, notes: ['cause 1', 'cause 0', 'cause 2'], notesLeftOut: 4 },
+      // Ended by the flush, before its 10 s: `startedAt` says when it began.
+      { intervalMs: 10_000, startedAt: time.now(), kinds: new Map([['a', { total: 12, written: 1 }]]), counted: 11, notes: ['cause 1', 'cause 0', 'cause 2'], notesLeftOut: 4 },
     ]);
   });
 

@@ -278,6 +278,15 @@ describe('status view model', () => {
     expect(statusView(doc((d) => (d.actions.enabled = true))).actions.text).toContain('admin token');
   });
 
+  it('names each setting as the agent reads it: the daemon with its variable, an embedded agent by its config path alone', () => {
+    const daemon = statusView(doc());
+    expect([daemon.stats.off, daemon.commands.off]).toEqual(['Stats posting is off: set stats.enabled (LISTING_AGENT_STATS_ENABLED).', 'Command sync is off: set commands.enabled (LISTING_AGENT_COMMANDS_ENABLED).']);
+    const embedded = statusView(doc((d) => (d.agent.mode = 'embedded')));
+    expect([embedded.stats.off, embedded.commands.off]).toEqual(['Stats posting is off: set stats.enabled.', 'Command sync is off: set commands.enabled.']);
+    expect(embedded.actions.text).toContain('set health.adminToken to a long random string');
+    expect(JSON.stringify(embedded)).not.toContain('LISTING_AGENT_');
+  });
+
   it('words for spans and relative times', () => {
     expect([45_000, 3 * MIN, 2 * HOUR, 2 * HOUR + 5 * MIN, 3 * 24 * HOUR, 3 * 24 * HOUR + 4 * HOUR].map(formatSpan)).toEqual(['45 s', '3 min', '2 h', '2 h 5 min', '3 d', '3 d 4 h']);
     expect(relativeTime(NOW - 2_000, NOW)).toBe('just now');
