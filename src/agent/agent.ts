@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { ListingClient } from '../api/client.js';
-import type { ListingAgentConfig, ListingAgentConfigInput } from '../config/schema.js';
+import type { ListingAgentConfig } from '../config/schema.js';
 import type { HealthServer } from '../health/server.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { createMetricsRecorder, type MetricsRecorder } from '../runtime/metrics-recorder.js';
@@ -15,7 +15,7 @@ import type { AgentPhase, ListingAgentOptions } from './options.js';
 import type { BringUp } from './bring-up.js';
 import type { AgentStatus } from './status-wiring.js';
 import { watchStateWrites } from './state-writes.js';
-import { configWithShorthands, followBot } from './embedded.js';
+import { followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { createReadiness, type Readiness } from '../runtime/readiness.js';
@@ -26,22 +26,16 @@ import type { VotesCapability } from '../votes/capability.js';
 import type { HasVoted, HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
-import { configParsing, metricsRegistry } from './lazy.js';
+import { metricsRegistry } from './lazy.js';
+import { agentConfig } from './agent-config.js';
+import { listenersAtStart } from './vote-listeners.js';
 import { agentParts } from './agent-parts.js';
 
 export type { AgentConfigInput, AgentPhase, ListingAgentOptions } from './options.js';
+export { parseConfig } from './agent-config.js';
 
 const STATE_KEY = 'agent:lastRun';
-
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
-
-/**
- * Validates a configuration as the agent would, or throws `ValidationError` listing every problem.
- * Loads zod and the schema on its first call (agent/lazy.ts), not when the package is imported.
- */
-export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
-  return configParsing.get().parseConfig(input);
-}
 
 /**
  * The listing agent: the same object whether embedded in a bot's code or run by
@@ -86,10 +80,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private unwatchWrites: () => void = () => undefined;
   private readonly recorder: MetricsRecorder;
   private registryValue: Registry | undefined;
+  /** As start() begins: refuses votes nobody would receive, and from then tells of a listener attached too late. */
+  private readonly checkListeners: () => ReturnType<typeof listenersAtStart>;
 
   constructor(options: ListingAgentOptions) {
     super();
-    this.config = parseConfig(configWithShorthands(options));
+    this.config = agentConfig(options);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
@@ -103,6 +99,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
     this.mode = options.mode ?? 'embedded';
+    const late = { logger: this.logger, reportError: (error: unknown) => this.reportError(error) };
+    this.checkListeners = () => listenersAtStart(this as unknown as EventEmitter, late, this.config, options);
     if (options.discord !== undefined && options.autoStart !== false) {
       followBot(this, options.discord, this.logger, (error) => this.reportError(error));
     } else if (options.autoStart === true) {
@@ -145,8 +143,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * votes are recorded and rewarded from here on), then tries the service once. Resolves when
    * that first try is over, reached or not: a service that cannot be reached is retried in the
    * background, and `/readyz` says why and what waits for it (stats, commands, the votes cursor,
-   * v0 deliveries). Rejects only when the agent cannot run at all (the store
-   * cannot be opened, the health port is taken), with an error that says what to fix. With
+   * v0 deliveries). Rejects only when the agent cannot run at all (the store cannot be opened, the health
+   * port is taken; a `ConfigError` when votes reach no hook and no `vote` listener), saying what to fix. With
    * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis is
    * down, and the capabilities start when it comes back.
    *
@@ -155,6 +153,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    */
   start(): Promise<void> {
     if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
+    const refused = this.starting ? undefined : this.checkListeners();
+    if (refused) return Promise.reject(refused);
     this.starting ??= this.doStart();
     return this.starting;
   }
@@ -394,7 +394,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 }
 
-/** Creates the agent (not started). Throws `ValidationError` (subject `config`) for a bad config. */
+/** Creates the agent (not started). Throws `ConfigError` (reason `invalid`) listing every problem of the configuration. */
 export function createListingAgent(options: ListingAgentOptions): ListingAgent {
   return new ListingAgent(options);
 }
