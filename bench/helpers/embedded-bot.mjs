@@ -118,6 +118,8 @@ if (row === 'autoposter') {
       agent.once('posted', resolve);
       agent.once('error', reject);
     });
+    // The bot's reward: votes need a listener (or a hook) as the agent starts.
+    if (full) agent.on('vote', () => undefined);
     await agent.start();
     await posted;
   }

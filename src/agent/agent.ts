@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { ListingClient } from '../api/client.js';
-import type { ListingAgentConfig, ListingAgentConfigInput } from '../config/schema.js';
+import type { ListingAgentConfig } from '../config/schema.js';
 import type { AgentHealth } from './health-wiring.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { createMetricsRecorder, type MetricsRecorder } from '../runtime/metrics-recorder.js';
@@ -14,7 +14,7 @@ import { defaultCapabilities } from './default-capabilities.js';
 import type { AgentPhase, ListingAgentOptions } from './options.js';
 import type { BringUp } from './bring-up.js';
 import { closeState, recordStart, watchStateWrites } from './state-writes.js';
-import { configWithShorthands, followBot } from './embedded.js';
+import { followBot } from './embedded.js';
 import type { AgentEvents } from './events.js';
 import { HEADLINES, type AgentLogger } from '../log/agent-logger.js';
 import { agentLogging } from './default-logger.js';
@@ -26,22 +26,16 @@ import type { VotesCapability } from '../votes/capability.js';
 import type { HasVoted, HasVotedQuery } from '../votes/has-voted.js';
 import type { VotePipeline } from '../votes/pipeline.js';
 import type { WebhooksCapability } from '../webhooks/capability.js';
-import { configParsing, metricsRegistry } from './lazy.js';
+import { metricsRegistry } from './lazy.js';
+import { agentConfig } from './agent-config.js';
+import { listenersAtStart } from './vote-listeners.js';
 import { agentParts } from './agent-parts.js';
 
 export type { AgentConfigInput, AgentPhase, ListingAgentOptions } from './options.js';
+export { parseConfig } from './agent-config.js';
 
 const STATE_KEY = 'agent:lastRun';
-
 const DEFAULT_RECONNECT_DELAYS_MS = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
-
-/**
- * Validates a configuration as the agent would, or throws `ValidationError` listing every problem.
- * Loads zod and the schema on its first call (agent/lazy.ts), not when the package is imported.
- */
-export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
-  return configParsing.get().parseConfig(input);
-}
 
 /**
  * The listing agent: the same object whether embedded in a bot's code or run by
@@ -87,10 +81,12 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   private unwatchWrites: () => void = () => undefined;
   private readonly recorder: MetricsRecorder;
   private registryValue: Registry | undefined;
+  /** As start() begins: refuses votes nobody would receive, and from then tells of a listener attached too late. */
+  private readonly checkListeners: () => ReturnType<typeof listenersAtStart>;
 
   constructor(options: ListingAgentOptions) {
     super();
-    this.config = parseConfig(configWithShorthands(options));
+    this.config = agentConfig(options);
     this.now = options.now ?? Date.now;
     ({ logger: this.logger, flush: this.flushLog } = agentLogging(options.logger, this.config, this.now));
     this.readiness = createReadiness(this.now, (component, state) => this.emit('readiness', component, state));
@@ -106,6 +102,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.capabilities = options.capabilities ?? defaultCapabilities(this.config, made, this.cluster);
     this.reconnectDelaysMs = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
     this.tokenSource = options.tokenSource ?? 'the configuration given to createListingAgent';
+    const late = { logger: this.logger, reportError: (error: unknown) => this.reportError(error) };
+    this.checkListeners = () => listenersAtStart(this as unknown as EventEmitter, late, this.config, options);
     if (options.discord !== undefined && options.autoStart !== false) {
       followBot(this, options.discord, this.logger, (error) => this.reportError(error));
     } else if (options.autoStart === true) {
@@ -149,9 +147,10 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * that first try is over, reached or not: a service that cannot be reached is retried in the
    * background, and `/readyz` says why and what waits for it (stats, commands, the votes cursor,
    * v0 deliveries). Rejects only when the agent cannot run at all (the store cannot be opened;
-   * for the daemon, the health port is taken), with an error that says what to fix, and leaves
-   * the agent idle. With `state.redis`, Redis being down is not such a case: the agent starts,
-   * `/readyz` says Redis is down, and the capabilities start when it comes back. Embedded, a
+   * for the daemon, the health port is taken; a `ConfigError` when votes reach no hook and no
+   * `vote` listener), with an error that says what to fix, and leaves the agent idle. With
+   * `state.redis`, Redis being down is not such a case: the agent starts, `/readyz` says Redis
+   * is down, and the capabilities start when it comes back. Embedded, a
    * health port that is taken is not either: `error` is emitted (a `ListenError` naming
    * `health.listen`), and the agent runs without its health server.
    *
@@ -162,6 +161,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   start(): Promise<void> {
     if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
     if (this.starting === undefined) {
+      const refused = this.checkListeners();
+      if (refused) return Promise.reject(refused);
       this.startDone = false;
       this.starting = this.doStart().then(
         () => void (this.startDone = true),
@@ -386,7 +387,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   }
 }
 
-/** Creates the agent (not started). Throws `ValidationError` (subject `config`) for a bad config. */
+/** Creates the agent (not started). Throws `ConfigError` (reason `invalid`) listing every problem of the configuration. */
 export function createListingAgent(options: ListingAgentOptions): ListingAgent {
   return new ListingAgent(options);
 }

@@ -1,6 +1,6 @@
 import type { ListingAgentConfigInput } from '../config/schema.js';
 import type { AgentConfigInput } from './options.js';
-import { ValidationError } from '../errors.js';
+import { ConfigError, invalidConfigSummary } from '../config/errors.js';
 import { isClusterManager, isDiscordClient, isErisClient, isOceanicClient, isShardingManager } from '../discord/shapes.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 
@@ -22,7 +22,7 @@ export interface EmbeddedShorthands {
  * The configuration an agent runs with: `config` (default `{}`), with `token` as
  * `service.token`, and, when a bot is given as `discord`, `stats.enabled` on unless the config
  * says otherwise (counting the bot's servers is what an embedded agent is for). Throws
- * `ValidationError` when the token is given twice with two values.
+ * `ConfigError` when the token is given twice with two values.
  */
 export function configWithShorthands(options: EmbeddedShorthands): ListingAgentConfigInput {
   const config: AgentConfigInput = options.config ?? {};
@@ -30,9 +30,8 @@ export function configWithShorthands(options: EmbeddedShorthands): ListingAgentC
   if (options.token !== undefined) {
     const inConfig = service?.token;
     if (inConfig !== undefined && inConfig !== options.token) {
-      throw new ValidationError('config', 'the options', [
-        { path: 'token', message: 'and config.service.token are both given, with different values: give the project token once' },
-      ]);
+      const problems = [{ path: 'token', message: 'and config.service.token are both given, with different values: give the project token once' }];
+      throw new ConfigError('invalid', invalidConfigSummary(problems), problems);
     }
     service = { ...service, token: options.token };
   }

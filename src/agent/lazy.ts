@@ -59,6 +59,8 @@ function lazyModule<T>(specifier: string, preload: () => Promise<T>): LazyModule
 export const configParsing = lazyModule<typeof import('./parse-config.js')>('./parse-config.js', () => import('./parse-config.js'));
 /** The config's secret values, scrubbed from the lines of the default stderr logger (no `logger` option). */
 export const configSecrets = lazyModule<typeof import('../config/secrets.js')>('../config/secrets.js', () => import('../config/secrets.js'));
+/** The words of a configuration's problems (did-you-mean, what is missing): only for one that has some. */
+export const configProblems = lazyModule<typeof import('../config/problems.js')>('../config/problems.js', () => import('../config/problems.js'));
 /** The service client (unless one is passed). */
 export const serviceClient = lazyModule<typeof import('../api/client.js')>('../api/client.js', () => import('../api/client.js'));
 /** The file store (unless a store is passed or the state is in Redis). */

@@ -101,5 +101,25 @@ export interface ListingAgentOptions {
   mode?: 'embedded' | 'daemon';
 }
 
+/**
+ * What an agent has besides its configuration, as far as what it can run goes (start-problems.ts):
+ * the daemon (`listing-agent run`, `config check`, `doctor`) has no bot, no code and no listener;
+ * an embedded agent has what createListingAgent was given.
+ */
+export interface StartInputs {
+  /** Whose words the problems are in, and what there is: `daemon` (no bot, no listener) or `embedded`. */
+  mode: 'embedded' | 'daemon';
+  /** The bot given as `discord`. */
+  discord?: unknown;
+  /** Counts of the bot's own code (`countSource`). */
+  countSource?: boolean;
+  /** Commands given in code (`commands`). */
+  commands?: boolean;
+  /** Reward hooks made in code (the `votes.hooks` option): how many; they replace the configured ones. */
+  voteHooks?: number;
+  /** The agent's `vote` and `reminder` listeners as it starts; undefined while it is made (they come later). */
+  listeners?: { vote: number; reminder: number };
+}
+
 /** Where a stopped or failing agent stands. */
 export type AgentPhase = 'idle' | 'starting' | 'connecting' | 'running' | 'stopping' | 'stopped';

@@ -1,17 +1,19 @@
-import { ValidationError } from '../errors.js';
-import { zodIssues } from '../api/context.js';
+import type { z } from 'zod';
 import { configSchemaForAgents } from '../config/schema-kept.js';
 import type { ListingAgentConfig, ListingAgentConfigInput } from '../config/schema.js';
 
 /*
  * The agent's check of its configuration: loaded when the first agent is made (agent/lazy.ts), not
  * when the package is imported. The schema is not config/schema.ts's, which a bot need not keep
- * loaded (configSchemaForAgents()).
+ * loaded (configSchemaForAgents()). What a failure says is agent-config.ts's: its words (and the
+ * schema they walk) are loaded only then.
  */
 
-/** Validates a configuration as the agent would, or throws `ValidationError` listing every problem. */
-export function parseConfig(input: ListingAgentConfigInput): ListingAgentConfig {
+/** A configuration checked by the schema: the config with every default, or zod's issues. */
+export type CheckedConfig = { ok: true; config: ListingAgentConfig } | { ok: false; issues: z.core.$ZodIssue[] };
+
+/** Checks a configuration as the agent would. */
+export function checkConfig(input: ListingAgentConfigInput): CheckedConfig {
   const result = configSchemaForAgents().safeParse(input);
-  if (!result.success) throw new ValidationError('config', 'the configuration', zodIssues(result.error));
-  return result.data;
+  return result.success ? { ok: true, config: result.data } : { ok: false, issues: result.error.issues };
 }

@@ -1,4 +1,3 @@
-import { ValidationError } from '../errors.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { createStatsCapability } from '../stats/capability.js';
 import { loadSourceFromSpec, sourceSpec, type SourceSpec } from '../stats/source-spec.js';
@@ -20,17 +19,9 @@ export function statsCapability(config: ListingAgentConfig, options: ListingAgen
   return createStatsCapability(statsSource(config, options, botSource));
 }
 
-/** The bot object of embedded mode, or a `ValidationError` saying to pass it. */
+/** The bot object of embedded mode (the agent refused to be made without one: start-problems.ts). */
 export function embeddedBot(options: ListingAgentOptions): unknown {
-  if (options.discord === undefined) {
-    throw new ValidationError('config', 'the configuration', [
-      {
-        path: 'stats.source',
-        message:
-          'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager, or your Eris or Oceanic.js Client, as `discord` to createListingAgent, or set stats.source to discord-rest or push (the daemon has no bot of its own)',
-      },
-    ]);
-  }
+  if (options.discord === undefined) throw new TypeError('stats.source is embedded, but no bot was given as `discord` (startProblems says so first)');
   return options.discord;
 }
 

@@ -1,5 +1,6 @@
-import { ConfigError } from '../config/errors.js';
-import { loadConfig, type LoadedConfig } from '../config/loader.js';
+import { daemonProblems } from '../agent/start-problems.js';
+import { ConfigError, invalidConfigSummary } from '../config/errors.js';
+import { loadConfig, type LoadConfigOptions, type LoadedConfig } from '../config/loader.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** How {@link loadCommandConfig} words a configuration it refuses. */
@@ -8,6 +9,22 @@ export interface RefusalWording {
   lead?: string;
   /** A line after the problems (where to look next). Default: none. */
   advice?: string;
+  /** Also refuse what `listing-agent run` would refuse beyond the schema ({@link loadRunnableConfig}). Default false. */
+  runnable?: boolean;
+}
+
+/**
+ * Loads the configuration as `listing-agent run` does and checks it as `run` would before
+ * anything starts (start-problems.ts: stats with nothing to count, commands with no source, votes
+ * that no hook receives, ...). Throws one `ConfigError` (reason `invalid`): the schema's problems,
+ * or, for a configuration the schema accepts, every one `run` would refuse. `run`, `config check`
+ * and `doctor` load with it, so the three say the same thing in the same words.
+ */
+export async function loadRunnableConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  const loaded = await loadConfig(options);
+  const problems = daemonProblems(loaded.config);
+  if (problems.length > 0) throw new ConfigError('invalid', invalidConfigSummary(problems), problems);
+  return loaded;
 }
 
 /**
@@ -22,7 +39,8 @@ export async function loadCommandConfig(
   wording: RefusalWording = {},
 ): Promise<LoadedConfig | number> {
   try {
-    return await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
+    const options = { ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd };
+    return await (wording.runnable === true ? loadRunnableConfig(options) : loadConfig(options));
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const lines = error.reason === 'invalid' ? error.problems.map((p) => `  ${p.path}: ${p.message}`) : [];

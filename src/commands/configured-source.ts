@@ -1,6 +1,6 @@
 import { decodeProjectToken } from '../contract/project-token.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError, type FieldIssue } from '../errors.js';
 import { isClusterManager, isDiscordClient, isErisClient, isOceanicClient, isShardingManager } from '../discord/shapes.js';
 import { createClientCommandsSource, type CommandsClientLike } from './sources/discord-client.js';
 import { createErisCommandsSource, createOceanicCommandsSource, type ErisCommandsClientLike, type OceanicCommandsClientLike } from './sources/eris-oceanic.js';
@@ -8,7 +8,7 @@ import { createDiscordCommandsSource } from './sources/discord-rest.js';
 import { createFileCommandsSource } from './sources/file.js';
 import { createStaticCommandsSource } from './sources/static.js';
 import type { CommandSource } from './types.js';
-import { settingName, type AgentMode } from '../config/setting-names.js';
+import type { AgentMode } from '../config/setting-names.js';
 
 /** What besides the config decides the commands source. */
 export interface CommandsSourceInputs {
@@ -18,8 +18,33 @@ export interface CommandsSourceInputs {
   discord?: unknown;
   /** Where a relative `commands.file` is found. Default: the process's working directory. */
   cwd?: string;
-  /** Whose words the messages are in: `embedded` names `discord.token` alone; default the daemon's, with its variable. */
+  /** Whose words a refusal is in ({@link commandsSourceProblem}). Default `embedded`; the CLI's commands pass `daemon`. */
   mode?: AgentMode;
+}
+
+/**
+ * Why `config.commands` has no source to read the commands from, or undefined when it has one:
+ * `commands.source` discord with no commands in code, no discord.js, Eris or Oceanic.js Client to
+ * ask, and no `discord.token`. `inputs.mode` says whose words: an embedded agent's (the options of
+ * createListingAgent) or the daemon's and the CLI's (no bot: the variables to set).
+ */
+export function commandsSourceProblem(config: ListingAgentConfig, inputs: Omit<CommandsSourceInputs, 'cwd'>): FieldIssue | undefined {
+  if (inputs.commands !== undefined || config.commands.source === 'file' || config.discord.token !== undefined) return undefined;
+  const bot = inputs.discord;
+  if (bot !== undefined && (isDiscordClient(bot) || isErisClient(bot) || isOceanicClient(bot))) return undefined;
+  if (inputs.mode === 'daemon') {
+    return {
+      path: 'commands.source',
+      message:
+        "is discord, but outside the bot there is no client to read the commands from: set discord.token (LISTING_AGENT_DISCORD_TOKEN) to read them from Discord's API, or set commands.source to file with commands.file (LISTING_AGENT_COMMANDS_FILE)",
+    };
+  }
+  return {
+    path: 'commands.source',
+    message:
+      managerWithoutCommands(bot) ??
+      'is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as `discord` to createListingAgent, set discord.token, or use source file',
+  };
 }
 
 /**
@@ -40,16 +65,7 @@ export function commandsSourceFor(config: ListingAgentConfig, inputs: CommandsSo
     if (isOceanicClient(bot)) return createOceanicCommandsSource(bot as unknown as OceanicCommandsClientLike);
   }
   const token = config.discord.token;
-  if (token === undefined) {
-    throw new ValidationError('config', 'the configuration', [
-      {
-        path: 'commands.source',
-        message:
-          managerWithoutCommands(bot) ??
-          `is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as \`discord\` to createListingAgent, set ${settingName('discord.token', inputs.mode)}, or use source file`,
-      },
-    ]);
-  }
+  if (token === undefined) throw new ValidationError('config', 'the configuration', [commandsSourceProblem(config, inputs)!]);
   const fromToken = decodeProjectToken(config.service.token);
   const applicationId = config.discord.applicationId ?? (fromToken.ok ? fromToken.payload.id : undefined);
   return createDiscordCommandsSource({

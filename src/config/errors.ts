@@ -25,11 +25,20 @@ export class ConfigError extends ListingAgentError {
   }
 }
 
-/** The summary line of a configuration with field problems. */
-export function invalidConfigSummary(problems: readonly FieldIssue[]): string {
+/** The summary line of a configuration with field problems; `listed` says where all of them are read. */
+export function invalidConfigSummary(problems: readonly FieldIssue[], listed = 'listing-agent config check lists them all'): string {
   const lines = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
   if (lines.length === 1) return `invalid configuration: ${lines[0]}`;
   const shown = lines.slice(0, 3).join('; ');
   const more = lines.length > 3 ? `; and ${lines.length - 3} more` : '';
-  return `invalid configuration, ${lines.length} problems: ${shown}${more} (listing-agent config check lists them all)`;
+  return `invalid configuration, ${lines.length} problems: ${shown}${more} (${listed})`;
+}
+
+/**
+ * A message as an embedded agent says it: the daemon's words without the `LISTING_AGENT_*`
+ * variables in parentheses, which an agent made with createListingAgent never reads
+ * (`set stats.push.key (LISTING_AGENT_STATS_PUSH_KEY)` becomes `set stats.push.key`).
+ */
+export function withoutVariables(message: string): string {
+  return message.replace(/ \((?:LISTING_AGENT_[A-Z0-9_]+(?:, | or )?)+\)/g, '');
 }

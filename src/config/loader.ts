@@ -4,11 +4,11 @@ import type { FieldIssue } from '../errors.js';
 import { parseDotenv } from './dotenv-file.js';
 import { applyEnvironment } from './environment.js';
 import { ConfigError, invalidConfigSummary } from './errors.js';
-import { CONFIG_FILE_VARIABLE } from './fields.js';
+import { CONFIG_FILE_VARIABLE, configFields } from './fields.js';
 import { interpolateConfig } from './interpolate.js';
 import { parseJsonLocated } from './json-position.js';
 import { describeIssues, isUnder } from './problems.js';
-import { configSchema, type ListingAgentConfig, type ListingAgentConfigInput } from './schema.js';
+import { configSchema, SECRET_PATHS, type ListingAgentConfig, type ListingAgentConfigInput } from './schema.js';
 
 /**
  * Where the configuration comes from, in order of precedence (highest first):
@@ -91,6 +91,36 @@ function dotenvValues(dotenv: { name: string; text: string }): Record<string, st
   );
 }
 
+/** The value at a dotted path with `[i]` indexes (`webhooks.secrets`), or undefined. */
+function valueAtPath(value: unknown, path: string): unknown {
+  return path.split(/\.|(?=\[)/).reduce<unknown>((current, key) => {
+    if (current === null || typeof current !== 'object') return undefined;
+    return (current as Record<string, unknown>)[key.startsWith('[') ? key.slice(1, -1) : key];
+  }, value);
+}
+
+/**
+ * A secret written as `${VAR}` with VAR unset or empty is a problem naming VAR, not a field left
+ * out (a hook called unsigned, a receiver without its secret). A required one is already
+ * reported as missing, naming VAR; an item of a list of secrets (`webhooks.secrets`) is only left
+ * out while another item is set (a second secret waiting for its variable during a rotation).
+ */
+function unsetSecretProblems(unsetVariables: ReadonlyMap<string, string>, value: unknown): FieldIssue[] {
+  const problems: FieldIssue[] = [];
+  for (const [path, variable] of unsetVariables) {
+    const schemaPath = path.replace(/\[\d+\]/g, '[]');
+    if (!SECRET_PATHS.has(schemaPath)) continue;
+    const field = configFields().find((f) => f.path.join('.') === schemaPath.replace(/\[\]$/, ''));
+    if (field?.required === true || field?.requiredWith !== undefined) continue;
+    if (schemaPath.endsWith('[]')) {
+      const rest = valueAtPath(value, path.replace(/\[\d+\]$/, ''));
+      if (Array.isArray(rest) && rest.length > 0) continue;
+    }
+    problems.push({ path, message: `\${${variable}} is empty or not set (set ${variable} in the environment or .env, or remove the field: a secret is not left out silently)` });
+  }
+  return problems;
+}
+
 /**
  * Builds and validates the configuration from texts already read. Throws {@link ConfigError}
  * listing every problem at once.
@@ -119,6 +149,7 @@ export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; i
   const overridden = (path: string) => [...overlay.sources.keys()].some((field) => isUnder(path, field));
   const problems: FieldIssue[] = [...interpolated.problems.filter((p) => !overridden(p.path)), ...overlay.problems];
   const unsetVariables = new Map([...interpolated.unsetVariables].filter(([path]) => !overridden(path)));
+  problems.push(...unsetSecretProblems(unsetVariables, overlay.value));
 
   const result = configSchema.safeParse(overlay.value);
   if (!result.success) {

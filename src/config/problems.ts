@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { FieldIssue } from '../errors.js';
+import { withoutVariables } from './errors.js';
 import { configFields, environmentVariableName, knownKeys } from './fields.js';
 
 /** A field path as people read it: `votes.hooks[1].url`. An empty key is shown as `""`, so the path still names it. */
@@ -72,11 +73,20 @@ export interface IssueContext {
   environmentSources: ReadonlyMap<string, string>;
   /** Paths that already have a problem (a zod issue there would only repeat it). */
   reported: readonly string[];
+  /**
+   * Who reads the problems: `daemon` (the config file and `LISTING_AGENT_*` variables; the
+   * default) or `embedded` (an object given to createListingAgent or parseConfig, which reads no
+   * variable: none is named).
+   */
+  mode?: 'embedded' | 'daemon';
 }
 
 function missing(path: string, context: IssueContext): string {
   const variable = context.unsetVariables.get(path);
   if (variable !== undefined) return `missing: \${${variable}} is empty or not set (set ${variable} in the environment or .env)`;
+  if (context.mode === 'embedded') {
+    return path === 'service.token' ? 'missing (required): pass the project token as `token` to createListingAgent, or set service.token' : `missing (required): set ${path}`;
+  }
   const field = configFields().find((f) => f.path.join('.') === path);
   const env = field ? ` or with ${environmentVariableName(field.path)}` : '';
   return `missing (required): set it in the config file${env}`;
@@ -134,7 +144,8 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], context: Iss
       for (const leaf of lacking) problems.push({ path: leaf, message: missing(leaf, context) });
       continue;
     }
-    problems.push({ path, message: `${describe(issue, path, context)}${sourceNote(path)}` });
+    const message = describe(issue, path, context);
+    problems.push({ path, message: `${context.mode === 'embedded' ? withoutVariables(message) : message}${sourceNote(path)}` });
   }
   return problems;
 }

@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
-import { parseDuration } from './duration.js';
-import { HEALTH_LISTEN_DEFAULT, LISTEN_ADDRESS_PROBLEM, parseListenAddress } from './listen-address.js';
+import { projectTokenProblem } from '../contract/project-token.js';
+import { absoluteUrl, duration, listenAddress, secret, serviceUrl } from './schema-fields.js';
+import { HEALTH_LISTEN_DEFAULT } from './listen-address.js';
 
 /**
  * The agent's configuration: the one source of truth (`configSchema` in schema.ts is built here).
@@ -15,56 +16,19 @@ import { HEALTH_LISTEN_DEFAULT, LISTEN_ADDRESS_PROBLEM, parseListenAddress } fro
  * Secrets are marked with `secret()` so that every printout masks them.
  */
 
-/** Field paths whose values are secrets (masked in `config check`, redacted from logs). */
-export const SECRET_PATHS = new Set<string>();
-
-function secret(path: string) {
-  SECRET_PATHS.add(path);
-  return z.string().min(1).meta({ description: 'secret: masked in every printout', writeOnly: true });
-}
-
-/** A duration: `500ms`, `30s`, `5m`, `12h`, `1d`, `1h30m`. Read as milliseconds. */
-function duration(min: string, max: string) {
-  const minMs = parseDuration(min)!;
-  const maxMs = parseDuration(max)!;
-  return z
-    .string()
-    .regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, 'must be a duration such as 30s, 5m, 12h or 1h30m')
-    .transform((text) => parseDuration(text)!)
-    .refine((ms) => ms >= minMs && ms <= maxMs, `must be from ${min} to ${max}`)
-    .meta({ description: `a duration from ${min} to ${max} (units ms, s, m, h, d)` });
-}
-
-const absoluteUrl = (protocols: readonly string[] = ['http:', 'https:']) =>
-  z.string().refine((value) => {
-    try {
-      return protocols.includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be an absolute URL (${protocols.map((p) => p.slice(0, -1)).join(' or ')})`);
-
-/** `host:port`, `[v6]:port` or a bare port; read as `{host, port}`. */
-function listenAddress(defaultHost: string) {
-  return z
-    .string()
-    .transform((text, ctx) => {
-      const address = parseListenAddress(text, defaultHost);
-      if (address === undefined) {
-        ctx.addIssue({ code: 'custom', message: LISTEN_ADDRESS_PROBLEM });
-        return z.NEVER;
-      }
-      return address;
-    })
-    .meta({ description: 'host:port, [v6]:port, or a port (host 127.0.0.1)' });
-}
+export { SECRET_PATHS } from './schema-fields.js';
 
 const serviceSchema = () =>
   z
     .strictObject({
-      v1: absoluteUrl().default('https://top.gg/api/v1').describe('v1 base URL.'),
-      v0: absoluteUrl().default('https://top.gg/api').describe('v0 base URL.'),
-      token: secret('service.token').refine((t) => t.split('.').length === 3, 'must be a project token (three parts separated by dots)').describe("The project token from the project's Integrations and API settings."),
+      v1: serviceUrl().default('https://top.gg/api/v1').describe('v1 base URL (https; plain http only to this machine).'),
+      v0: serviceUrl().default('https://top.gg/api').describe('v0 base URL (https; plain http only to this machine).'),
+      token: secret('service.token')
+        .superRefine((token, ctx) => {
+          const problem = projectTokenProblem(token);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .describe("The project token from the project's Integrations and API settings."),
     })
     .meta({ description: 'The listing service and the project token' });
 

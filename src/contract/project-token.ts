@@ -53,6 +53,35 @@ export function decodeProjectToken(token: string): DecodedProjectToken {
   return { ok: true, payload: { id, bot: true, iat }, signingInput: `${header}.${body}`, signature };
 }
 
+/** Where a project token is found, for messages. */
+const PROJECT_TOKEN_PLACE = "the project's Integrations and API settings on the listing";
+
+/**
+ * Whether `token` is a Discord bot token: three parts whose first is a Discord user ID (17 to 20
+ * digits) in base64, as Discord writes them; a project token's first part is a JSON header.
+ */
+function isDiscordBotToken(token: string): boolean {
+  const parts = token.split('.');
+  if (parts.length !== 3 || !/^[A-Za-z0-9_-]+={0,2}$/.test(parts[0]!)) return false;
+  return /^\d{17,20}$/.test(Buffer.from(parts[0]!, 'base64').toString('latin1'));
+}
+
+/**
+ * Why `token` cannot be sent to the service as the project token, or undefined when it can be: a
+ * `Bearer ` prefix (the client adds it on v1 and v0 takes the token raw), a Discord bot token
+ * (which is never sent there), or not three parts separated by dots. Messages never quote it.
+ */
+export function projectTokenProblem(token: string): string | undefined {
+  if (/^bearer\s/i.test(token.trim())) {
+    return 'starts with "Bearer ": give the project token alone, without the prefix (the agent adds it where the service wants it)';
+  }
+  if (isDiscordBotToken(token.trim())) {
+    return `is a Discord bot token (its first part is the bot's user ID), not the project token, so it is not sent to the listing service: copy the project token from ${PROJECT_TOKEN_PLACE} (the bot token belongs in discord.token)`;
+  }
+  if (token.split('.').length !== 3) return `must be a project token (three parts separated by dots): copy it from ${PROJECT_TOKEN_PLACE}`;
+  return undefined;
+}
+
 const JWT_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 function hmac(key: string, input: string): string {

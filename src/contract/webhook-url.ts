@@ -19,6 +19,11 @@ export interface WebhookUrlOptions {
 /** Hosts an `http:` URL may name when {@link WebhookUrlOptions.allowHttpLoopback} is set (as `URL.hostname` spells them). */
 const LOOPBACK_HTTP_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
 
+/** Whether a URL's `hostname` is this machine (`127.0.0.1`, `localhost`, `[::1]`): where plain http stays local. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HTTP_HOSTS.includes(hostname);
+}
+
 /** A field of the webhook body that broke the rule, and why (the message starts with the field name). */
 export interface WebhookInputProblem {
   field: 'label' | 'url';
@@ -70,7 +75,7 @@ export function webhookUrlProblem(url: unknown, options: WebhookUrlOptions = {})
     return `url is not a valid URL: it must be ${wanted}`;
   }
   if (parsed.protocol === 'https:') return parsed.hostname === '' ? 'url must name a host' : null;
-  if (parsed.protocol === 'http:' && options.allowHttpLoopback && LOOPBACK_HTTP_HOSTS.includes(parsed.hostname)) {
+  if (parsed.protocol === 'http:' && options.allowHttpLoopback && isLoopbackHost(parsed.hostname)) {
     return null;
   }
   const scheme = parsed.protocol.slice(0, -1);

@@ -8,7 +8,7 @@
 export { configSchema, SECRET_PATHS } from '../config/schema.js';
 export { buildConfig } from '../config/loader.js';
 export type { ConfigSources } from '../config/loader.js';
-export { parseConfig } from '../agent/agent.js';
+export { parseConfig } from '../agent/agent-config.js';
 export { maskConfig, secretValues } from '../config/mask.js';
 export { configEnvironmentVariables } from '../config/fields.js';
 export type { ConfigEnvironmentVariable } from '../config/fields.js';

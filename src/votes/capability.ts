@@ -4,7 +4,7 @@ import { standingByDetail, type Leadership } from '../runtime/leadership.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { ScheduleFactory } from '../runtime/scheduler.js';
 import type { VoteLedgerSizes } from '../runtime/metrics.js';
-import { configuredVoteHooks, type VoteLedgerKind, votesLedgerFor } from './configured.js';
+import { rewardHooks, type VoteLedgerKind, votesLedgerFor } from './configured.js';
 import type { HooksFromConfigOptions } from './hooks/index.js';
 import type { VoteListener } from './hooks/in-process.js';
 import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from './pipeline.js';
@@ -55,7 +55,8 @@ export interface VotesCapabilityOptions {
   reminderLookMs?: number;
   /**
    * The reward hooks. Default: the in-process hook over the agent's `vote` listeners (named
-   * `vote-event`), then `votes.hooks` of the config.
+   * `vote-event`, only when one is attached as the capability starts), then `votes.hooks` of the
+   * config and the reward stream. With none at all the capability does not start.
    */
   hooks?: readonly VoteHook[];
   /** How the configured hooks are made (exec environment, http dispatcher, clock). Default: none. */
@@ -206,9 +207,8 @@ function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>, comp
 
 function makeHooks(v: VotesState, context: CapabilityContext<VotesEvents>): readonly VoteHook[] {
   const { options } = v;
-  if (options.hooks) return options.hooks;
   const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
-  return configuredVoteHooks(context.config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
+  return rewardHooks(context.config, options.hooks, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
 }
 
 /** The poller over `running`, its readiness writes dropped once it is no longer the current one. */

@@ -74,6 +74,11 @@ export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind,
   });
 }
 
+/** The names `votes.hooks` may not take: the in-process hook's (or `reserved`), and the reward stream's when it is on. */
+export function reservedVoteHookNames(config: ListingAgentConfig, reserved: readonly string[] = [IN_PROCESS_HOOK_NAME]): string[] {
+  return [...reserved, ...(config.votes.stream.enabled ? [STREAM_HOOK_NAME] : [])];
+}
+
 /** Options of {@link configuredVoteHooks}. */
 export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
   /**
@@ -95,10 +100,7 @@ export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
 export function configuredVoteHooks(config: ListingAgentConfig, options: ConfiguredVoteHooksOptions = {}): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const stream = config.votes.stream;
-  const hooks = hooksFromConfig(config.votes.hooks, {
-    ...hookOptions,
-    reservedNames: [...(hookOptions.reservedNames ?? [IN_PROCESS_HOOK_NAME]), ...(stream.enabled ? [STREAM_HOOK_NAME] : [])],
-  });
+  const hooks = hooksFromConfig(config.votes.hooks, { ...hookOptions, reservedNames: reservedVoteHookNames(config, hookOptions.reservedNames) });
   if (stream.enabled) {
     if (redis === undefined) {
       throw new ListingAgentError(
@@ -110,6 +112,24 @@ export function configuredVoteHooks(config: ListingAgentConfig, options: Configu
   }
   if (listeners === undefined) return hooks;
   return [createInProcessHook({ name: IN_PROCESS_HOOK_NAME, listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
+}
+
+/** Why a votes capability does not start with no hook at all: its votes would be marked done with nobody rewarding them. */
+const NO_VOTE_HOOK =
+  "nothing receives the votes: add a reward hook to votes.hooks, set votes.stream.enabled, or attach a listener with agent.on('vote', ...) before the agent starts";
+
+/**
+ * The reward hooks a votes capability runs: `given` (hooks made in code), else
+ * {@link configuredVoteHooks} with the in-process hook only when `listeners` has one now (the
+ * agent's `vote` event takes part when it has a listener as the votes start). Throws
+ * `ListingAgentError` (code `votes_no_hook`) when that leaves none: no vote is marked rewarded
+ * without a hook receiving it.
+ */
+export function rewardHooks(config: ListingAgentConfig, given: readonly VoteHook[] | undefined, options: ConfiguredVoteHooksOptions = {}): readonly VoteHook[] {
+  const { listeners, ...rest } = options;
+  const hooks = given ?? configuredVoteHooks(config, listeners !== undefined && listeners().length > 0 ? { ...rest, listeners } : rest);
+  if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_VOTE_HOOK);
+  return hooks;
 }
 
 /** What {@link readDeadLetters} found. */

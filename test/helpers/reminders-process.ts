@@ -57,7 +57,8 @@ const context = {
   now,
   emit: () => undefined,
   reportError: (error: unknown) => process.stderr.write(`${String(error)}\n`),
-  listeners: (event: string) => (event === 'reminder' ? [reminded] : []),
+  // The rewards' listener does nothing here: only the reminders are watched.
+  listeners: (event: string) => (event === 'reminder' ? [reminded] : event === 'vote' ? [() => undefined] : []),
 } as unknown as CapabilityContext<VotesEvents>;
 const votes = createVotesCapability({ poll: false });
 await votes.start(context);

@@ -41,7 +41,7 @@ async function runDiff(argv: string[], io: CliIo): Promise<number> {
   const loaded = await loadCommandConfig(io, 'commands diff', values.config as string | undefined);
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
-  const source = commandsSourceFor(config, { cwd: io.cwd });
+  const source = commandsSourceFor(config, { cwd: io.cwd, mode: 'daemon' });
   // The last synced set, read without the state directory's lock (a running agent holds it).
   await using state = cliState(config, io);
   const plan = await planCommandSync(source, await state.reader());
@@ -61,7 +61,7 @@ async function runSync(argv: string[], io: CliIo): Promise<number> {
   const loaded = await loadCommandConfig(io, 'commands sync', values.config as string | undefined);
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
-  const source = commandsSourceFor(config, { cwd: io.cwd });
+  const source = commandsSourceFor(config, { cwd: io.cwd, mode: 'daemon' });
   // File: the store takes the state directory's lock. Redis: the store without the leader's fence.
   await using state = cliState(config, io);
   await using client = createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });

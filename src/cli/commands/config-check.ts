@@ -1,7 +1,8 @@
 import { ConfigError } from '../../config/errors.js';
-import { loadConfig, type ConfigSources } from '../../config/loader.js';
+import type { ConfigSources } from '../../config/loader.js';
 import { maskConfig } from '../../config/mask.js';
 import { parseCommandArgs } from '../args.js';
+import { loadRunnableConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { runSubcommand } from '../subcommands.js';
 
@@ -18,11 +19,14 @@ Run 'listing-agent config check --help' for its options.
 const CONFIG_CHECK_HELP = `Usage: listing-agent config check [--config FILE]
 
 Load the configuration exactly as 'listing-agent run' does: .env from the working directory,
-the JSON config file with \${VAR} replaced, then LISTING_AGENT_* variables over it.
+the JSON config file with \${VAR} replaced, then LISTING_AGENT_* variables over it; and check
+it as 'run' does before it starts (stats with nothing to count, commands with no source, votes
+that no hook receives, two servers on one address, ...).
 
 When it is valid: prints the effective configuration as JSON on stdout (every secret shown as
 ********, defaults filled in) and the sources it was built from on stderr; exit code 0.
-When it is not: prints every problem on stderr, one per line with its path; exit code 1.
+When it is not: prints every problem on stderr, one per line with its path, in the words
+'run' refuses it with; exit code 1.
 
 Options:
   -c, --config FILE   the JSON config file (default: $LISTING_AGENT_CONFIG; with neither, the
@@ -47,7 +51,7 @@ async function runConfigCheck(argv: string[], io: CliIo): Promise<number> {
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'config check');
   try {
-    const loaded = await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
+    const loaded = await loadRunnableConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd });
     io.stdout(`${JSON.stringify(maskConfig(loaded.config), null, 2)}\n`);
     io.stderr(`listing-agent config check: the configuration is valid. Built from:\n${describeSources(loaded.sources)}\n`);
     return EXIT.ok;

@@ -1,9 +1,9 @@
 import { ConfigError } from '../../config/errors.js';
-import { loadConfig } from '../../config/loader.js';
 import { createDoctorDeps } from '../../doctor/deps.js';
 import { runDoctor, secretEnvironmentValues, type ConfigLoad } from '../../doctor/doctor.js';
 import { DOCTOR_DEFAULTS, type CheckResult, type DoctorReport } from '../../doctor/types.js';
 import { parseCommandArgs } from '../args.js';
+import { loadRunnableConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
 export const DOCTOR_HELP = `Usage: listing-agent doctor [--config FILE] [--probe] [--json] [--timeout MS]
@@ -15,7 +15,8 @@ file of one page is written, synced and removed in the state directory to see th
 writes: a full disk fails it, as a read-only one does).
 
 Checks, in this order (every one is always reported):
-  config            found and valid: which file, which .env, which LISTING_AGENT_* variables override it
+  config            found and valid, and nothing 'run' would refuse (the problems 'config check'
+                    lists): which file, which .env, which LISTING_AGENT_* variables override it
   service.token     well-formed, and accepted by the service (GET /projects/@me: the project's name and ID)
   service.clock     this clock against the service's Date header: warn above 30 s, fail above
                     300 s (the signature tolerance of webhook deliveries)
@@ -88,7 +89,7 @@ export async function runDoctorCommand(argv: string[], io: CliIo): Promise<numbe
   const timeoutMs = parseTimeout(values.timeout as string | undefined);
   let load: ConfigLoad;
   try {
-    load = { ok: true, loaded: await loadConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd }) };
+    load = { ok: true, loaded: await loadRunnableConfig({ ...(file === undefined ? {} : { file }), env: io.env, cwd: io.cwd }) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     load = { ok: false, error };

@@ -60,7 +60,9 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'run');
 
+  // Every problem at once, the schema's and what the agent would refuse, before anything starts.
   const loaded = await loadCommandConfig(io, 'run', file, {
+    runnable: true,
     lead: 'refusing to start: ',
     advice: "Check it with 'listing-agent config check' (every problem of the configuration) or 'listing-agent doctor' (the whole setup).",
   });

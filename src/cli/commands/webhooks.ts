@@ -13,6 +13,7 @@ import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePa
 import { withRotatedSecret } from '../../webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
 import { parseCommandArgs } from '../args.js';
+import { unreceivedVotes } from '../../agent/votes-capabilities.js';
 import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-memory.js';
@@ -119,6 +120,12 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
       io.stderr(`listing-agent webhooks serve: no webhook secret: set webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS) or webhooks.legacyAuthorization, or rotate one into ${redis ? state.description : file}\n`);
       return EXIT.config;
     }
+  }
+  // The receiver feeds the pipeline whatever webhooks.enabled says: its votes need a hook, as run's do.
+  const unreceived = unreceivedVotes({ ...config, webhooks: { ...config.webhooks, enabled: true } }, { mode: 'daemon' });
+  if (unreceived !== undefined) {
+    io.stderr(`listing-agent webhooks serve: refusing to start: invalid configuration: ${unreceived.path}: ${unreceived.message}\n`);
+    return EXIT.config;
   }
   // File: the state directory's lock, like 'run'. Redis: the store (v0 anchors) and ledger there.
   const store = await state.store();

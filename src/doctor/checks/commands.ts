@@ -12,7 +12,7 @@ function sourceOf(deps: DoctorDeps): CommandSource | undefined {
   if (deps.commandSource) return deps.commandSource;
   const { config } = deps;
   if (config.commands.source === 'discord' && config.discord.token === undefined) return undefined;
-  return commandsSourceFor(config, { cwd: deps.cwd });
+  return commandsSourceFor(config, { cwd: deps.cwd, mode: 'daemon' });
 }
 
 /** How the commands compare with the last sync the state remembers. */

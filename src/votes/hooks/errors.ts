@@ -17,7 +17,9 @@ export type VoteHookFailureReason =
   /** exec: the command could not be started (not found, not executable). */
   | 'spawn'
   /** in-process: a `vote` listener threw or rejected. */
-  | 'listener';
+  | 'listener'
+  /** in-process: no listener is attached to the event (every one was removed after the agent started). */
+  | 'no_listener';
 
 /** Details of a {@link VoteHookError}, as far as they apply. */
 export interface VoteHookErrorDetails {

@@ -11,6 +11,8 @@ export type VoteListener = (vote: Vote) => unknown;
 export interface InProcessHookOptions {
   /** Names the hook in logs, metrics and dead letters. Default `vote-event`. */
   name?: string;
+  /** The event the listeners listen to, for messages. Default `vote` (the reminders' hook: `reminder`). */
+  event?: string;
   /**
    * The current listeners, read at each call so listeners added later take part. Pass
    * `() => agent.rawListeners('vote')`: unlike `listeners()`, it gives the wrappers of `once`
@@ -31,7 +33,9 @@ export interface InProcessHookOptions {
  * The hook behind the agent's `vote` event, for bots that embed the agent: every listener is called
  * with the vote, all at once, and all are awaited. The call succeeds when every listener returned
  * or resolved; it fails when one threw or rejected (after waiting for the others), so the vote is
- * retried and dead-lettered like any hook's. No listener: success, there is nothing to do.
+ * retried and dead-lettered like any hook's. No listener at all fails too ("no vote listener is
+ * attached"): the vote stays pending, is retried and dead-lettered, never counted as rewarded.
+ * The agent makes this hook only when a listener is attached as it starts.
  *
  * A retry calls every listener again, also those that succeeded, so a listener should make its
  * reward idempotent with `vote.key`.
@@ -45,12 +49,14 @@ export interface InProcessHookOptions {
  */
 export function createInProcessHook(options: InProcessHookOptions): VoteHook {
   const name = options.name ?? IN_PROCESS_HOOK_NAME;
+  const event = options.event ?? 'vote';
+  const noListener = `no ${event} listener is attached: attach one with agent.on('${event}', ...); the ${event} stays pending and is retried`;
 
   /** Not `async`: the usual call (one listener) makes no promise of its own here. */
   function run(vote: Vote, context: HookCallContext): Promise<void> {
     if (context.signal.aborted) return Promise.reject(new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)'));
     const current = options.listeners();
-    if (current.length === 0) return DONE;
+    if (current.length === 0) return Promise.reject(new VoteHookError(name, 'no_listener', noListener));
     if (current.length === 1) return runOne(current[0]!, vote, context);
     return runAll([...current], vote, context);
   }

@@ -30,6 +30,8 @@ export interface HooksFromConfigOptions {
    * `['vote-event']` (the in-process hook of the `vote` event).
    */
   reservedNames?: readonly string[];
+  /** Where the list is in the config, for messages. Default `votes.hooks` (`votes.reminders.hooks` for the reminders'). */
+  configPath?: string;
 }
 
 /** The default name of the hook at `index` (0-based): `http-1`, `exec-2`, ... by position. */
@@ -38,31 +40,41 @@ export function defaultHookName(type: 'http' | 'exec', index: number): string {
 }
 
 /**
- * The hooks of a validated `votes.hooks` list, in order. A hook without `name` is named by its type
- * and position (`http-1`, `exec-2`). Names must be unique (they key dead letters and metrics), and
- * may not be a reserved name such as `vote-event`.
- *
- * @throws ValidationError (subject `config`) naming each `votes.hooks[i].name` that collides.
+ * The name of each hook of a `votes.hooks` list (a hook without `name` is named by its type and
+ * position: `http-1`, `exec-2`), and a problem for each that is reserved or taken by an earlier
+ * one: names must be unique (they key dead letters and metrics).
  */
-export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOptions = {}): VoteHook[] {
-  const reserved = new Set(options.reservedNames ?? [IN_PROCESS_HOOK_NAME]);
+export function hookNameProblems(hooks: HookConfigs, rules: Pick<HooksFromConfigOptions, 'reservedNames' | 'configPath'> = {}): { names: string[]; problems: FieldIssue[] } {
+  const reserved = new Set(rules.reservedNames ?? [IN_PROCESS_HOOK_NAME]);
+  const list = rules.configPath ?? 'votes.hooks';
   const firstIndex = new Map<string, number>();
-  const issues: FieldIssue[] = [];
+  const problems: FieldIssue[] = [];
   const names = hooks.map((hook, index) => {
     const name = hook.name ?? defaultHookName(hook.type, index);
-    const path = `votes.hooks[${index}].name`;
+    const path = `${list}[${index}].name`;
     const named = hook.name === undefined ? `the default name "${name}"` : `"${name}"`;
     const earlier = firstIndex.get(name);
     if (reserved.has(name)) {
-      issues.push({ path, message: `${named} is reserved for a built-in hook: choose another name` });
+      problems.push({ path, message: `${named} is reserved for a built-in hook: choose another name` });
     } else if (earlier !== undefined) {
-      issues.push({ path, message: `${named} is already the name of votes.hooks[${earlier}]: give each hook a unique name` });
+      problems.push({ path, message: `${named} is already the name of ${list}[${earlier}]: give each hook a unique name` });
     } else {
       firstIndex.set(name, index);
     }
     return name;
   });
-  if (issues.length > 0) throw new ValidationError('config', 'votes.hooks', issues);
+  return { names, problems };
+}
+
+/**
+ * The hooks of a validated `votes.hooks` list, in order, named as {@link hookNameProblems} says.
+ *
+ * @throws ValidationError (subject `config`) naming each `votes.hooks[i].name` that collides.
+ */
+export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOptions = {}): VoteHook[] {
+  const list = options.configPath ?? 'votes.hooks';
+  const { names, problems } = hookNameProblems(hooks, { ...(options.reservedNames ? { reservedNames: options.reservedNames } : {}), configPath: list });
+  if (problems.length > 0) throw new ValidationError('config', list, problems);
 
   return hooks.map((hook, index) => {
     const name = names[index]!;
@@ -85,7 +97,7 @@ export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOpti
       retries: hook.retries,
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      configPath: `votes.hooks[${index}]`,
+      configPath: `${list}[${index}]`,
     });
   });
 }

@@ -40,15 +40,20 @@ export function reminderStoreFor(config: ListingAgentConfig, now: () => number):
 const REMINDER_EVENT_HOOK = 'reminder-event';
 /** The reminder stream hook's name. */
 const REMINDER_STREAM_HOOK = 'reminder-stream';
+/** The names `votes.reminders.hooks` may not take. */
+export const RESERVED_REMINDER_HOOK_NAMES: readonly string[] = [REMINDER_EVENT_HOOK, REMINDER_STREAM_HOOK];
 
-/** The reminder hooks of `config`: the `reminder` event's listeners, `votes.reminders.hooks`, then the stream. */
+/**
+ * The reminder hooks of `config`: the `reminder` event's listeners (when `listeners` is given: the
+ * in-process hook, which fails while none is attached), `votes.reminders.hooks`, then the stream.
+ */
 function configuredReminderHooks(
   config: ListingAgentConfig,
   options: HooksFromConfigOptions & { listeners?: () => readonly ((vote: Vote) => unknown)[]; redis?: RedisConnection } = {},
 ): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const settings = config.votes.reminders;
-  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: [REMINDER_EVENT_HOOK, REMINDER_STREAM_HOOK] });
+  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' });
   const stream = config.votes.stream;
   if (stream.enabled && redis !== undefined) {
     const markerTtlMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
@@ -56,8 +61,12 @@ function configuredReminderHooks(
     hooks.push({ name: REMINDER_STREAM_HOOK, retries: hook.retries, run: (vote, context) => hook.run(vote, context) });
   }
   if (listeners === undefined) return hooks;
-  return [createInProcessHook({ name: REMINDER_EVENT_HOOK, listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
+  return [createInProcessHook({ name: REMINDER_EVENT_HOOK, event: 'reminder', listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
 }
+
+/** Why the reminders do not start with no hook at all: a reminder nobody receives is never `sent`. */
+const NO_REMINDER_HOOK =
+  "nothing receives the reminders: add a hook to votes.reminders.hooks, set votes.stream.enabled, or attach a listener with agent.on('reminder', ...) before the agent starts";
 
 /** The running reminders of a votes capability. */
 export interface RunningReminders {
@@ -102,17 +111,17 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const own = options.kind === 'file' && options.store === undefined ? createLedgerReminderStore({ delayMs: settings.delay, now, derive: false }) : undefined;
   const ledger = reminderLedger(context, options, keepKeysForMs, own);
   const listeners = () => context.listeners?.('reminder') ?? [];
-  const hooks = configuredReminderHooks(config, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis } : {}) });
-  // The event hook with no listener delivers nothing: a reminder with nowhere else to go is not `sent`.
-  const delivers = () => hooks.length > 1 || listeners().length > 0;
+  // The `reminder` event takes part only when it has a listener as the reminders start (D1 of issue 32).
+  const inProcess = listeners().length > 0 ? { listeners } : {};
+  const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...(options.redis ? { redis: options.redis } : {}) });
+  if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_REMINDER_HOOK);
   const pipeline = createVotePipeline({
     ledger,
     hooks,
     logger: logger.child({ reminders: true }),
     now,
     onFinished: (_vote, gaveUp) => {
-      if (gaveUp) metrics.reminders.inc({ result: 'failed' });
-      else if (delivers()) metrics.reminders.inc({ result: 'sent' });
+      metrics.reminders.inc({ result: gaveUp ? 'failed' : 'sent' });
     },
   });
   await pipeline.start();

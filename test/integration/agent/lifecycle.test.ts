@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
 import type { AgentEvents } from '../../../src/agent/events.js';
 import type { Capability } from '../../../src/runtime/capability.js';
-import { ValidationError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/config/errors.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 
@@ -36,11 +36,11 @@ async function agentFor(options: { token?: string; capabilities?: Capability[] }
 
 describe('createListingAgent', () => {
   it('refuses an invalid config at once, naming every problem', () => {
-    expect(() => createListingAgent({ config: { service: { token: 'x' }, log: { level: 'loud' } } as never })).toThrow(ValidationError);
+    expect(() => createListingAgent({ config: { service: { token: 'x' }, log: { level: 'loud' } } as never })).toThrow(ConfigError);
     try {
       createListingAgent({ config: { service: { token: 'x' }, log: { level: 'loud' } } as never });
     } catch (error) {
-      const paths = (error as ValidationError).issues.map((issue) => issue.path);
+      const paths = (error as ConfigError).problems.map((problem) => problem.path);
       expect(paths).toEqual(expect.arrayContaining(['service.token', 'log.level']));
     }
   });

@@ -34,6 +34,8 @@ async function startAndSettle(emu: TestEmulator, token: string, capabilities: Ca
     transport: { retry: { maxAttempts: 1 } },
     capabilities,
   });
+  // The bot's reward: the vote event is the votes' hook.
+  agent.on('vote', () => undefined);
   const posted = new Promise<PostResult>((resolve) => agent.once('posted', resolve));
   const synced = new Promise<CommandSyncResult>((resolve) => agent.once('commandsSynced', resolve));
   await agent.start();
@@ -68,6 +70,7 @@ describe('GET /projects/@me per agent start', () => {
       transport: { retry: { maxAttempts: 1 } },
       capabilities: [createVotesCapability({ ledger: 'memory' })],
     });
+    agent.on('vote', () => undefined);
     await agent.start();
     await vi.waitFor(() => expect(agent.readiness.snapshot().components.votes?.ready).toBe(true));
     await agent.stop();

@@ -92,6 +92,7 @@ describe.skipIf(!programPath('redis-server'))('state.redis, the service down at 
       transport: { retry: { maxAttempts: 1 } },
     });
     agent.on('error', () => undefined);
+    agent.on('vote', () => undefined);
     await agent.start();
     const url = agent.webhookReceiverUrl!;
     expect((await call(url, { method: 'POST', body: '{}' })).status).toBe(401);

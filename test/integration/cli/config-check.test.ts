@@ -17,7 +17,11 @@ async function folder(files: Record<string, unknown> = {}): Promise<string> {
 describe('listing-agent config check', () => {
   it('prints the effective config with secrets masked and its sources, exit 0', async () => {
     const cwd = await folder({
-      'agent.json': { service: { token: '${LISTING_PROJECT_TOKEN}', v1: 'http://127.0.0.1:4545/api/v1' }, webhooks: { enabled: true, secrets: ['whs_SECRET-ONE'] } },
+      'agent.json': {
+        service: { token: '${LISTING_PROJECT_TOKEN}', v1: 'http://127.0.0.1:4545/api/v1' },
+        webhooks: { enabled: true, secrets: ['whs_SECRET-ONE'] },
+        votes: { hooks: [{ url: 'http://127.0.0.1:8080/rewards' }] },
+      },
       '.env': 'LISTING_AGENT_VOTES_POLL_INTERVAL=90s\n',
     });
     const res = await runCliInProcess(['config', 'check', '--config', 'agent.json'], { cwd, env: { LISTING_PROJECT_TOKEN: TOKEN } });

@@ -26,7 +26,8 @@ describe('the daemons give back start-up memory once idle', () => {
       join(dir, 'config.json'),
       JSON.stringify({
         service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
-        votes: { enabled: true },
+        // A reward hook no vote reaches here: votes need one to start.
+        votes: { enabled: true, hooks: [{ url: 'http://127.0.0.1:1/rewards' }] },
         health: { listen: '127.0.0.1:0' },
         state: { directory: './state' },
         log: { format: 'json', level: 'debug' },
@@ -56,6 +57,7 @@ describe('the daemons give back start-up memory once idle', () => {
       JSON.stringify({
         service: { token: 'a.b.c' },
         webhooks: { enabled: true, listen: '127.0.0.1:0', secrets: ['whs_idle_memory_test_secret'] },
+        votes: { hooks: [{ url: 'http://127.0.0.1:1/rewards' }] },
         state: { directory: './state' },
         log: { format: 'json', level: 'debug' },
       }),

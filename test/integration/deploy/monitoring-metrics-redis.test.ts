@@ -31,7 +31,8 @@ describe.skipIf(!programPath('redis-server'))('the dashboard and the alert rules
         await startDaemon(name, dir, await freePort(), {
           service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
           state: { directory: `./state-${name}`, redis: { url: redis.url, lease: '2s', agentId: `agent-${name}` } },
-          votes: { enabled: true, pollInterval: '5s', lookback: '1h' },
+          // A reward hook no vote reaches here: votes need one to start.
+          votes: { enabled: true, pollInterval: '5s', lookback: '1h', hooks: [{ url: 'http://127.0.0.1:1/rewards' }] },
         }),
       );
     }

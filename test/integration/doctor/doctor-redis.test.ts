@@ -31,12 +31,14 @@ async function setup(redisUrl: string, extra: Record<string, unknown> = {}) {
   const fx = setupBot(emu);
   const prefix = `doctor-${(prefixes += 1)}:`;
   const cwd = await mkdtemp(join(tmpdir(), 'la-doctor-redis-'));
-  const config = {
+  const config: Record<string, unknown> = {
     service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
     health: { enabled: false },
     state: { redis: { url: redisUrl, prefix } },
     ...extra,
   };
+  // Votes need a hook to receive them (no call reaches this one: the doctor sends no vote).
+  if ('votes' in extra) config.votes = { hooks: [{ url: 'http://127.0.0.1:1/rewards' }], ...(extra.votes as object) };
   await writeFile(join(cwd, 'agent.json'), JSON.stringify(config));
   // A check's deadline: generous where Redis answers (a loaded machine may take over 1.5 s to run
   // a check), tight where it is down (doctor must still answer at once).

@@ -46,7 +46,8 @@ async function setup(config: Json = {}, options: { emulator?: TestEmulator; env?
   const emu = options.emulator ?? (await startTestEmulator({ settings: { allowHttpLoopback: true } }));
   const fx = setupBot(emu);
   const cwd = await mkdtemp(join(tmpdir(), 'la-doctor-'));
-  const base = { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { enabled: false } };
+  // A reward hook the doctor never calls: votes need one to receive them, as 'run' does.
+  const base = { service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 }, health: { enabled: false }, votes: { hooks: [{ url: 'http://127.0.0.1:1/rewards' }] } };
   const write = (extra: Json) => writeFile(join(cwd, 'agent.json'), JSON.stringify(merge(base, extra)));
   await write(config);
   const secrets = [fx.projectToken, BOT_TOKEN, WEBHOOK_SECRET, PUSH_KEY, ...Object.values(options.env ?? {})];
@@ -275,7 +276,7 @@ describe('listing-agent doctor', () => {
     expect(r.check('stats.source')).toMatchObject({ status: 'fail', summary: expect.stringContaining('discord.token') });
   });
 
-  it('warns when no agent runs the push endpoint, and skips the embedded source with why', async () => {
+  it('warns when no agent runs the push endpoint, and fails the embedded source as run would refuse it', async () => {
     const port = await freePort();
     const t = await setup({ stats: { enabled: true, source: 'push', push: { key: PUSH_KEY, listen: `127.0.0.1:${port}` } } });
     const push = await t.report();
@@ -283,7 +284,10 @@ describe('listing-agent doctor', () => {
 
     await t.write({ stats: { enabled: true, source: 'embedded' } });
     const embedded = await t.report();
-    expect(embedded.check('stats.source')).toMatchObject({ status: 'skip', summary: expect.stringContaining("'listing-agent run' cannot") });
+    const refusal =
+      'stats.source: is embedded (the default), but outside the bot there are no counts to read: set stats.source (LISTING_AGENT_STATS_SOURCE) to discord-rest (with discord.token), push or redis; embedded counts come only from an agent made inside the bot with createListingAgent';
+    expect(embedded.check('config')).toMatchObject({ status: 'fail', details: { problems: [refusal] } });
+    expect(embedded.check('stats.source')).toMatchObject({ status: 'fail', summary: refusal });
   });
 
   it('says how far back a first start lists with votes.lookback set: the vote cast before it is on the next page', async () => {

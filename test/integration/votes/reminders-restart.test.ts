@@ -117,6 +117,8 @@ describe('vote reminders across a SIGKILL and restarts (`listing-agent run`, fil
       votes: {
         enabled: true,
         pollInterval: '5s',
+        // The rewards go to a hook that does nothing: this test watches the reminders.
+        hooks: [{ type: 'exec', name: 'reward', command: ['/bin/sh', '-c', 'true'] }],
         reminders: {
           enabled: true,
           maxLateness: '5s',

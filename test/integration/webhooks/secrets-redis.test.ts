@@ -201,6 +201,7 @@ describe.skipIf(withoutRedis)('agents on state.redis', () => {
     });
     agents.push(agent);
     agent.on('error', () => undefined);
+    agent.on('vote', () => undefined);
     await agent.start();
     await vi.waitFor(() => expect(agent.webhookReceiverUrl).toBeDefined(), { timeout: 10_000, interval: 20 });
     const deliver = (secret: string, id: string) => {

@@ -4,7 +4,7 @@ import { Client as OceanicClient } from 'oceanic.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { configWithShorthands, followBot } from '../../../src/agent/embedded.js';
-import { ValidationError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/config/errors.js';
 
 const TOKEN = 'aaa.bbb.ccc';
 const bot = { any: 'bot' };
@@ -17,7 +17,7 @@ describe('the embedded shorthands', () => {
 
   it('accepts the token given twice with one value, and refuses two values', () => {
     expect(configWithShorthands({ token: TOKEN, config: { service: { token: TOKEN } } }).service?.token).toBe(TOKEN);
-    expect(() => configWithShorthands({ token: TOKEN, config: { service: { token: 'x.y.z' } } })).toThrow(ValidationError);
+    expect(() => configWithShorthands({ token: TOKEN, config: { service: { token: 'x.y.z' } } })).toThrow(ConfigError);
     expect(() => configWithShorthands({ token: TOKEN, config: { service: { token: 'x.y.z' } } })).toThrow(/give the project token once/);
   });
 

@@ -132,7 +132,7 @@ describe('LISTING_AGENT_* variables', () => {
   });
 
   it('let a config file name its own ${VAR}s with the prefix', async () => {
-    const files = memoryFiles({ 'c.json': json({ service: { token: '${LISTING_AGENT_MY_TOKEN}' }, discord: { token: '${LISTING_AGENT_UNSET_ONE}' } }) });
+    const files = memoryFiles({ 'c.json': json({ service: { token: '${LISTING_AGENT_MY_TOKEN}' }, log: { level: '${LISTING_AGENT_UNSET_ONE}' } }) });
     const env = { LISTING_AGENT_MY_TOKEN: TOKEN, LISTING_AGENT_UNSET_ONE: '' };
     const { config } = await loadConfig({ file: 'c.json', env, cwd: CWD, readFile: files.readFile });
     expect(config.service.token).toBe(TOKEN);

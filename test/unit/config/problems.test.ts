@@ -55,7 +55,7 @@ describe('config problems', () => {
   it('never quote a value, so a secret in the wrong place does not leak', () => {
     const found = problems({ service: { token: 'SECRET-WITHOUT-DOTS' }, webhooks: { secrets: 'whs_SECRET', legacyAuthorization: 42 } });
     expect(found).toEqual([
-      'service.token: must be a project token (three parts separated by dots)',
+      "service.token: must be a project token (three parts separated by dots): copy it from the project's Integrations and API settings on the listing",
       'webhooks.secrets: must be an array (got a string)',
       'webhooks.legacyAuthorization: must be a string (got a number)',
     ]);

@@ -16,8 +16,12 @@ describe('createInProcessHook', () => {
     expect(createInProcessHook({ name: 'x', listeners: () => [], retries: 0 }).retries).toBe(0);
   });
 
-  it('succeeds with no listener: there is nothing to do', async () => {
-    await expect(createInProcessHook({ listeners: () => [] }).run(vote, context())).resolves.toBeUndefined();
+  it('fails with no listener, so that the vote stays pending and is retried (not counted as rewarded)', async () => {
+    const error = await hookFailure(createInProcessHook({ listeners: () => [] }).run(vote, context()));
+    expect(error.reason).toBe('no_listener');
+    expect(error.message).toBe('hook "vote-event": no vote listener is attached: attach one with agent.on(\'vote\', ...); the vote stays pending and is retried');
+    const reminder = await hookFailure(createInProcessHook({ name: 'reminder-event', event: 'reminder', listeners: () => [] }).run(vote, context()));
+    expect(reminder.message).toContain("no reminder listener is attached: attach one with agent.on('reminder', ...)");
   });
 
   it('calls every listener with the vote and waits for all of them', async () => {
@@ -62,7 +66,7 @@ describe('createInProcessHook', () => {
   it('reads the listeners at each call', async () => {
     const listeners: VoteListener[] = [];
     const hook = createInProcessHook({ listeners: () => listeners });
-    await hook.run(vote, context());
+    await expect(hook.run(vote, context())).rejects.toThrow('no vote listener is attached');
     listeners.push(() => {
       throw new Error('late');
     });

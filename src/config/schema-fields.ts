@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { isLoopbackHost } from '../contract/webhook-url.js';
+import { parseDuration } from './duration.js';
+import { LISTEN_ADDRESS_PROBLEM, parseListenAddress } from './listen-address.js';
+
+/*
+ * The kinds of field the configuration's sections are made of (schema-build.ts): secrets, durations,
+ * URLs, listen addresses. Each is made by a function, as the sections are.
+ */
+
+/** Field paths whose values are secrets (masked in `config check`, redacted from logs). */
+export const SECRET_PATHS = new Set<string>();
+
+/** A secret field at `path` (noted in SECRET_PATHS): a non-empty string with no `${VAR}` left in it. */
+export function secret(path: string) {
+  SECRET_PATHS.add(path);
+  return z
+    .string()
+    .min(1)
+    .superRefine((value, ctx) => {
+      // A `${VAR}` left in a secret would be sent as it is: a hook signed with the text `${SECRET}`.
+      const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(value)?.[1];
+      if (variable === undefined) return;
+      const message = `holds \${${variable}}, which is not replaced here: only a config file read by loadConfig or listing-agent run has its \${VAR}s replaced; in code, pass the value of ${variable} itself`;
+      ctx.addIssue({ code: 'custom', message, continue: false });
+    })
+    .meta({ description: 'secret: masked in every printout', writeOnly: true });
+}
+
+/** An http(s) URL the project token is sent to: plain http only to this machine (a local emulator). */
+export function serviceUrl() {
+  return absoluteUrl().refine((value) => {
+    // Not a URL at all: absoluteUrl() says so.
+    if (!URL.canParse(value)) return true;
+    const url = new URL(value);
+    return url.protocol !== 'http:' || isLoopbackHost(url.hostname);
+  }, 'is plain http to another machine: the project token would cross the network unencrypted; use https (plain http only on 127.0.0.1, localhost or [::1], for a local emulator)');
+}
+
+/** A duration: `500ms`, `30s`, `5m`, `12h`, `1d`, `1h30m`. Read as milliseconds. */
+export function duration(min: string, max: string) {
+  const minMs = parseDuration(min)!;
+  const maxMs = parseDuration(max)!;
+  return z
+    .string()
+    .regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, 'must be a duration such as 30s, 5m, 12h or 1h30m')
+    .transform((text) => parseDuration(text)!)
+    .refine((ms) => ms >= minMs && ms <= maxMs, `must be from ${min} to ${max}`)
+    .meta({ description: `a duration from ${min} to ${max} (units ms, s, m, h, d)` });
+}
+
+/** An absolute URL of one of `protocols`. */
+export const absoluteUrl = (protocols: readonly string[] = ['http:', 'https:']) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be an absolute URL (${protocols.map((p) => p.slice(0, -1)).join(' or ')})`);
+
+/** `host:port`, `[v6]:port` or a bare port; read as `{host, port}` (listen-address.ts). */
+export function listenAddress(defaultHost: string) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      const address = parseListenAddress(text, defaultHost);
+      if (address === undefined) {
+        ctx.addIssue({ code: 'custom', message: LISTEN_ADDRESS_PROBLEM });
+        return z.NEVER;
+      }
+      return address;
+    })
+    .meta({ description: 'host:port, [v6]:port, or a port (host 127.0.0.1)' });
+}
