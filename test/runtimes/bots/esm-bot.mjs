@@ -31,8 +31,8 @@ for (const [subpath, part] of Object.entries(parts)) {
   assert.equal(require(`listing-agent/${subpath}`)[Object.keys(part)[0]], part[Object.keys(part)[0]], `listing-agent/${subpath}: one copy`);
 }
 // Thrown by the ES module side, caught as the CommonJS side's class.
-const { ValidationError } = require('listing-agent');
-assert.throws(() => createListingAgent({ token: 'a.b.c', config: { service: { token: 'd.e.f' } } }), ValidationError);
+const { ConfigError } = require('listing-agent');
+assert.throws(() => createListingAgent({ token: 'a.b.c', config: { service: { token: 'd.e.f' } } }), ConfigError);
 console.log('one copy of the package');
 
 const bot = new Client({
