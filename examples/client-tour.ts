@@ -1,6 +1,7 @@
 /**
  * The client examples of docs/client.md, one per area, in a file the type checker reads and a test runs
- * against the emulator (test/integration/client/readme-tour.test.ts), so the docs cannot drift.
+ * against the emulator (test/integration/client/readme-tour.test.ts), so the docs cannot drift. It
+ * imports the package as a bot does (`listing-agent/client`), so it runs from the installed package too.
  */
 import {
   createListingClient,
@@ -9,7 +10,7 @@ import {
   createMemoryTokenStore,
   RateLimitError,
   type ListingClientOptions,
-} from '../src/public/client.js';
+} from 'listing-agent/client';
 
 /** Where the tour runs: the service's base URLs (the emulator's in the test). */
 export interface TourTarget {
