@@ -1,13 +1,14 @@
 /**
- * Deliveries and load for bench/webhooks.bench.ts: a pool of distinct, pre-signed 1 KiB bodies
- * (v1 `vote.create` with `x-topgg-signature`, or legacy v0 `upvote` with `Authorization`), and an
- * autocannon run that cycles through the pool, one distinct vote per request over all connections.
+ * Deliveries and load for bench/webhooks.bench.ts and bench/latency.bench.ts: a pool of distinct,
+ * pre-signed 1 KiB bodies (v1 `vote.create` with `x-topgg-signature`, or legacy v0 `upvote` with
+ * `Authorization`), an autocannon run that cycles through the pool, one distinct vote per request
+ * over all connections, and the server processes (bench/helpers/webhook-target.mjs).
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { signDelivery } from '../../src/contract/signature.js';
+import { signDelivery } from '../../src/public/webhooks.js';
 
 /** Every body is padded to exactly this many bytes. */
 export const BODY_BYTES = 1024;
