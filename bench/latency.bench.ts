@@ -25,13 +25,21 @@
  * not counted), then the measured run; the times come from `process.hrtime.bigint()` in both
  * processes (one monotonic clock per machine).
  */
-import { cpus, availableParallelism, loadavg } from 'node:os';
 import { bench, describe } from 'vitest';
-import { startEmulator } from '../src/emulator/index.js';
 import { assertBuilt } from './helpers/daemon.js';
+import { startBenchService, type BenchService } from './helpers/service.js';
 import { median, verdict } from './helpers/stats.js';
 import { openLoop, type OpenLoopRequest, type OpenLoopResult } from './helpers/open-loop.js';
-import { BODY_BYTES, pinGenerator, pinning, startTarget, voteCreateDeliveries, type Delivery } from './helpers/webhook-load.js';
+import {
+  BODY_BYTES,
+  loadAverage,
+  machineNote,
+  pinGenerator,
+  pinning,
+  startTarget,
+  voteCreateDeliveries,
+  type Delivery,
+} from './helpers/webhook-load.js';
 
 const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
 const PROJECT_ID = '803190510032756736';
@@ -167,13 +175,7 @@ function tally(result: OpenLoopResult, hookTimes: readonly string[], warm: numbe
   };
 }
 
-interface Service {
-  v1: string;
-  v0: string;
-  token: string;
-}
-
-async function measure(rate: Rate, service: Service): Promise<RateResult> {
+async function measure(rate: Rate, service: BenchService): Promise<RateResult> {
   const warm = Math.round(rate.perSecond * rate.warmupSeconds);
   const count = Math.round(rate.perSecond * rate.seconds);
   // Signed now, one pool per run: every delivery's time stays inside the receiver's tolerance.
@@ -192,7 +194,14 @@ async function measure(rate: Rate, service: Service): Promise<RateResult> {
     const authority = `${hostname}:${port}`;
     // Enough connections for 20 ms of requests at once, opened before the clock starts.
     const preopen = Math.max(16, Math.ceil(rate.perSecond / 50));
-    const common = { host: hostname, port: Number(port), rate: rate.perSecond, preopen, maxConnections: MAX_CONNECTIONS, drainMs: DRAIN_MS };
+    const common = {
+      host: hostname,
+      port: Number(port),
+      rate: rate.perSecond,
+      preopen,
+      maxConnections: MAX_CONNECTIONS,
+      drainMs: DRAIN_MS,
+    };
     await openLoop({ ...common, requests: pool.slice(0, warm).map((d) => requestBytes(d, authority)) });
     await server.ask({ drain: DRAIN_MS, expect: warm }, 'drained', DRAIN_MS + 5_000);
     await server.reset();
@@ -221,9 +230,12 @@ async function measure(rate: Rate, service: Service): Promise<RateResult> {
 const count = (value: number) => Math.round(value).toLocaleString('en-US');
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(value < 10 ? 2 : 1)} ms` : '–');
 const trio = (p: Percentiles) => `${ms(p.p50)} / ${ms(p.p99)} / ${ms(p.p999)}`;
-const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
-const clean = (r: RateResult) => r.lost === 0 && r.duplicates === 0 && r.strangers === 0 && r.non2xx === 0 && r.errors === 0 && r.sent === r.acked;
-/** The run's p99 the target is held on: the worse of first byte → reward and slot → reward (a wait for a connection is queueing the server caused). */
+const clean = (r: RateResult) =>
+  r.lost === 0 && r.duplicates === 0 && r.strangers === 0 && r.non2xx === 0 && r.errors === 0 && r.sent === r.acked;
+/**
+ * The run's p99 the target is held on: the worse of first byte → reward and slot → reward (a wait
+ * for a free connection is queueing the server caused).
+ */
 const heldP99 = (r: RateResult) => Math.max(r.reward.p99, r.rewardFromSlot.p99);
 
 function runRow(r: RateResult, round: number): string {
@@ -248,7 +260,9 @@ function runRow(r: RateResult, round: number): string {
 
 function report(results: ReadonlyMap<Rate, RateResult[]>, loadBefore: string, loadAfter: string): string {
   const rows = [
-    '| rate (votes/s) | run | sent (achieved rate) | acked (2xx) | rewarded | lost | duplicates | non-2xx / errors | first byte → reward: p50 / p99 / p99.9 (max) | first byte → 2xx: p50 / p99 / p99.9 (max) | slot → reward: p50 / p99 / p99.9 | sender late p99 | connections | server CPU |',
+    '| rate (votes/s) | run | sent (achieved rate) | acked (2xx) | rewarded | lost | duplicates | non-2xx / errors ' +
+      '| first byte → reward: p50 / p99 / p99.9 (max) | first byte → 2xx: p50 / p99 / p99.9 (max) ' +
+      '| slot → reward: p50 / p99 / p99.9 | sender late p99 | connections | server CPU |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   const verdicts = ['| target | measured: median of the runs (each run) | |', '| --- | ---: | --- |'];
@@ -257,38 +271,54 @@ function report(results: ReadonlyMap<Rate, RateResult[]>, loadBefore: string, lo
     const p99s = runs.map(heldP99);
     const value = median(p99s);
     const what = `vote → reward p99 at ${count(rate.perSecond)} votes/s (the worse of first byte → reward and slot → reward)`;
-    if (rate.p99TargetMs !== undefined) verdicts.push(`| ${what} < ${rate.p99TargetMs} ms | **${ms(value)}** (${p99s.map(ms).join(' / ')}) | ${verdict(value < rate.p99TargetMs)} |`);
-    else verdicts.push(`| ${what} (information) | ${ms(value)} (${p99s.map(ms).join(' / ')}) | |`);
+    const each = p99s.map(ms).join(' / ');
+    const target = rate.p99TargetMs;
+    if (target !== undefined) verdicts.push(`| ${what} < ${target} ms | **${ms(value)}** (${each}) | ${verdict(value < target)} |`);
+    else verdicts.push(`| ${what} (information) | ${ms(value)} (${each}) | |`);
     const dirty = runs.filter((r) => !clean(r)).length;
-    verdicts.push(`| no vote lost, none rewarded twice, every request 2xx, at ${count(rate.perSecond)} votes/s | ${dirty === 0 ? 'every run' : `${dirty} of ${runs.length} runs not`} | ${verdict(dirty === 0)} |`);
+    const runsClean = dirty === 0 ? 'every run' : `${dirty} of ${runs.length} runs not`;
+    const whole = `no vote lost, none rewarded twice, every request 2xx, at ${count(rate.perSecond)} votes/s`;
+    verdicts.push(`| ${whole} | ${runsClean} | ${verdict(dirty === 0)} |`);
   }
+  const pinned = pinning
+    ? `sender pinned to core ${pinning.generatorCpu}, the server's event loop to core ${pinning.serverCpu}`
+    : 'not pinned';
   const notes = [
-    `Machine: ${availableParallelism()} cores (nproc), ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${process.platform}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) before the run ${loadBefore}, after it ${loadAfter}.`,
-    `Open loop: each request leaves at its slot (i / rate s after the start; the sender wakes about every millisecond and sends every request due), ${BODY_BYTES}-byte signed v1 \`vote.create\` bodies, every vote distinct, keep-alive connections with one request in flight each (${pinning ? `sender pinned to core ${pinning.generatorCpu}, the server's event loop to core ${pinning.serverCpu}` : 'not pinned'}). "sender late" is how far behind its slot a request's first byte went out: the sender's own hiccups, and waits for a free connection when all ${MAX_CONNECTIONS} (the receiver's default cap) are busy, which is queueing the server caused; "slot → reward" counts it, and the verdict takes the worse of the two p99s. Server: the agent with webhooks on, the default file ledger (fdatasync per group commit), one vote listener, logging as the daemon does by default; a fresh process per run, warmed up at the rate first. Lost: acknowledged 2xx but no listener call within ${DRAIN_MS / 1000} s of the last send.`,
+    machineNote(loadBefore, loadAfter),
+    [
+      'Open loop: each request leaves at its slot (i / rate s after the start; the sender wakes about every millisecond and sends every',
+      `request due), ${BODY_BYTES}-byte signed v1 \`vote.create\` bodies, every vote distinct, keep-alive connections with one request in`,
+      `flight each (${pinned}). "sender late" is how far behind its slot a request's first byte went out: the sender's own hiccups, and`,
+      `waits for a free connection when all ${MAX_CONNECTIONS} (the receiver's default cap) are busy, which is queueing the server caused;`,
+      '"slot → reward" counts it, and the verdict takes the worse of the two p99s. Server: the agent with webhooks on, the default file',
+      'ledger (fdatasync per group commit), one vote listener, logging as the daemon does by default; a fresh process per run, warmed up',
+      `at the rate first. Lost: acknowledged 2xx but no listener call within ${DRAIN_MS / 1000} s of the last send.`,
+    ].join(' '),
   ];
-  return `\nVote -> reward latency (open loop, ${ROUNDS} runs per rate):\n\n${rows.join('\n')}\n\n${verdicts.join('\n')}\n\n${notes.join('\n\n')}\n`;
+  const tables = [rows.join('\n'), verdicts.join('\n'), ...notes].join('\n\n');
+  return `\nVote -> reward latency (open loop, ${ROUNDS} runs per rate):\n\n${tables}\n`;
 }
 
 async function run(): Promise<void> {
   assertBuilt();
   const loadBefore = loadAverage();
-  const emulator = await startEmulator();
-  const owner = emulator.admin.createUser({ username: 'bench-owner' });
-  const token = emulator.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Bench Bot' }).project_token;
-  const service = { v1: emulator.urls.v1, v0: emulator.urls.v0, token };
+  const service = await startBenchService();
   const results = new Map<Rate, RateResult[]>(RATES.map((rate) => [rate, []]));
   const unpin = pinGenerator();
   try {
     for (let round = 0; round < ROUNDS; round++) for (const rate of RATES) results.get(rate)!.push(await measure(rate, service));
   } finally {
     unpin();
-    await emulator.close();
+    await service.close();
   }
   console.log(report(results, loadBefore, loadAverage()));
   const broken = [...results.values()].flat().filter((r) => r.lost > 0 || r.duplicates > 0 || r.strangers > 0);
-  if (broken.length > 0) throw new Error(`latency bench: votes lost or rewarded twice at ${broken.map((r) => `${r.rate.perSecond}/s`).join(', ')}`);
+  if (broken.length > 0) {
+    throw new Error(`latency bench: votes lost or rewarded twice at ${broken.map((r) => `${r.rate.perSecond}/s`).join(', ')}`);
+  }
 }
 
 describe('vote -> reward latency', () => {
-  bench(`open loop at ${RATES.map((rate) => count(rate.perSecond)).join(', ')} votes/s, ${ROUNDS} runs each`, run, { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 });
+  const rates = RATES.map((rate) => count(rate.perSecond)).join(', ');
+  bench(`open loop at ${rates} votes/s, ${ROUNDS} runs each`, run, { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 });
 });

@@ -18,14 +18,16 @@
  * - 100,000 reminders held in at most 30 MiB: the V8 heap plus array buffers after collections,
  *   everything still held, of the run with reminders on minus the run with them off, round by round.
  * `BENCH_INGEST_HELPER=<file>` runs another copy of the helper (one from another checkout, whose
- * dist/ it loads).
+ * dist/ it loads); `BENCH_CPU_PROFILE_DIR=<dir>` and `BENCH_HEAP_PROFILE_DIR=<dir>` write a profile
+ * of each run's ingestion there, `ingest-<off|on>-<round>.cpuprofile` (bench/PROFILE.md).
  */
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bench, describe } from 'vitest';
-import { startEmulator } from '../src/emulator/index.js';
 import { assertBuilt, machine, table } from './helpers/daemon.js';
 import { mib, MiB, readProc } from './helpers/proc.js';
+import { startBenchService, type BenchService } from './helpers/service.js';
 import { median, verdict } from './helpers/stats.js';
 
 const INGEST_PATH = process.env.BENCH_INGEST_HELPER ?? fileURLToPath(new URL('./helpers/votes-ingest.mjs', import.meta.url));
@@ -57,16 +59,27 @@ interface ChildResult extends IngestionResult {
   sampledPeak: number;
 }
 
-interface Service {
-  v1: string;
-  v0: string;
-  token: string;
+/** `BENCH_CPU_PROFILE_DIR`, `BENCH_HEAP_PROFILE_DIR`: a profile of each run's ingestion there (bench/PROFILE.md). */
+function profiles(name: string): Record<string, string> {
+  const { BENCH_CPU_PROFILE_DIR: cpu, BENCH_HEAP_PROFILE_DIR: heap, BENCH_HEAP_SURVIVORS: survivors } = process.env;
+  return {
+    ...(cpu ? { BENCH_CPU_PROFILE: join(cpu, `${name}.cpuprofile`) } : {}),
+    ...(heap ? { BENCH_HEAP_PROFILE: join(heap, `${name}.heapprofile`) } : {}),
+    ...(survivors ? { BENCH_HEAP_SURVIVORS: survivors } : {}),
+  };
 }
 
-async function inChild(service: Service, reminders: boolean): Promise<ChildResult> {
+async function inChild(service: BenchService, reminders: boolean, round: number): Promise<ChildResult> {
   const child = spawn(process.execPath, ['--expose-gc', INGEST_PATH, ...(reminders ? ['--reminders'] : [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', BENCH_V1: service.v1, BENCH_V0: service.v0, BENCH_TOKEN: service.token },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      BENCH_V1: service.v1,
+      BENCH_V0: service.v0,
+      BENCH_TOKEN: service.token,
+      ...profiles(`ingest-${reminders ? 'on' : 'off'}-${round + 1}`),
+    },
   });
   let out = '';
   let err = '';
@@ -96,21 +109,39 @@ function report(off: readonly ChildResult[], on: readonly ChildResult[], header:
   const held = on.map((run, i) => run.heldAfterGc - off[i]!.heldAfterGc);
   const heldMedian = median(held);
   const { votes, page } = off[0]!;
+  const rates = (runs: readonly ChildResult[]) => each(runs, (run) => count(run.votesPerSecond));
+  const of = (runs: readonly ChildResult[], key: 'cpuUsPerVote' | 'heldAfterGc' | 'baselineRss') => median(runs.map((run) => run[key]));
   const targets = [
-    ['durable ingestion: votes/s (first page to the last listener call)', `**${count(rate)}** (${each(off, (run) => count(run.votesPerSecond))})`, `>= ${count(RATE_TARGET)}`, verdict(rate >= RATE_TARGET)],
-    [`durable ingestion: peak RSS of the process for ${count(votes)} votes`, `**${mib(peak)}** (${each(off, (run) => mib(peakOf(run)))})`, `< ${mib(PEAK_TARGET)}`, verdict(peak < PEAK_TARGET)],
-    [`${count(votes)} reminders held (heap + array buffers, on − off)`, `**${mib(heldMedian)}** (${held.map(mib).join(' / ')})`, `<= ${mib(REMINDERS_HELD_TARGET)}`, verdict(heldMedian <= REMINDERS_HELD_TARGET)],
+    [
+      'durable ingestion: votes/s (first page to the last listener call)',
+      `**${count(rate)}** (${rates(off)})`,
+      `>= ${count(RATE_TARGET)}`,
+      verdict(rate >= RATE_TARGET),
+    ],
+    [
+      `durable ingestion: peak RSS of the process for ${count(votes)} votes`,
+      `**${mib(peak)}** (${each(off, (run) => mib(peakOf(run)))})`,
+      `< ${mib(PEAK_TARGET)}`,
+      verdict(peak < PEAK_TARGET),
+    ],
+    [
+      `${count(votes)} reminders held (heap + array buffers, on − off)`,
+      `**${mib(heldMedian)}** (${held.map(mib).join(' / ')})`,
+      `<= ${mib(REMINDERS_HELD_TARGET)}`,
+      verdict(heldMedian <= REMINDERS_HELD_TARGET),
+    ],
   ];
   const information = [
-    ['votes/s with reminders on', `${count(median(on.map((run) => run.votesPerSecond)))} (${each(on, (run) => count(run.votesPerSecond))})`],
-    ['CPU per vote (every thread), off → on', `${median(off.map((run) => run.cpuUsPerVote)).toFixed(1)} → ${median(on.map((run) => run.cpuUsPerVote)).toFixed(1)} µs`],
-    ['RSS before the first page (started, collected), off', mib(median(off.map((run) => run.baselineRss)))],
+    ['votes/s with reminders on', `${count(median(on.map((run) => run.votesPerSecond)))} (${rates(on)})`],
+    ['CPU per vote (every thread), off → on', `${of(off, 'cpuUsPerVote').toFixed(1)} → ${of(on, 'cpuUsPerVote').toFixed(1)} µs`],
+    ['RSS before the first page (started, collected), off', mib(of(off, 'baselineRss'))],
     ['peak RSS with reminders on', mib(median(on.map(peakOf)))],
-    ['held after the run (heap + array buffers), off → on', `${mib(median(off.map((run) => run.heldAfterGc)))} → ${mib(median(on.map((run) => run.heldAfterGc)))}`],
+    ['held after the run (heap + array buffers), off → on', `${mib(of(off, 'heldAfterGc'))} → ${mib(of(on, 'heldAfterGc'))}`],
   ];
   return [
     '',
-    `Durable ingestion: ${count(votes)} votes in pages of ${page} through agent.votePipeline (default file state, health on, one vote listener), ${ROUNDS} rounds of a run with reminders off then one with them on, each a process of its own. ${header}`,
+    `Durable ingestion: ${count(votes)} votes in pages of ${page} through agent.votePipeline (default file state, health on, one vote ` +
+      `listener), ${ROUNDS} rounds of a run with reminders off then one with them on, each a process of its own. ${header}`,
     '',
     table(['target (median of the runs)', 'measured (each run)', 'target', ''], targets, ['l', 'r', 'l', 'l']),
     '',
@@ -122,21 +153,18 @@ function report(off: readonly ChildResult[], on: readonly ChildResult[], header:
 async function run(): Promise<string> {
   assertBuilt();
   const header = await machine();
-  const emulator = await startEmulator();
+  const service = await startBenchService();
   try {
-    const owner = emulator.admin.createUser({ username: 'bench-owner' });
-    const token = emulator.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Bench Bot' }).project_token;
-    const service = { v1: emulator.urls.v1, v0: emulator.urls.v0, token };
     const off: ChildResult[] = [];
     const on: ChildResult[] = [];
     // Off then on in each round: load that comes and goes on a shared machine falls on both.
     for (let round = 0; round < ROUNDS; round++) {
-      off.push(await inChild(service, false));
-      on.push(await inChild(service, true));
+      off.push(await inChild(service, false, round));
+      on.push(await inChild(service, true, round));
     }
     return report(off, on, header);
   } finally {
-    await emulator.close();
+    await service.close();
   }
 }
 

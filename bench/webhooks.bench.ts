@@ -38,17 +38,18 @@
  * generator got: the steadiest figure on a busy machine, and the one the target is held on.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { bench, describe } from 'vitest';
-import { startEmulator } from '../src/emulator/index.js';
+import { startBenchService, type BenchService } from './helpers/service.js';
 import { median, verdict } from './helpers/stats.js';
 import {
   BODY_BYTES,
   legacyUpvoteDeliveries,
+  loadAverage,
   loadRun,
+  machineNote,
   pinGenerator,
   pinning,
   sendOnce,
@@ -88,7 +89,11 @@ interface Target {
 
 const TARGETS: readonly Target[] = [
   { label: '**(r) the durable receiver: the agent, webhooks on, default file ledger, one vote listener**', name: 'receiver', scheme: 'v1' },
-  { label: '(m) minimal durable server: node:http, HMAC, a Map of keys, a line per vote, 204 after fdatasync', name: 'minimal', scheme: 'v1' },
+  {
+    label: '(m) minimal durable server: node:http, HMAC, a Map of keys, a line per vote, 204 after fdatasync',
+    name: 'minimal',
+    scheme: 'v1',
+  },
   { label: '(s) @top-gg/sdk `Webhook.listener` on Express (v0 `Authorization`; records nothing)', name: 'topgg-sdk', scheme: 'v0' },
 ];
 
@@ -103,12 +108,6 @@ interface Run {
   forged: number;
   /** More requests than distinct votes in the pool: some were repeats. */
   wrapped: boolean;
-}
-
-interface Service {
-  v1: string;
-  v0: string;
-  token: string;
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -135,7 +134,8 @@ function assertFreshBuild(): void {
   };
   walk('');
   if (stale.length > 0) {
-    throw new Error(`dist/ is older than src/ (${stale.slice(0, 5).join(', ')}${stale.length > 5 ? ', ...' : ''}): run \`npm run build\` first, or \`npm run bench:webhooks\``);
+    const named = `${stale.slice(0, 5).join(', ')}${stale.length > 5 ? ', ...' : ''}`;
+    throw new Error(`dist/ is older than src/ (${named}): run \`npm run build\` first, or \`npm run bench:webhooks\``);
   }
 }
 
@@ -143,11 +143,14 @@ function assertFreshBuild(): void {
 function forged(delivery: Delivery, scheme: Target['scheme']): Delivery {
   const headers = { ...delivery.headers };
   if (scheme === 'v0') headers.authorization = `${V0_SECRET}x`;
-  else headers['x-topgg-signature'] = (headers['x-topgg-signature'] as string).replace(/v1=([0-9a-f])/, (_m, c: string) => `v1=${c === '0' ? '1' : '0'}`);
+  else {
+    const flip = (_m: string, c: string) => `v1=${c === '0' ? '1' : '0'}`;
+    headers['x-topgg-signature'] = (headers['x-topgg-signature'] as string).replace(/v1=([0-9a-f])/, flip);
+  }
   return { body: delivery.body, headers };
 }
 
-async function measure(target: Target, pool: readonly Delivery[], service: Service): Promise<Run> {
+async function measure(target: Target, pool: readonly Delivery[], service: BenchService): Promise<Run> {
   const env: Record<string, string> = {
     BENCH_V1_SECRET: V1_SECRET,
     BENCH_V0_SECRET: V0_SECRET,
@@ -187,7 +190,8 @@ const mainPerDelivery = (run: Run) => (run.stats.mainThreadCpuMs * 1000) / run.l
 
 function resultTable(results: ReadonlyMap<Target, Run[]>): string[] {
   const lines = [
-    '| target | requests/s, median (each round) | server CPU per delivery, median (each round) | main thread per delivery | p50 / p99 (median round) | server CPU | votes per commit | generator CPU |',
+    '| target | requests/s, median (each round) | server CPU per delivery, median (each round) | main thread per delivery ' +
+      '| p50 / p99 (median round) | server CPU | votes per commit | generator CPU |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [target, runs] of results) {
@@ -210,7 +214,8 @@ function resultTable(results: ReadonlyMap<Target, Run[]>): string[] {
 
 /** Per round: (r)'s CPU per delivery over (m)'s, and (r)'s requests/s over (s)'s; their medians are the verdicts. */
 function ratios(results: ReadonlyMap<Target, Run[]>, base = false) {
-  const runs = (name: Target['name']) => [...results].find(([target]) => target.name === name && (target.base ?? false) === (name === 'receiver' && base))?.[1];
+  const wanted = (target: Target, name: Target['name']) => target.name === name && (target.base ?? false) === (name === 'receiver' && base);
+  const runs = (name: Target['name']) => [...results].find(([target]) => wanted(target, name))?.[1];
   const [receiver, minimal, sdk] = [runs('receiver'), runs('minimal'), runs('topgg-sdk')];
   const cpu = receiver && minimal ? receiver.map((run, i) => cpuPerDelivery(run) / cpuPerDelivery(minimal[i]!)) : undefined;
   const throughput = receiver && sdk ? receiver.map((run, i) => rps(run) / rps(sdk[i]!)) : undefined;
@@ -224,23 +229,42 @@ function verdictTable(results: ReadonlyMap<Target, Run[]>): string[] {
     const which = base ? ' [base]' : '';
     if (cpu) {
       const value = median(cpu);
-      lines.push(`| (r)${which} CPU per delivery / (m)'s | **${ratio(value)}** (${each(cpu, ratio)}) | <= ${ratio(CPU_RATIO_TARGET)} (1/0.6) | ${verdict(value <= CPU_RATIO_TARGET)} |`);
+      const cells = [`(r)${which} CPU per delivery / (m)'s`, `**${ratio(value)}** (${each(cpu, ratio)})`, `<= ${ratio(CPU_RATIO_TARGET)}`];
+      lines.push(`| ${cells.join(' | ')} | ${verdict(value <= CPU_RATIO_TARGET)} |`);
     }
     if (throughput) {
       const value = median(throughput);
-      lines.push(`| (r)${which} requests/s / (s)'s | **${ratio(value)}** (${each(throughput, ratio)}) | >= ${ratio(THROUGHPUT_RATIO_TARGET)} | ${verdict(value >= THROUGHPUT_RATIO_TARGET)} |`);
+      const measured = `**${ratio(value)}** (${each(throughput, ratio)})`;
+      const cells = [`(r)${which} requests/s / (s)'s`, measured, `>= ${ratio(THROUGHPUT_RATIO_TARGET)}`];
+      lines.push(`| ${cells.join(' | ')} | ${verdict(value >= THROUGHPUT_RATIO_TARGET)} |`);
     }
   }
   return lines;
 }
 
 function report(results: ReadonlyMap<Target, Run[]>, problems: readonly string[], loadBefore: string, loadAfter: string): string {
+  const pinned = pinning
+    ? `generator pinned to core ${pinning.generatorCpu}, the server's event-loop thread to core ${pinning.serverCpu}`
+    : 'not pinned to cores';
   const notes = [
-    `Machine: ${availableParallelism()} cores (nproc), ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${process.platform}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) before the run ${loadBefore}, after it ${loadAfter}.`,
-    `Load: autocannon ${versionOf('autocannon')} in the bench process, ${CONNECTIONS} keep-alive connections, per target and round a fresh server process (${pinning ? `generator pinned to core ${pinning.generatorCpu}, the server's event-loop thread to core ${pinning.serverCpu}` : 'not pinned to cores'}), ${WARMUP_SECONDS} s warm-up, then ${MEASURE_SECONDS} s measured; ${ROUNDS} rounds, alternating the order; on 127.0.0.1; ${BODY_BYTES}-byte bodies, every request a distinct vote. (s) is @top-gg/sdk ${versionOf('@top-gg/sdk')} on express ${versionOf('express')}; NODE_ENV=production for every server. Server CPU per delivery: user + system time of the whole server process over the measured phase (for (r) until its listener has seen every acknowledged vote), per 2xx; main thread: the event loop's thread alone; votes per commit: (m)'s lines per write + fdatasync.`,
+    machineNote(loadBefore, loadAfter),
+    [
+      `Load: autocannon ${versionOf('autocannon')} in the bench process, ${CONNECTIONS} keep-alive connections, per target and round a`,
+      `fresh server process (${pinned}), ${WARMUP_SECONDS} s warm-up, then ${MEASURE_SECONDS} s measured; ${ROUNDS} rounds, alternating`,
+      `the order; on 127.0.0.1; ${BODY_BYTES}-byte bodies, every request a distinct vote. (s) is @top-gg/sdk ${versionOf('@top-gg/sdk')}`,
+      `on express ${versionOf('express')}; NODE_ENV=production for every server. Server CPU per delivery: user + system time of the whole`,
+      'server process over the measured phase (for (r) until its listener has seen every acknowledged vote), per 2xx; main thread: the',
+      "event loop's thread alone; votes per commit: (m)'s lines per write + fdatasync.",
+    ].join(' '),
   ];
-  const logged = [...results].filter(([target]) => target.name === 'receiver').map(([, runs]) => count(median(runs.map((run) => run.stats.logLines ?? 0))));
-  if (logged.length > 0) notes.push(`Logging: (r) logs as \`listing-agent run\` does by default (pino, level info, JSON lines, each written synchronously to /dev/null): ${logged.join(', ')} lines in a measured run (median).`);
+  const receiver = [...results].filter(([target]) => target.name === 'receiver');
+  const logged = receiver.map(([, runs]) => count(median(runs.map((run) => run.stats.logLines ?? 0))));
+  if (logged.length > 0) {
+    notes.push(
+      'Logging: (r) logs as `listing-agent run` does by default (pino, level info, JSON lines, each written synchronously to ' +
+        `/dev/null): ${logged.join(', ')} lines in a measured run (median).`,
+    );
+  }
   if (problems.length > 0) notes.push(`PROBLEMS: ${problems.join('; ')}`);
   return `\nWebhook receiver:\n\n${resultTable(results).join('\n')}\n\n${verdictTable(results).join('\n')}\n\n${notes.join('\n\n')}\n`;
 }
@@ -253,14 +277,12 @@ function problemsOf(results: ReadonlyMap<Target, Run[]>): string[] {
       if (good < 200 || good > 299) problems.push(`${target.name} answered ${good} to a good delivery`);
       if (bad < 400 || bad > 499) problems.push(`${target.name} answered ${bad} to a forged delivery`);
       if (load.non2xx > 0 || load.errors > 0) problems.push(`${target.name}: ${load.non2xx} non-2xx, ${load.errors} errors or timeouts`);
-      if (load.total === 0 || stats.handled < load.ok2xx) problems.push(`${target.name} handled ${stats.handled} of ${load.ok2xx} answered with 2xx`);
-      if (wrapped && REMEMBERS_VOTES.has(target.name)) problems.push(`${target.name}: the pool of ${POOL.v1} distinct votes wrapped (repeats are duplicates)`);
+      if (load.total === 0 || stats.handled < load.ok2xx) problems.push(`${target.name} handled ${stats.handled} of ${load.ok2xx} 2xx`);
+      if (wrapped && REMEMBERS_VOTES.has(target.name)) problems.push(`${target.name}: the pool of ${POOL.v1} distinct votes wrapped`);
     }
   }
   return problems;
 }
-
-const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
 
 async function run(): Promise<void> {
   assertFreshBuild();
@@ -269,10 +291,7 @@ async function run(): Promise<void> {
   let targets = TARGETS.filter((target) => !only || only.includes(target.name));
   if (targets.length === 0) throw new Error(`BENCH_WEBHOOK_TARGETS matches none of ${TARGETS.map((t) => t.name).join(', ')}`);
   if (BASE_DIST) targets = targets.flatMap((target) => (target.name === 'receiver' ? [target, { ...target, base: true }] : [target]));
-  const emulator = await startEmulator();
-  const owner = emulator.admin.createUser({ username: 'bench-owner' });
-  const token = emulator.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Bench Bot' }).project_token;
-  const service = { v1: emulator.urls.v1, v0: emulator.urls.v0, token };
+  const service = await startBenchService();
   const results = new Map<Target, Run[]>(targets.map((target) => [target, []]));
   const unpin = pinGenerator();
   try {
@@ -283,11 +302,13 @@ async function run(): Promise<void> {
         v1: voteCreateDeliveries({ count: POOL.v1, secret: V1_SECRET, projectId: PROJECT_ID, botId: BOT_ID, nowMs }),
         v0: legacyUpvoteDeliveries({ count: POOL.v0, secret: V0_SECRET, botId: BOT_ID }),
       };
-      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) results.get(target)!.push(await measure(target, pools[target.scheme], service));
+      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+        results.get(target)!.push(await measure(target, pools[target.scheme], service));
+      }
     }
   } finally {
     unpin();
-    await emulator.close();
+    await service.close();
   }
   const problems = problemsOf(results);
   console.log(report(results, problems, loadBefore, loadAverage()));

@@ -13,8 +13,8 @@
  *   full        + stats, votes (cursor polled) and health (on 127.0.0.1:0), after its first post.
  * The service is an emulator in the bench's process (BENCH_V1, BENCH_V0, BENCH_TOKEN). Then two
  * forced collections (`--expose-gc`) and one JSON line: heap used, RSS, the size of V8's young
- * generation (information: it stays as large as it grew, and is most of what RSS varies by between
- * runs), the import's milliseconds.
+ * generation (information: it stays as large as it grew, so it is part of the RSS a row adds), the
+ * import's milliseconds.
  *
  * The Client's REST sends through the bot's undici: as npm installs a discord.js 14 bot,
  * discord.js, @discordjs/rest and listing-agent share one undici 6 at the top, so login has
@@ -43,7 +43,9 @@ const row = env.BENCH_ROW ?? 'djs';
 function botUndiciRequest() {
   const djsUndici = createRequire(realpathSync(require.resolve('discord.js'))).resolve('undici');
   const botUndici = require.resolve('undici');
-  if (realpathSync(djsUndici) !== realpathSync(botUndici)) throw new Error(`the bot's undici (${botUndici}) is not discord.js's (${djsUndici})`);
+  if (realpathSync(djsUndici) !== realpathSync(botUndici)) {
+    throw new Error(`the bot's undici (${botUndici}) is not discord.js's (${djsUndici})`);
+  }
   const undici = require('undici');
   return async (url, init) => {
     const res = await undici.request(url, init);
@@ -77,7 +79,9 @@ const client = new Client({
 const ready = once(client, Events.ClientReady);
 await client.login(env.BENCH_DISCORD_TOKEN);
 await within(ready, 30_000, 'login to the fake gateway');
-if (client.guilds.cache.size !== Number(env.BENCH_GUILDS)) throw new Error(`logged in with ${client.guilds.cache.size} guilds, expected ${env.BENCH_GUILDS}`);
+if (client.guilds.cache.size !== Number(env.BENCH_GUILDS)) {
+  throw new Error(`logged in with ${client.guilds.cache.size} guilds, expected ${env.BENCH_GUILDS}`);
+}
 globalThis.gc();
 globalThis.gc();
 
@@ -116,7 +120,7 @@ if (row === 'autoposter') {
 globalThis.gc();
 globalThis.gc();
 const memory = process.memoryUsage();
-// V8's young generation keeps the size it grew to after the collections: part of the RSS, and what varies most between runs.
+// V8's young generation keeps the size it grew to, after the collections too: part of the RSS a row adds.
 const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.physical_space_size ?? 0;
 console.log(JSON.stringify({ row, heapUsed: memory.heapUsed, rss: memory.rss, newSpace, importMs, guilds: client.guilds.cache.size }));
 if (agent) await agent.stop();

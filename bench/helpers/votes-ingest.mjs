@@ -140,7 +140,9 @@ async function runIngestion({ reminders = false } = {}) {
     const { heapUsed, arrayBuffers } = process.memoryUsage();
     const scheduled = reminders ? await scheduledReminders(agent) : 0;
     await agent.stop();
-    if (accepted !== VOTES || counted.votes !== VOTES) throw new Error(`expected ${VOTES} votes accepted and rewarded, got ${accepted} and ${counted.votes}`);
+    if (accepted !== VOTES || counted.votes !== VOTES) {
+      throw new Error(`expected ${VOTES} votes accepted and rewarded, got ${accepted} and ${counted.votes}`);
+    }
     if (reminders && scheduled !== VOTES) throw new Error(`expected ${VOTES} reminders scheduled, /status.json says ${scheduled}`);
     return {
       votes: VOTES,

@@ -5,7 +5,7 @@
  * over all connections, and the server processes (bench/helpers/webhook-target.mjs).
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { signDelivery } from '../../src/public/webhooks.js';
@@ -36,7 +36,13 @@ const snowflake = (base: bigint, n: number) => String(base + BigInt(n));
  * key), signed at `nowMs`. The shape is decisions.md's; `padding` (an extra field, which the
  * receiver drops) brings each body to 1 KiB.
  */
-export function voteCreateDeliveries(options: { count: number; secret: string; projectId: string; botId: string; nowMs: number }): Delivery[] {
+export function voteCreateDeliveries(options: {
+  count: number;
+  secret: string;
+  projectId: string;
+  botId: string;
+  nowMs: number;
+}): Delivery[] {
   const { count, secret, projectId, botId, nowMs } = options;
   const timestampSeconds = Math.floor(nowMs / 1000);
   const deliveries: Delivery[] = [];
@@ -248,7 +254,9 @@ export async function startTarget(target: string, env: Record<string, string>): 
   try {
     const ready = await next('ready', 15_000);
     // The main thread only (its thread ID is the process ID): see `pinning`.
-    if (pinning && child.pid !== undefined) execFileSync('taskset', ['-p', '-c', String(pinning.serverCpu), String(child.pid)], { stdio: 'ignore' });
+    if (pinning && child.pid !== undefined) {
+      execFileSync('taskset', ['-p', '-c', String(pinning.serverCpu), String(child.pid)], { stdio: 'ignore' });
+    }
     return {
       url: String(ready.url),
       reset: async () => {
@@ -276,4 +284,18 @@ export async function startTarget(target: string, env: Record<string, string>): 
     kill();
     throw error;
   }
+}
+
+/** The 1, 5 and 15 minute load averages, as text. */
+export const loadAverage = (): string =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
+
+/** The machine and its load before and after the run, for a bench's notes. */
+export function machineNote(loadBefore: string, loadAfter: string): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const machine = `${availableParallelism()} cores (nproc), ${cpu}, Node ${process.version}, ${process.platform}`;
+  const day = new Date().toISOString().slice(0, 10);
+  return `Machine: ${machine}; ${day}; load average (1, 5, 15 min) before the run ${loadBefore}, after it ${loadAfter}.`;
 }

@@ -200,6 +200,11 @@ function threadsCpuMs() {
   }
 }
 
+/** CPU ms of every thread since the reset. */
+function threadsSinceReset() {
+  return Object.fromEntries(Object.entries(threadsCpuMs()).map(([tid, ms]) => [tid, ms - (threadsAtStart[tid] ?? 0)]));
+}
+
 /** Resolves once the vote listener has been called `expect` times since the reset, or after `timeoutMs`. */
 async function drained(expect, timeoutMs) {
   const deadline = performance.now() + timeoutMs;
@@ -224,7 +229,7 @@ function statsNow() {
     cpuMs: (cpu.user + cpu.system) / 1000,
     mainThreadCpuMs: threadCpuMs(process.pid) - mainCpuAtStart,
     commits: commitsNow() - commitsAtStart,
-    ...(env.BENCH_THREAD_CPU === '1' ? { threads: Object.fromEntries(Object.entries(threadsCpuMs()).map(([tid, ms]) => [tid, ms - (threadsAtStart[tid] ?? 0)])) } : {}),
+    ...(env.BENCH_THREAD_CPU === '1' ? { threads: threadsSinceReset() } : {}),
     wallMs: performance.now() - startedAt,
     rssBytes: process.memoryUsage().rss,
   };
