@@ -37,8 +37,9 @@ import { startFakeDiscord, type FakeDiscord } from '../test/helpers/fake-discord
 
 /**
  * Rounds: a row's RSS is bimodal (its anonymous memory differs by 20 to 30 MiB from one run to the
- * next with the heap unchanged: native memory, as bench/arena.bench.ts found in the daemon's glibc
- * arenas), so the RSS targets need the median of more runs than the heap's.
+ * next with the heap unchanged: native memory, likely glibc's malloc arenas, which
+ * bench/arena.bench.ts found keeping memory in the idle daemon), so the RSS targets need the median
+ * of more runs than the heap's.
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 /** The guilds the bot is in (the fake gateway's GUILD_CREATEs after READY). */
