@@ -28,7 +28,7 @@
  */
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -87,6 +87,7 @@ globalThis.gc();
 
 let importMs = 0;
 let agent;
+const stateDirectory = mkdtempSync(join(tmpdir(), 'la-footprint-state-'));
 if (row === 'autoposter') {
   const start = performance.now();
   require('topgg-autoposter');
@@ -104,7 +105,7 @@ if (row === 'autoposter') {
         service: { v1: env.BENCH_V1, v0: env.BENCH_V0 },
         health: full ? { enabled: true, listen: '127.0.0.1:0' } : { enabled: false },
         votes: { enabled: full },
-        state: { directory: mkdtempSync(join(tmpdir(), 'la-footprint-state-')) },
+        state: { directory: stateDirectory },
       },
     });
     const posted = new Promise((resolve, reject) => {
@@ -125,4 +126,5 @@ const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === '
 console.log(JSON.stringify({ row, heapUsed: memory.heapUsed, rss: memory.rss, newSpace, importMs, guilds: client.guilds.cache.size }));
 if (agent) await agent.stop();
 await client.destroy();
+rmSync(stateDirectory, { recursive: true, force: true });
 process.exit(0);

@@ -64,10 +64,16 @@ let hookTimes = [];
 /** Set by each target: stops its server and whatever it owns. */
 let close = async () => {};
 
-/** A temp directory, removed however the process ends. */
+/** The temp directories of this process: removed after the stop, and at exit whatever ends it. */
+const scratches = [];
+const removeScratches = () => {
+  for (const directory of scratches.splice(0)) rmSync(directory, { recursive: true, force: true });
+};
+process.on('exit', removeScratches);
+
 function scratch(prefix) {
   const directory = mkdtempSync(join(tmpdir(), prefix));
-  process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
+  scratches.push(directory);
   return directory;
 }
 
@@ -268,6 +274,8 @@ process.on('message', async (message) => {
     const stats = statsNow();
     await writeProfiles(stats);
     await close().catch(() => undefined);
+    // Before the answer: the bench may kill this process as soon as it has the stats.
+    removeScratches();
     process.send({ stats }, () => process.exit(0));
   }
 });
