@@ -1,5 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { errorText, realSchedule, type Schedule } from './pipeline-parts.js';
+import { unrefDelay, type Delay } from '../runtime/line-limiter.js';
+import { errorText } from './pipeline-state.js';
 
 /**
  * The `warn` lines about records of finished hooks that could not be written (a full or read-only
@@ -21,7 +22,7 @@ export interface RecordFailureLogOptions {
   /** The interval of the summary, ms. Default 10 000. */
   intervalMs?: number;
   /** The summary's timer. Default: an unref'd `setTimeout`. */
-  schedule?: Schedule;
+  schedule?: Delay;
 }
 
 /** See the module comment. */
@@ -47,7 +48,7 @@ export function recordFailureLine(kind: RecordKind, key: string, hook: string | 
 export function createRecordFailureLog(options: RecordFailureLogOptions): RecordFailureLog {
   const { logger, now } = options;
   const intervalMs = options.intervalMs ?? 10_000;
-  const schedule = options.schedule ?? realSchedule;
+  const schedule = options.schedule ?? unrefDelay;
   let since: number | undefined;
   let more = 0;
   let keys: string[] = [];

@@ -1,6 +1,5 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter } from '../runtime/line-limiter.js';
-import type { Schedule } from './pipeline-parts.js';
+import { createLineLimiter, type Delay } from '../runtime/line-limiter.js';
 import type { Vote } from './types.js';
 
 /**
@@ -26,7 +25,7 @@ export interface VoteLogOptions {
   /** The interval, ms. Default 10 000. */
   intervalMs?: number;
   /** The timer of the summary at an interval's end. Default: an unref'd `setTimeout`. */
-  schedule?: Schedule;
+  schedule?: Delay;
 }
 
 /** The vote lines of one pipeline (see the module comment). */
