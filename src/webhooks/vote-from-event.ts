@@ -1,23 +1,19 @@
 import { voteKey } from '../contract/vote-key.js';
 import type { Vote } from '../runtime/votes.js';
 import type { VoteCreateData } from './events.js';
-import { instantOf } from '../contract/iso-time.js';
-import { integerText } from './iso-time.js';
 
 /** The vote of a `vote.create`: keyed like the poller's, so one vote on both roads fires once. */
 export function voteFromEvent(data: VoteCreateData): Vote {
-  const created = instantOf(data.created_at);
-  const expires = instantOf(data.expires_at);
+  const createdMs = Date.parse(data.created_at);
   return {
-    // voteKey(user, ms) is `${user}:${ms}`: the same text, with the ms printed faster.
-    key: Number.isInteger(created.ms) ? `${data.user.id}:${integerText(created.ms)}` : voteKey(data.user.id, created.ms),
+    key: voteKey(data.user.id, createdMs),
     userId: data.user.id,
     platformId: data.user.platform_id,
     projectId: data.project.id,
     weight: data.weight,
-    // Not a date: a RangeError, as `new Date(NaN).toISOString()` throws.
-    createdAt: created.iso ?? new Date(created.ms).toISOString(),
-    expiresAt: expires.iso ?? new Date(expires.ms).toISOString(),
+    // Not a date: `toISOString` throws a RangeError (the event check lets none through).
+    createdAt: new Date(createdMs).toISOString(),
+    expiresAt: new Date(Date.parse(data.expires_at)).toISOString(),
     road: 'webhook',
     voteId: data.id,
     user: { name: data.user.name, avatarUrl: data.user.avatar_url },
