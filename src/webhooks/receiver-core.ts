@@ -1,20 +1,33 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SIGNATURE_HEADER } from '../contract/limits.js';
+import { voteKey } from '../contract/vote-key.js';
 import type { WebhookDeliveriesLabels } from '../runtime/metrics.js';
 import type { Vote } from '../runtime/votes.js';
 import type { IntegrationCreateData, IntegrationDeleteData, LegacyVote, VoteCreateData, WebhookEvent, WebhookTestData } from './events.js';
-import type { Reply } from './receiver-http.js';
-import type { ReceivedDelivery } from './receiver-types.js';
 import { parseLegacyVote, verifyDelivery, verifyLegacyAuthorization, type VerifyFailure, type VerifyResult, type WebhookHeaders } from './verify.js';
-import { voteFromEvent } from './vote-from-event.js';
 
 /**
  * The webhook receiver's decisions, apart from its sockets: from a delivery's bytes, its headers,
  * the secrets accepted now and the clock, to a {@link Verdict} (what to answer, and the vote to
- * record). Nothing here reads a socket, starts a timer, logs or counts; `receiver.ts` (node:http)
- * acts on the verdicts, and the framework adapters verify through {@link verifySignedDelivery}, the
- * way octokit/webhooks keeps `verify` apart from its middleware.
+ * record). Nothing here reads a socket, starts a timer, logs or counts: `receiver-record.ts` acts
+ * on the verdicts and `receiver.ts` (node:http) writes the answers. The framework adapters verify
+ * through {@link verifySignedDelivery}, the way octokit/webhooks keeps `verify` apart from its
+ * middleware.
  */
+
+/** What the receiver answers. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Close the connection after the answer without reading what is left of the body. */
+  close?: boolean;
+}
+
+/** A delivery the receiver accepted, as its `onDelivery` option hears it (after the answer). */
+export type ReceivedDelivery =
+  | { generation: 'v1'; event: WebhookEvent; traceId: string | undefined; outcome: 'accepted' | 'duplicate' }
+  | { generation: 'v0'; vote: LegacyVote; outcome: 'accepted' | 'duplicate' };
 
 /** The counter label of a delivery (`listing_agent_webhook_deliveries_total{outcome}`). */
 export type Outcome = WebhookDeliveriesLabels['outcome'];
@@ -89,7 +102,7 @@ export interface ReceiverRulesOptions {
   projectId?: (() => string | undefined) | undefined;
 }
 
-/** The answers the receiver gives, made once (a delivery need not allocate its answer). */
+/** The answers the receiver gives. */
 export const REPLIES = {
   noContent: Object.freeze({ status: 204 }),
   notInTime: Object.freeze({ status: 503, body: { error: 'not recorded in time, retry' }, headers: { 'retry-after': '1' } }),
@@ -172,6 +185,24 @@ export function verifySignedDelivery(rawBody: Uint8Array | string, headers: Webh
   return verifyDelivery(toleranceSeconds === undefined ? { rawBody, headers, secrets, now } : { rawBody, headers, secrets, now, toleranceSeconds });
 }
 
+/** The vote of a `vote.create`: keyed like the poller's, so one vote on both roads fires once. */
+export function voteFromEvent(data: VoteCreateData): Vote {
+  const createdMs = Date.parse(data.created_at);
+  return {
+    key: voteKey(data.user.id, createdMs),
+    userId: data.user.id,
+    platformId: data.user.platform_id,
+    projectId: data.project.id,
+    weight: data.weight,
+    // Not a date: `toISOString` throws a RangeError (the event check lets none through).
+    createdAt: new Date(createdMs).toISOString(),
+    expiresAt: new Date(Date.parse(data.expires_at)).toISOString(),
+    road: 'webhook',
+    voteId: data.id,
+    user: { name: data.user.name, avatarUrl: data.user.avatar_url },
+  };
+}
+
 /** The verdict of a verification: a refusal, the vote of a `vote.create`, or another event. */
 function verdictOfVerified(result: VerifyResult): Refusal | VoteVerdict | EventVerdict {
   if (!result.ok) {
@@ -179,7 +210,6 @@ function verdictOfVerified(result: VerifyResult): Refusal | VoteVerdict | EventV
     return known.reply.status === result.status ? known : v1Refusal(result.reason, result.status);
   }
   const { event, traceId } = result;
-  // `voteFromEvent` throws for an instant no Date can hold; the receiver answers that 500.
   if (event.type === 'vote.create') return { kind: 'vote', event, traceId, vote: voteFromEvent(event.data) };
   return { kind: 'event', event, traceId };
 }
@@ -234,7 +264,7 @@ export function judgeHandshake(rules: ReceiverRules, rawBody: Uint8Array, header
 /** The answer to an `integration.create`: where votes go, and which events it wants. */
 export const integrationReply = (webhookUrl: string | undefined): Reply => ({ status: 200, body: { webhook_url: webhookUrl, routes: ['vote.create'] } });
 
-/** The log fields of a recorded vote (built only for a line that is written). */
+/** The log fields of a recorded vote. */
 export function recordFields(verdict: VoteVerdict | LegacyVerdict): Record<string, unknown> {
   if (verdict.kind !== 'vote') return { generation: 'v0' };
   return verdict.traceId ? { type: verdict.event.type, traceId: verdict.traceId, voteId: verdict.event.data.id } : { type: verdict.event.type, voteId: verdict.event.data.id };
