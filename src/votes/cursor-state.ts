@@ -114,7 +114,10 @@ export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
  * the newest of its votes (pages are in ascending order, but the newest is found, not assumed).
  * `startDate` is the first poll's: kept from `state`, else the `startDate` this page was listed from.
  */
-export function advanceCursorState(state: CursorState | undefined, page: { cursor: string; votes: readonly Vote[]; startDate?: Date }): CursorState {
+export function advanceCursorState(
+  state: CursorState | undefined,
+  page: { cursor: string; votes: readonly Vote[]; startDate?: Date },
+): CursorState {
   let newestCreatedAt = state?.newestCreatedAt ?? null;
   let newestKey = state?.newestKey ?? null;
   let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(newestCreatedAt);

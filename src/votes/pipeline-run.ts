@@ -41,7 +41,11 @@ export const realSchedule: Schedule = unrefDelay;
  * Waits until `work` is empty (its promises remove themselves when settled, and may add others
  * meanwhile) or `delayMs` passed on `schedule`; resolves true when everything settled in time.
  */
-async function settleWithin(work: { readonly size: number } & Iterable<Promise<unknown>>, delayMs: number, schedule: Schedule): Promise<boolean> {
+async function settleWithin(
+  work: { readonly size: number } & Iterable<Promise<unknown>>,
+  delayMs: number,
+  schedule: Schedule,
+): Promise<boolean> {
   let timedOut = false;
   let wake: () => void = () => undefined;
   const cancel = schedule(() => {
@@ -162,7 +166,8 @@ export function resume(s: PipelineRun, entry: LedgerEntry): void {
 function finishJob(s: PipelineRun, job: Job): void {
   s.jobs.delete(job.vote.key);
   releaseDrained(s);
-  // A failed record stays queued in the ledger and goes with its next write, or at the stop; the ledger's close names what is still unwritten then.
+  // A failed record stays queued in the ledger and goes with its next write, or at the stop; the
+  // ledger's close names what is still unwritten then.
   // The key alone is kept until the record is durable, not the job and its vote.
   const { key } = job.vote;
   const recorded = s.ledger.recordComplete(key);
@@ -212,7 +217,8 @@ async function call(s: PipelineRun, task: Task): Promise<void> {
 
 /** Tells the agent how one call went (`voteHookRan`: the status page's outcome and latency per hook). */
 function ran(s: PipelineRun, task: Task, result: HookRun['result'], durationMs: number, error?: string): void {
-  s.emit?.('voteHookRan', { key: task.job.vote.key, hook: task.hook.name, attempt: task.attempt, result, durationMs, ...(error === undefined ? {} : { error }) });
+  const run: HookRun = { key: task.job.vote.key, hook: task.hook.name, attempt: task.attempt, result, durationMs };
+  s.emit?.('voteHookRan', error === undefined ? run : { ...run, error });
 }
 
 /** After a success: the lane goes on, and the success is recorded (resolves once it is; undefined: nothing to wait for). */
@@ -247,7 +253,8 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
     s.metrics?.hookRuns.inc({ hook: hook.name, result: 'error' });
     ran(s, task, 'error', durationMs, errorText(failure));
     const delayMs = backoffDelay(task.attempt, s.random, s.backoff);
-    s.logger.warn({ hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) }, 'vote hook failed; retrying');
+    const fields = { hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) };
+    s.logger.warn(fields, 'vote hook failed; retrying');
     const cancel = s.schedule(() => {
       s.retryTimers.delete(cancel);
       task.attempt += 1;
@@ -260,7 +267,10 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
   s.metrics?.hookRuns.inc({ hook: hook.name, result: 'dead_letter' });
   const letter = deadLetterOf(task, failure, s.now());
   ran(s, task, 'dead_letter', durationMs, letter.error);
-  s.logger.error({ hook: hook.name, key: job.vote.key, attempts: task.attempt, error: letter.error }, 'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)');
+  s.logger.error(
+    { hook: hook.name, key: job.vote.key, attempts: task.attempt, error: letter.error },
+    'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)',
+  );
   advanceLane(s, task);
   pump(s);
   job.recordEachHook = true;
@@ -271,7 +281,8 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
       hookFinished(s, task);
     },
     (error: unknown) => {
-      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, 'could not record a dead letter; the vote stays pending and its hook re-runs after a restart');
+      const message = 'could not record a dead letter; the vote stays pending and its hook re-runs after a restart';
+      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, message);
       // Never `complete` without the dead letter on record: that would lose the vote for this hook.
       if (isCurrent(s, task) && s.jobs.get(job.vote.key) === job) {
         s.jobs.delete(job.vote.key);
@@ -321,5 +332,6 @@ export async function drain(s: PipelineRun, deadline: number): Promise<void> {
   if (await settleWithin(s.inFlight, deadline - s.now(), s.schedule)) return;
   const running = s.running;
   s.aborter.abort(new ListingAgentError('votes_stopped', 'the agent is stopping: the stop deadline passed'));
-  s.logger.warn({ aborted: running }, 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start');
+  const message = 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start';
+  s.logger.warn({ aborted: running }, message);
 }

@@ -97,7 +97,10 @@ export function errorText(error: unknown): string {
 
 /** The error of a call the pipeline cannot take (not started, or stopped). */
 export const notRunning = (what: string) =>
-  new ListingAgentError('votes_not_running', `cannot ${what}: the vote pipeline is not running (call start() first; after stop() it takes no new votes)`);
+  new ListingAgentError(
+    'votes_not_running',
+    `cannot ${what}: the vote pipeline is not running (call start() first; after stop() it takes no new votes)`,
+  );
 
 /** Where the pipeline is in its life. */
 type PipelinePhase = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -140,14 +143,20 @@ export type FailureAction = 'abandon' | 'retry' | 'dead_letter';
 function hooksByName(hooks: readonly VoteHook[]): Map<string, VoteHook> {
   const byName = new Map<string, VoteHook>();
   for (const hook of hooks) {
-    if (byName.has(hook.name)) throw new ListingAgentError('votes_hook_name', `two vote hooks are named "${hook.name}": hook names must be unique (they key the ledger's records)`);
+    if (byName.has(hook.name)) {
+      const message = `two vote hooks are named "${hook.name}": hook names must be unique (they key the ledger's records)`;
+      throw new ListingAgentError('votes_hook_name', message);
+    }
     byName.set(hook.name, hook);
   }
   return byName;
 }
 
 /** A new pipeline's state (`concurrency` default 16, at least 1; `maxBacklog` default 2000). */
-export function createPipelineState(hooks: readonly VoteHook[], options: { concurrency?: number | undefined; maxBacklog?: number | undefined } = {}): PipelineState {
+export function createPipelineState(
+  hooks: readonly VoteHook[],
+  options: { concurrency?: number | undefined; maxBacklog?: number | undefined } = {},
+): PipelineState {
   return {
     phase: 'new',
     generation: 0,
@@ -252,11 +261,13 @@ export function failureAction(state: PipelineState, task: Task): FailureAction {
 /** The dead letter of a hook that gave up on a vote. */
 export function deadLetterOf(task: Task, failure: unknown, now: number): DeadLetter {
   const { vote } = task.job;
-  return { key: vote.key, hook: task.hook.name, vote, attempts: task.attempt, error: errorText(failure), failedAt: new Date(now).toISOString() };
+  const failedAt = new Date(now).toISOString();
+  return { key: vote.key, hook: task.hook.name, vote, attempts: task.attempt, error: errorText(failure), failedAt };
 }
 
 /** The votes of a batch, each marked with the road it came by. */
-export const onRoad = (votes: readonly Vote[], road: Vote['road']): Vote[] => votes.map((vote) => (vote.road === road ? vote : { ...vote, road }));
+export const onRoad = (votes: readonly Vote[], road: Vote['road']): Vote[] =>
+  votes.map((vote) => (vote.road === road ? vote : { ...vote, road }));
 
 /**
  * The votes of a batch that are new now: those the ledger accepted, plus those of an earlier
@@ -278,7 +289,8 @@ export function confirmIngested(state: PipelineState, marked: readonly Vote[], a
 }
 
 /** Whether an ingest from `road` holds its caller until the backlog drains (the poller only, never a webhook). */
-export const holdsCaller = (state: PipelineState, road: Vote['road']): boolean => road === 'poll' && state.phase === 'running' && state.jobs.size > state.maxBacklog;
+export const holdsCaller = (state: PipelineState, road: Vote['road']): boolean =>
+  road === 'poll' && state.phase === 'running' && state.jobs.size > state.maxBacklog;
 
 /** Whether held pollers may go on: the backlog is down to half of `maxBacklog`, or the pipeline stops. */
 export const backlogDrained = (state: PipelineState): boolean => state.jobs.size <= state.maxBacklog / 2 || state.phase !== 'running';

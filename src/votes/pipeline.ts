@@ -3,7 +3,19 @@ import { ListingAgentError } from '../errors.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { IngestDetails, IngestResult } from '../runtime/votes.js';
-import { checkIdle, drain, realSchedule, recover, releaseDrained, resume, scheduleCompaction, startJob, type PipelineRun, type Schedule, type VotePipelineEmit } from './pipeline-run.js';
+import {
+  checkIdle,
+  drain,
+  realSchedule,
+  recover,
+  releaseDrained,
+  resume,
+  scheduleCompaction,
+  startJob,
+  type PipelineRun,
+  type Schedule,
+  type VotePipelineEmit,
+} from './pipeline-run.js';
 import { confirmIngested, createPipelineState, holdsCaller, notRunning, onRoad, type BackoffOptions } from './pipeline-state.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteHook, VoteLedger } from './types.js';
 import { createVoteLog } from './vote-log.js';
@@ -212,7 +224,7 @@ function start(s: PipelineRun): Promise<void> {
   return s.starting;
 }
 
-async function ingest(s: PipelineRun, votes: readonly Vote[], road: Vote['road'], details: IngestDetails | undefined): Promise<IngestResult> {
+async function ingest(s: PipelineRun, votes: readonly Vote[], road: Vote['road'], details?: IngestDetails): Promise<IngestResult> {
   if (s.phase !== 'running') throw notRunning('ingest votes');
   s.metrics?.votesReceived.inc({ road }, votes.length);
   const marked = onRoad(votes, road);
@@ -263,11 +275,13 @@ async function stop(s: PipelineRun, deadline: number): Promise<void> {
 async function retry(s: PipelineRun, filter: { keys?: readonly string[]; hook?: string }): Promise<number> {
   if (s.phase !== 'running') throw notRunning('retry dead letters');
   if (filter.hook !== undefined && !s.hooks.has(filter.hook)) {
-    throw new ListingAgentError('votes_unknown_hook', `no vote hook is named "${filter.hook}"; the hooks are: ${[...s.hooks.keys()].join(', ') || '(none)'}`);
+    const known = [...s.hooks.keys()].join(', ') || '(none)';
+    throw new ListingAgentError('votes_unknown_hook', `no vote hook is named "${filter.hook}"; the hooks are: ${known}`);
   }
   const names = filter.hook === undefined ? [...s.hooks.keys()] : [filter.hook];
   const taken: DeadLetter[] = [];
-  for (const hook of names) taken.push(...(await s.ledger.takeDeadLetters({ ...(filter.keys === undefined ? {} : { keys: filter.keys }), hook })));
+  const keys = filter.keys === undefined ? {} : { keys: filter.keys };
+  for (const hook of names) taken.push(...(await s.ledger.takeDeadLetters({ ...keys, hook })));
   // Taken letters are pending again in the ledger: a crash from here on re-runs them at start.
   if (s.phase === 'running') for (const letter of taken) startJob(s, letter.vote, [letter.hook], true);
   return taken.length;

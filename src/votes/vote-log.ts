@@ -59,7 +59,8 @@ export function createVoteLog(options: VoteLogOptions): VoteLog {
       const rewarded = kinds.get('rewarded')?.total ?? 0;
       logger.info(
         { received, rewarded, loggedOneByOne: limit, intervalMs },
-        `votes in the last ${intervalMs / 1000} s: ${received} received, ${rewarded} rewarded (the first ${limit} of each were logged one by one)`,
+        `votes in the last ${intervalMs / 1000} s: ${received} received, ${rewarded} rewarded ` +
+          `(the first ${limit} of each were logged one by one)`,
       );
     },
   });

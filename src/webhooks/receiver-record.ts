@@ -66,7 +66,8 @@ export const errorText = (error: unknown) => (error instanceof Error ? error.mes
 const isSource = (secrets: ReceiverState['secrets']): secrets is SecretSource => !Array.isArray(secrets);
 
 /** The secrets accepted now. */
-export const currentSecrets = (s: ReceiverState): readonly string[] => (isSource(s.secrets) ? s.secrets.current() : (s.secrets as readonly string[]));
+export const currentSecrets = (s: ReceiverState): readonly string[] =>
+  isSource(s.secrets) ? s.secrets.current() : (s.secrets as readonly string[]);
 
 export function count(s: ReceiverState, outcome: Outcome): void {
   s.metrics?.webhookDeliveries.inc({ outcome });
@@ -76,7 +77,9 @@ export function count(s: ReceiverState, outcome: Outcome): void {
 export function refuse(s: ReceiverState, req: IncomingMessage, refusal: Refusal): Reply {
   count(s, refusal.outcome);
   const remote = req.socket.remoteAddress;
-  if (s.refusals.take(refusal.reason, remote)) s.logger.warn({ reason: refusal.reason, status: refusal.reply.status, remote }, 'webhook delivery refused');
+  if (s.refusals.take(refusal.reason, remote)) {
+    s.logger.warn({ reason: refusal.reason, status: refusal.reply.status, remote }, 'webhook delivery refused');
+  }
   return refusal.reply;
 }
 
@@ -140,7 +143,8 @@ async function record(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, vo
   }
   if ((await settleWithin(ingesting, s.answerWithinMs)) === 'timeout') {
     const cause = `not recorded within ${s.answerWithinMs} ms`;
-    s.unrecorded.failed({ msg: 'vote not recorded in time; answered 503 so the service retries', cause, fix: LATE_FIX }, recordFields(verdict));
+    const why = { msg: 'vote not recorded in time; answered 503 so the service retries', cause, fix: LATE_FIX };
+    s.unrecorded.failed(why, recordFields(verdict));
     count(s, 'error');
     return { reply: REPLIES.notInTime };
   }
@@ -154,13 +158,15 @@ async function record(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, vo
   count(s, outcome);
   // A new vote is logged by the pipeline (`vote received`, at info); a repeat only here, at debug.
   if (outcome === 'duplicate') {
-    s.logger.debug({ ...recordFields(verdict), keys: votes.map((vote) => vote.key), outcome }, 'vote already recorded (a retry or the other road)');
+    const fields = { ...recordFields(verdict), keys: votes.map((vote) => vote.key), outcome };
+    s.logger.debug(fields, 'vote already recorded (a retry or the other road)');
   }
   return { reply: REPLIES.noContent, accepted: receivedOf(verdict, outcome) };
 }
 
 function notRecorded(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, error: unknown): Answer {
-  s.unrecorded.failed({ msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) }, recordFields(verdict));
+  const why = { msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) };
+  s.unrecorded.failed(why, recordFields(verdict));
   count(s, 'error');
   return { reply: REPLIES.notRecorded };
 }
@@ -209,7 +215,8 @@ async function recordLegacy(s: ReceiverState, verdict: LegacyVerdict & { kind: '
   try {
     made = await s.legacyKeys.voteFor(verdict.vote, verdict.projectId);
   } catch (error) {
-    const why = { msg: 'could not record a legacy vote anchor; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) };
+    const msg = 'could not record a legacy vote anchor; answered 503 so the service retries';
+    const why = { msg, cause: errorText(error), fix: fixFor(error) };
     s.unrecorded.failed(why, { generation: 'v0' });
     count(s, 'error');
     return { reply: REPLIES.anchorFailed };
@@ -260,8 +267,12 @@ export interface UnrecordedLog {
 /** What the receiver answers 503 to every vote it cannot record says, by the error's code. */
 const FIXES: Record<string, string> = {
   redis_unavailable: 'bring Redis back (state.redis.url); votes are recorded again by themselves',
-  store: 'free space on the disk of the state directory, or make it writable again (the cause names the file); votes are recorded again by themselves',
-  votes_not_running: 'none if the agent is stopping (the service delivers them to the agent that runs next); otherwise the vote pipeline did not start: see its error',
+  store:
+    'free space on the disk of the state directory, or make it writable again (the cause names the file); ' +
+    'votes are recorded again by themselves',
+  votes_not_running:
+    'none if the agent is stopping (the service delivers them to the agent that runs next); ' +
+    'otherwise the vote pipeline did not start: see its error',
   votes_stopped: 'none: the agent is stopping, and the service delivers them to the agent that runs next',
 };
 const RETRIED = 'the service delivers every vote answered 503 again';
@@ -275,8 +286,16 @@ function fixFor(error: unknown): string {
 /** The fix for a vote not recorded within the deadline. */
 const LATE_FIX = `the state directory's disk or Redis answers too slowly: check its latency and load; ${RETRIED}`;
 
+/** Options of {@link createUnrecordedLog}: one summary per `intervalMs` at most, on `schedule`. */
+interface UnrecordedLogOptions {
+  logger: AgentLogger;
+  now: () => number;
+  intervalMs: number;
+  schedule: Delay;
+}
+
 /** Creates the 503 log of one receiver (see the comment above). */
-export function createUnrecordedLog(options: { logger: AgentLogger; now: () => number; intervalMs: number; schedule: Delay }): UnrecordedLog {
+export function createUnrecordedLog(options: UnrecordedLogOptions): UnrecordedLog {
   const { logger, now, intervalMs } = options;
   /** The outage under way: when it began and how many were answered 503 since. */
   let outage: { since: number; answered: number } | undefined;
@@ -308,7 +327,8 @@ export function createUnrecordedLog(options: { logger: AgentLogger; now: () => n
       if (!limiter.take('recovered')) return;
       logger.info(
         { answered503: answered, since: new Date(since).toISOString(), forMs: now() - since },
-        `webhook votes are recorded again: ${answered} answered 503 in the ${Math.round((now() - since) / 1000)} s before (the service delivers them again)`,
+        `webhook votes are recorded again: ${answered} answered 503 in the ${Math.round((now() - since) / 1000)} s before ` +
+          '(the service delivers them again)',
       );
     },
     flush: limiter.flush,
@@ -330,6 +350,7 @@ function summariseUnrecorded(logger: AgentLogger, summary: IntervalSummary<'fail
       failing,
       intervalMs,
     },
-    `webhook votes answered 503 in the last ${intervalMs / 1000} s: ${answered} (causes: ${causes.join('; ') || 'none named'}); ${state}; the service delivers them again`,
+    `webhook votes answered 503 in the last ${intervalMs / 1000} s: ${answered} ` +
+      `(causes: ${causes.join('; ') || 'none named'}); ${state}; the service delivers them again`,
   );
 }

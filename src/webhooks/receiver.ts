@@ -10,7 +10,16 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import type { VoteSink } from '../runtime/votes.js';
 import { createLegacyVoteKeys, type AnchorStore } from './legacy-votes.js';
 import { judgeDelivery, judgeRequest, receiverRules, REPLIES, type ReceivedDelivery, type Reply } from './receiver-core.js';
-import { act, count, createUnrecordedLog, currentSecrets, errorText, refusalSummary, refuse, type ReceiverState } from './receiver-record.js';
+import {
+  act,
+  count,
+  createUnrecordedLog,
+  currentSecrets,
+  errorText,
+  refusalSummary,
+  refuse,
+  type ReceiverState,
+} from './receiver-record.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
 
 export type { ReceivedDelivery } from './receiver-core.js';
@@ -113,7 +122,9 @@ export interface WebhookReceiver {
  * The receiver's options that come from the config's `webhooks` section (listen, path, the v0
  * authorization, the public URL): what the agent's capability and `webhooks serve` both pass.
  */
-export function receiverSettings(webhooks: ListingAgentConfig['webhooks']): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
+export function receiverSettings(
+  webhooks: ListingAgentConfig['webhooks'],
+): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
   return {
     listen: webhooks.listen,
     path: webhooks.path,
@@ -179,7 +190,9 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       s.unrecorded.flush();
     },
     url() {
-      if (s.listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the webhook receiver is not listening: await start() first');
+      if (s.listeningUrl === undefined) {
+        throw new ListingAgentError('not_listening', 'the webhook receiver is not listening: await start() first');
+      }
       return s.listeningUrl;
     },
     [Symbol.asyncDispose]: () => receiver.stop(),
@@ -213,7 +226,13 @@ function receiverState(options: WebhookReceiverOptions): ReceiverState {
     publicUrl: options.publicUrl,
     onDelivery: options.onDelivery,
     legacyKeys: createLegacyVoteKeys({ now, ...(options.anchorStore ? { store: options.anchorStore } : {}) }),
-    refusals: createLineLimiter({ now, linesPerInterval: 1, intervalMs: LOG_INTERVAL_MS, schedule, summarise: (summary) => refusalSummary(logger, summary) }),
+    refusals: createLineLimiter({
+      now,
+      linesPerInterval: 1,
+      intervalMs: LOG_INTERVAL_MS,
+      schedule,
+      summarise: (summary) => refusalSummary(logger, summary),
+    }),
     unrecorded: createUnrecordedLog({ logger, now, intervalMs: LOG_INTERVAL_MS, schedule }),
     listeningUrl: undefined,
   };

@@ -50,10 +50,13 @@ export interface InProcessHookOptions {
 export function createInProcessHook(options: InProcessHookOptions): VoteHook {
   const name = options.name ?? IN_PROCESS_HOOK_NAME;
   const event = options.event ?? 'vote';
-  const noListener = `no ${event} listener is attached: attach one with agent.on('${event}', ...); the ${event} stays pending and is retried`;
+  const noListener = `no ${event} listener is attached: attach one with agent.on('${event}', ...); ` +
+    `the ${event} stays pending and is retried`;
 
   async function run(vote: Vote, context: HookCallContext): Promise<void> {
-    if (context.signal.aborted) throw new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)');
+    if (context.signal.aborted) {
+      throw new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)');
+    }
     const listeners = [...options.listeners()];
     if (listeners.length === 0) throw new VoteHookError(name, 'no_listener', noListener);
     const all = Promise.allSettled(
@@ -63,7 +66,9 @@ export function createInProcessHook(options: InProcessHookOptions): VoteHook {
       }),
     );
     const results = await race(all, context.signal, options.timeoutMs, name);
-    const failures = results.flatMap((result, index) => (result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : []));
+    const failures = results.flatMap((result, index) =>
+      result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : [],
+    );
     if (failures.length > 0) throw listenersFailed(name, listeners, failures);
   }
 
@@ -71,10 +76,15 @@ export function createInProcessHook(options: InProcessHookOptions): VoteHook {
 }
 
 /** The hook's error for the listeners that threw or rejected (`index` into `listeners`). */
-function listenersFailed(name: string, listeners: readonly VoteListener[], failures: ReadonlyArray<{ index: number; reason: unknown }>): VoteHookError {
+function listenersFailed(
+  name: string,
+  listeners: readonly VoteListener[],
+  failures: ReadonlyArray<{ index: number; reason: unknown }>,
+): VoteHookError {
   const of = `of ${listeners.length}`;
   const described = failures.map(({ index, reason }) => `#${index + 1} ${of}${label(listeners[index]!)}: ${errorLine(reason)}`);
-  const message = failures.length === 1 ? `vote listener ${described[0]}` : `${failures.length} vote listeners failed: ${described.join('; ')}`;
+  const message =
+    failures.length === 1 ? `vote listener ${described[0]}` : `${failures.length} vote listeners failed: ${described.join('; ')}`;
   const cause = failures.length === 1 ? failures[0]!.reason : new AggregateError(failures.map((failure) => failure.reason), message);
   return new VoteHookError(name, 'listener', message, { cause });
 }
