@@ -140,7 +140,7 @@ function pumpSoon(s: PipelineRun): void {
   });
 }
 
-export function pump(s: PipelineRun): void {
+function pump(s: PipelineRun): void {
   while (s.phase === 'running' && s.running < s.concurrency && s.ready.length > 0) {
     const task = s.ready.shift();
     if (task === undefined) break;

@@ -32,7 +32,7 @@ export interface Task {
 }
 
 /** A first-in first-out queue with O(1) `shift` (an array's `shift` copies what is behind the head). */
-export interface Fifo<T> {
+interface Fifo<T> {
   readonly length: number;
   push(item: T): void;
   shift(): T | undefined;
@@ -40,7 +40,7 @@ export interface Fifo<T> {
 }
 
 /** Creates an empty {@link Fifo}. */
-export function createFifo<T>(): Fifo<T> {
+function createFifo<T>(): Fifo<T> {
   let items: (T | undefined)[] = [];
   let head = 0;
   return {

@@ -23,7 +23,7 @@ import { createRecordFailureLog } from './record-failures.js';
 
 export type { BackoffOptions } from './pipeline-state.js';
 export type { Schedule, VotePipelineEmit } from './pipeline-run.js';
-export type { IngestDetails, IngestResult } from '../runtime/votes.js';
+export type { IngestResult } from '../runtime/votes.js';
 
 /*
  * The pipeline's options, its shape and its life (start, ingest, stop, retry) over one state

@@ -39,9 +39,6 @@ export type ReceivedDelivery =
 /** The counter label of a delivery (`listing_agent_webhook_deliveries_total{outcome}`). */
 export type Outcome = WebhookDeliveriesLabels['outcome'];
 
-/** How a recorded vote ended: `error` is a vote the pipeline did not take in time (answered 503). */
-export type RecordOutcome = 'accepted' | 'duplicate' | 'error';
-
 /** A delivery refused: counted under `outcome`, logged with `reason`, answered `reply`. */
 export interface Refusal {
   readonly kind: 'refuse';
@@ -217,7 +214,7 @@ export function verifySignedDelivery(
 }
 
 /** The vote of a `vote.create`: keyed like the poller's, so one vote on both roads fires once. */
-export function voteFromEvent(data: VoteCreateData): Vote {
+function voteFromEvent(data: VoteCreateData): Vote {
   const createdMs = Date.parse(data.created_at);
   return {
     key: voteKey(data.user.id, createdMs),
