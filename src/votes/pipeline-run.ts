@@ -87,8 +87,6 @@ export interface PipelineRun extends PipelineState {
    * its deadline, which aborts every call still running.
    */
   aborter: AbortController;
-  /** The last `complete` records asked of the ledger: its promise (shared by one write's records) and their keys. */
-  finishing: { recorded: Promise<void>; keys: string[] } | undefined;
   /** Hook calls and ledger writes in flight: what `stop()` waits for and `idle()` watches. */
   readonly inFlight: Set<Promise<unknown>>;
   idleWaiters: Array<() => void>;
@@ -168,23 +166,10 @@ function finishJob(s: PipelineRun, job: Job): void {
   releaseDrained(s);
   // A failed record stays queued in the ledger and goes with its next write, or at the stop; the
   // ledger's close names what is still unwritten then.
-  // The key alone is kept until the record is durable, not the job and its vote.
   const { key } = job.vote;
-  const recorded = s.ledger.recordComplete(key);
-  // A ledger with group commits answers the records of one write with one promise (the file
-  // ledger): one catch and one tracking for all of them, not one each.
-  const batch = s.finishing;
-  if (batch !== undefined && batch.recorded === recorded) {
-    batch.keys.push(key);
-    return;
-  }
-  const keys = [key];
-  s.finishing = { recorded, keys };
   track(
     s,
-    recorded.catch((error: unknown) => {
-      for (const each of keys) s.recordFailures.failed('finished', each, undefined, error);
-    }),
+    s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error)),
   );
 }
 

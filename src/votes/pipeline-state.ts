@@ -210,8 +210,7 @@ export function advanceLane(state: PipelineState, task: Task): boolean {
  * The job is finished at once when nothing is left of it (`outstanding` 0): the caller records that.
  */
 export function addJob(state: PipelineState, vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): Job {
-  // Every hook (a new vote): no filtered copy of the list per vote.
-  const names = wanted === state.hookNames ? wanted : wanted.filter((name) => state.hooks.has(name));
+  const names = wanted.filter((name) => state.hooks.has(name));
   let job = state.jobs.get(vote.key);
   if (job === undefined) {
     job = { vote, outstanding: 0, recordEachHook, gaveUp };

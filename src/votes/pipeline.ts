@@ -173,7 +173,6 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     recordFailures: createRecordFailureLog({ logger, now, schedule }),
     retryTimers: new Set(),
     aborter: runAborter(),
-    finishing: undefined,
     inFlight: new Set(),
     idleWaiters: [],
     drainWaiters: [],

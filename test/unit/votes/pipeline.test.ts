@@ -269,7 +269,7 @@ describe('vote pipeline: backlog', () => {
 });
 
 describe('vote pipeline: finished records of one write', () => {
-  it('tracks the records a ledger answers with one promise once, and names every vote when that write fails', async () => {
+  it('names every vote whose finished record a failed group write lost: the first on a line, the rest in the summary', async () => {
     const ledger = createMemoryVoteLedger();
     const failure = new Error('EROFS: read-only file system');
     // One promise for the records of a turn, as a ledger with group commits gives (the file ledger).
