@@ -167,10 +167,7 @@ function finishJob(s: PipelineRun, job: Job): void {
   // A failed record stays queued in the ledger and goes with its next write, or at the stop; the
   // ledger's close names what is still unwritten then.
   const { key } = job.vote;
-  track(
-    s,
-    s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error)),
-  );
+  track(s, s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error)));
 }
 
 function hookFinished(s: PipelineRun, task: Task): void {
@@ -195,9 +192,8 @@ async function call(s: PipelineRun, task: Task): Promise<void> {
     if (isCurrent(s, task)) s.running -= 1;
   }
   const durationMs = s.now() - startedAt;
-  // Most calls end here, with no record to wait for: no promise of their own then.
-  const recording = ok ? succeeded(s, task, durationMs) : failed(s, task, failure, durationMs);
-  if (recording !== undefined) await recording;
+  // Resolves once what the outcome asked of the ledger is recorded (undefined: nothing asked).
+  await (ok ? succeeded(s, task, durationMs) : failed(s, task, failure, durationMs));
 }
 
 /** Tells the agent how one call went (`voteHookRan`: the status page's outcome and latency per hook). */
