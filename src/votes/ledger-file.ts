@@ -154,11 +154,6 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     close: () => close(f),
     [Symbol.asyncDispose]: () => ledger.close(),
     describe: () => `file ${f.path}`,
-    afterWriteStage(run) {
-      if (f.writeStage === undefined) return false;
-      f.writeStage.push(run);
-      return true;
-    },
   };
   return ledger;
 }
