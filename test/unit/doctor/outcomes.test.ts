@@ -92,9 +92,10 @@ describe('small pure parts', () => {
 
   it('keeps a Redis URL printable, and only its password secret', () => {
     expect(redisUrlSecrets('redis://127.0.0.1:6379')).toEqual([]);
-    expect(redisUrlSecrets('rediss://app:p%40ss@redis.example:6380/2')).toEqual(['p%40ss', 'p@ss', 'app:p%40ss']);
-    expect(scrubbableSecrets(['a.b.c', 'redis://:pw1234@h:1'], 'redis://:pw1234@h:1')).toEqual(['a.b.c', 'pw1234', 'pw1234']);
-    expect(secretEnvironmentValues({ LISTING_AGENT_STATE_REDIS_URL: 'redis://:hunter22@h:1' })).toEqual(['hunter22', 'hunter22']);
+    expect(redisUrlSecrets('rediss://app:p%40ss@redis.example:6380/2')).toEqual(['p%40ss', 'p@ss', 'app:p%40ss', 'app:p@ss']);
+    expect(redisUrlSecrets('not a url')).toEqual(['not a url']);
+    expect(scrubbableSecrets(['a.b.c', 'redis://:pw1234@h:1'], 'redis://:pw1234@h:1')).toEqual(['a.b.c', 'pw1234']);
+    expect(secretEnvironmentValues({ LISTING_AGENT_STATE_REDIS_URL: 'redis://:hunter22@h:1' })).toEqual(['hunter22']);
   });
 
   it('reads the version out of INFO server and hides what a URL may carry', () => {
