@@ -32,6 +32,11 @@ export interface HooksFromConfigOptions {
   reservedNames?: readonly string[];
   /** Where the list is in the config, for messages. Default `votes.hooks` (`votes.reminders.hooks` for the reminders'). */
   configPath?: string;
+  /**
+   * Values kept out of every hook's error texts, besides each hook's own credentials: the agent
+   * passes every credential form of its configuration (`secretValues`). Default: none.
+   */
+  secrets?: readonly string[];
 }
 
 /** The default name of the hook at `index` (0-based): `http-1`, `exec-2`, ... by position. */
@@ -88,6 +93,7 @@ export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOpti
         retries: hook.retries,
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
         ...(options.now ? { now: options.now } : {}),
+        ...(options.secrets ? { secrets: options.secrets } : {}),
       });
     }
     return createExecHook({
@@ -98,6 +104,7 @@ export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOpti
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       configPath: `${list}[${index}]`,
+      ...(options.secrets ? { secrets: options.secrets } : {}),
     });
   });
 }
