@@ -1,7 +1,9 @@
 import { createListingClient, type ListingClient } from '../../api/client.js';
+import { redact } from '../../api/redact.js';
 import type { VoteRecord } from '../../api/schemas/votes.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
+import { secretValues } from '../../config/secrets.js';
 import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
 import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
@@ -65,7 +67,10 @@ async function runFailed(argv: string[], io: CliIo): Promise<number> {
   const config = await load(io, 'failed', values);
   if (typeof config === 'number') return config;
   await using state = cliState(config, io);
-  const reading = await state.deadLetters();
+  const read = await state.deadLetters();
+  // Scrubbed again as shown: a journal written before 0.2 may hold a credential a hook's answer repeated.
+  const secrets = secretValues(config);
+  const reading = { ...read, letters: read.letters.map((letter) => ({ ...letter, error: redact(letter.error, secrets) })) };
   if (values.json === true) {
     for (const letter of reading.letters) io.stdout(`${JSON.stringify(letter)}\n`);
     return EXIT.ok;
