@@ -59,13 +59,11 @@ function isSecretQueryKey(key: string): boolean {
   return SECRET_QUERY_KEYS.has(decodeQueryPart(key).toLowerCase());
 }
 
-/**
- * The credentials a URL carries, in every form they show in text: the password of its user info
- * (as written and decoded) and `user:password`, and the values of its secret-looking query keys
- * (`?token=`, `client_secret=`, `api_key=`, ...; as written and decoded). Empty for a URL without
- * credentials and for text that is not a URL.
- */
-export function urlCredentialForms(text: string): string[] {
+/** A URL inside text: a scheme, `://`, then up to a space, a quote or a bracket. */
+const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g;
+
+/** The credentials one URL carries, as {@link urlCredentialForms} lists them; none when `text` is not a URL. */
+function credentialsOfUrl(text: string): string[] {
   let parsed: URL;
   try {
     parsed = new URL(text);
@@ -83,7 +81,19 @@ export function urlCredentialForms(text: string): string[] {
     const value = pair.slice(equals + 1);
     forms.push(value, decodeQueryPart(value));
   }
-  return [...new Set(forms)].filter((form) => form !== '');
+  return forms;
+}
+
+/**
+ * The credentials a URL carries, in every form they show in text: the password of its user info
+ * (as written and decoded) and `user:password`, and the values of its secret-looking query keys
+ * (`?token=`, `client_secret=`, `api_key=`, ...; as written and decoded). `text` may be a URL or
+ * hold some (`--db=postgres://app:pw@db/rewards`). Empty when it carries none.
+ */
+export function urlCredentialForms(text: string): string[] {
+  // A sentence's punctuation after a URL is not part of it.
+  const urls = new Set([text, ...(text.match(URL_IN_TEXT) ?? []).map((url) => url.replace(/[.,;:!?)\]}]+$/, ''))]);
+  return [...new Set([...urls].flatMap(credentialsOfUrl))].filter((form) => form !== '');
 }
 
 /** `<scheme word> <credentials>`: an `Authorization` value such as `Bearer x` or `Basic dXNlcjpwdw==`. */

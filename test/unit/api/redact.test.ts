@@ -50,6 +50,12 @@ describe('redactUrl', () => {
     expect(redactUrl(`https://top.gg/api/bots/${TOKEN}/stats?x=${TOKEN}`, [TOKEN])).toBe('https://top.gg/api/bots/[redacted]/stats?x=[redacted]');
   });
 
+  it('replaces the values of key=, auth=, sig= and signature= too', () => {
+    expect(redactUrl('https://user:pw@bot.example/hooks?key=k1&auth=a1&sig=s1&signature=s2&page=2', [])).toBe(
+      'https://user:redacted@bot.example/hooks?key=redacted&auth=redacted&sig=redacted&signature=redacted&page=2',
+    );
+  });
+
   it('replaces the password of user info', () => {
     const shown = redactUrl('https://user:hunter22@top.gg/api', []);
     expect(shown).not.toContain('hunter22');
@@ -88,6 +94,10 @@ describe('credentialForms', () => {
 describe('urlCredentialForms', () => {
   it('finds the password, user:password and the values of secret-looking query keys', () => {
     expect(urlCredentialForms('https://u:pw%2F1@bot.example/hook?token=t%20ok&page=2&API_KEY=k1')).toEqual(['pw%2F1', 'pw/1', 'u:pw%2F1', 'u:pw/1', 't%20ok', 't ok', 'k1']);
+  });
+
+  it('finds the credentials of URLs inside a text, such as an argument', () => {
+    expect(urlCredentialForms('--db=postgres://app:pw-1234@db/rewards, then https://x.example/?token=t-5678.')).toEqual(['pw-1234', 'app:pw-1234', 't-5678']);
   });
 
   it('finds nothing in a URL without credentials, or in text that is not a URL', () => {
