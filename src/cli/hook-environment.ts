@@ -7,7 +7,7 @@ import type { HooksFromConfigOptions } from '../votes/hooks/index.js';
  */
 
 /** The variables every exec hook of the daemon gets from its environment (when set), under the vote's. */
-export const HOOK_BASE_VARIABLES: readonly string[] = ['PATH', 'HOME', 'LANG', 'TZ'];
+const HOOK_BASE_VARIABLES: readonly string[] = ['PATH', 'HOME', 'LANG', 'TZ'];
 
 /** Whether `name` is one of the agent's own variables: its settings and credentials, or a variable its config read. */
 function isAgentVariable(name: string, configVariables: ReadonlySet<string>): boolean {
