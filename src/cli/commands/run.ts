@@ -7,7 +7,6 @@ import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
 import { loadCommandConfig } from '../command-config.js';
-import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-memory.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -69,8 +68,6 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   if (typeof loaded === 'number') return loaded;
 
   const { config } = loaded;
-  // Before the agent's first request (undici's llhttp): see idle-memory.ts.
-  keepWasmOnBaselineCompiler(io);
   const logger = createLogger({
     level: config.log.level,
     format: config.log.format,
@@ -108,7 +105,6 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   // The agent's timers are unref'd (a library never holds a bot's process open): the daemon holds
   // it until the stop is done, or with no socket of its own (health off) it would end at once.
   const release = keepProcessAlive();
-  let cancelMemoryRelease = () => {};
   try {
     try {
       await agent.start();
@@ -119,11 +115,9 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       io.stderr(`listing-agent run: ${message}\n`);
       return EXIT.failure;
     }
-    cancelMemoryRelease = releaseDaemonStartupMemory(io, logger);
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);
   } finally {
-    cancelMemoryRelease();
     release();
   }
 }
