@@ -1,5 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test`: the unit and integration suites, the behaviour. The release checks (`*.check.ts`:
+ * tsc, api-extractor, publint, attw, knip, dependency-cruiser, the packed package) are
+ * `npm run check` (vitest.check.config.ts); the reliability suite is vitest.reliability.config.ts.
+ */
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

@@ -7,8 +7,8 @@
  * size in its helpers. Comments before a unit do not count; those inside it do.
  *
  * Runs from the TypeScript sources (no build): node --import ./test/helpers/ts-register.mjs
- * scripts/check-sizes.ts [paths...] (default `src`). test/architecture/sizes.test.ts runs the same
- * check in `npm test`.
+ * scripts/check-sizes.ts [paths...] (default `src`). test/architecture/sizes.check.ts runs the same
+ * check in `npm run check`.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
