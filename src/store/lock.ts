@@ -60,7 +60,12 @@ export function judgeLock(record: LockRecord | undefined, ageMs: number, context
 export function describeLockOwner(record: LockRecord | undefined): string {
   if (record === undefined) return 'an agent that left no readable lock';
   const pid = record.pid === undefined ? 'pid unknown' : `pid ${record.pid}`;
-  const who = record.botProcess !== undefined ? `the agent of ${record.botProcess} (${pid})` : record.pid === undefined ? 'an agent (pid unknown)' : pid;
+  const who =
+    record.botProcess !== undefined
+      ? `the agent of ${record.botProcess} (${pid})`
+      : record.pid === undefined
+        ? 'an agent (pid unknown)'
+        : pid;
   const where = record.host === undefined ? '' : ` on host ${record.host}`;
   const since = record.startedAt === undefined ? '' : ` since ${record.startedAt}`;
   return `${who}${where}${since}`;
@@ -149,13 +154,17 @@ export async function acquireStateLock(options: StateLockOptions): Promise<State
 
 /** What to do when a shard of this bot holds the lock: one agent for the whole bot, in the manager's process. */
 const SHARD_FIX =
-  "the bot creates an agent in each shard; create the agent in the manager's process, not in each shard (pass the ShardingManager or ClusterManager as `discord` to createListingAgent there)";
+  "the bot creates an agent in each shard; create the agent in the manager's process, not in each shard (pass the ShardingManager or " +
+    "ClusterManager as `discord` to createListingAgent there)";
 
 function busy({ options, path }: Attempt, record: LockRecord | undefined, why: string): StoreError {
   const used = `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why})`;
   // A live process of a sharded bot on this host: a sibling shard (or another shard of this bot) that made its own agent.
   if (record?.botProcess !== undefined && record.host === hostname()) return new StoreError(`${used}: ${SHARD_FIX}`, path);
-  return new StoreError(`${used}; stop that agent or use another ${options.setting ?? STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`, path);
+  return new StoreError(
+    `${used}; stop that agent or use another ${options.setting ?? STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
+    path,
+  );
 }
 
 /** The lock as it is now, or undefined when there is none (released meanwhile: try again). */
@@ -165,7 +174,9 @@ async function inspect({ options, path }: Attempt): Promise<SeenLock | undefined
     return { record: parseLockRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${options.directory}`, path, { cause: error });
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${options.directory}`, path, {
+      cause: error,
+    });
   }
 }
 
@@ -180,7 +191,11 @@ async function create({ options, path }: Attempt): Promise<number | undefined> {
     handle = await fs.open(path, 'wx', 0o600);
   } catch (error) {
     if (errnoCode(error) === 'EEXIST') return undefined;
-    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting} to a writable directory`, path, { cause: error });
+    throw new StoreError(
+      `cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting} to a writable directory`,
+      path,
+      { cause: error },
+    );
   }
   try {
     await handle.writeFile(`${JSON.stringify(record)}\n`);

@@ -40,7 +40,10 @@ A second signal during the stop exits at once with 130.
 `;
 
 /** The environment exec hooks get: the daemon's, without the variables the config read. */
-export function hookEnvironment(env: Readonly<Record<string, string | undefined>>, configVariables: readonly string[]): Record<string, string> {
+export function hookEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  configVariables: readonly string[],
+): Record<string, string> {
   const hidden = new Set(configVariables);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -77,7 +80,8 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   });
   const registry = new Registry();
   // The process metrics (CPU, memory, event loop, GC) are only read through /metrics.
-  if (config.health.enabled) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+  if (config.health.enabled)
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
 
   let agent: ListingAgent;
   try {
