@@ -112,6 +112,9 @@ const heldHere = new Set<string>();
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
+/** How often, at most, a lock nothing can judge is looked at while its owner's heartbeat is awaited, ms. */
+const WATCH_EVERY_MS = 1_000;
+
 /** One call of {@link acquireStateLock}: its options, the lock's path, and what it took over. */
 interface Attempt {
   options: StateLockOptions;
@@ -239,10 +242,17 @@ async function judgeOrWatch(attempt: Attempt, seen: SeenLock): Promise<Exclude<L
   const verdict = judgeLock(seen.record, now() - seen.mtimeMs, attempt.options);
   if (verdict.kind !== 'unknown') return verdict;
   const waitMs = Math.min(staleMs, Math.max(0, staleMs - (now() - seen.mtimeMs))) + 25;
-  await sleep(waitMs);
-  const again = await inspect(attempt);
-  if (again === undefined) return 'gone';
-  if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(attempt, again.record, 'its owner keeps the lock fresh');
+  // Looked at again every staleMs / 6 (at most a second): an owner that refreshes its lock every
+  // staleMs / 3 is seen within a beat of its own, and the wait ends there.
+  const step = Math.max(10, Math.min(WATCH_EVERY_MS, Math.floor(staleMs / 6)));
+  for (let waited = 0; waited < waitMs; ) {
+    const ms = Math.min(step, waitMs - waited);
+    await sleep(ms);
+    waited += ms;
+    const again = await inspect(attempt);
+    if (again === undefined) return 'gone';
+    if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(attempt, again.record, 'its owner keeps the lock fresh');
+  }
   return { kind: 'stale', reason: `it was not refreshed for ${Math.round((now() - seen.mtimeMs) / 1000)} s` };
 }
 
