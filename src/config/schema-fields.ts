@@ -21,7 +21,8 @@ export function secret(path: string) {
       // A `${VAR}` left in a secret would be sent as it is: a hook signed with the text `${SECRET}`.
       const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(value)?.[1];
       if (variable === undefined) return;
-      const message = `holds \${${variable}}, which is not replaced here: only a config file read by loadConfig or listing-agent run has its \${VAR}s replaced; in code, pass the value of ${variable} itself`;
+      const message = `holds \${${variable}}, which is not replaced here: only a config file read by loadConfig or listing-agent run ` +
+        `has its \${VAR}s replaced; in code, pass the value of ${variable} itself`;
       ctx.addIssue({ code: 'custom', message, continue: false });
     })
     .meta({ description: 'secret: masked in every printout', writeOnly: true });
@@ -55,7 +56,8 @@ export function serviceUrl() {
     if (!URL.canParse(value)) return true;
     const url = new URL(value);
     return url.protocol !== 'http:' || isLoopbackHost(url.hostname);
-  }, 'is plain http to another machine: the project token would cross the network unencrypted; use https (plain http only on 127.0.0.1, localhost or [::1], for a local emulator)');
+  }, 'is plain http to another machine: the project token would cross the network unencrypted; use https (plain http only on 127.0.0.1, ' +
+    'localhost or [::1], for a local emulator)');
 }
 
 /** A duration: `500ms`, `30s`, `5m`, `12h`, `1d`, `1h30m`. Read as milliseconds. */

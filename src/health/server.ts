@@ -74,7 +74,9 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
   async function route(req: IncomingMessage): Promise<Reply> {
     const path = (req.url ?? '/').split(/[?#]/, 1)[0];
     if (!PATHS.some((known) => known === path)) {
-      return json(404, { error: `no such path: the health server answers ${PATHS.join(', ')}${options.pages ? ', and the status page at /' : ''}` });
+      return json(404, {
+        error: `no such path: the health server answers ${PATHS.join(', ')}${options.pages ? ', and the status page at /' : ''}`,
+      });
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return json(405, { error: `${req.method ?? 'this method'} is not allowed: use ${ALLOW}` }, { allow: ALLOW });

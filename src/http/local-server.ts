@@ -157,7 +157,9 @@ function newRun(options: LocalServerOptions): LocalServerRun {
   const run: LocalServerRun = { server, active: 0, drained: undefined, starting: Promise.resolve(''), stopping: undefined };
   if (options.maxConnections !== undefined) {
     server.maxConnections = options.maxConnections;
-    server.on('drop', () => logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`));
+    server.on('drop', () =>
+      logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`),
+    );
   }
   // Garbage, oversized headers or a stalled client must not take the process down.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(options, error, socket));

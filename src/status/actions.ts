@@ -15,7 +15,11 @@ export interface StatusActions {
   /** Runs the hooks of the matching dead letters again (all when the filter is empty). */
   retryDeadLetters(filter: { keys?: string[]; hook?: string }): Promise<{ retried: number }>;
   /** Posts the counts now; resolves with what went where. */
-  postStatsNow(): Promise<{ posted: { target: string; servers: number | null; shards: number | null }[]; failed: { target: string; error: string }[]; note?: string }>;
+  postStatsNow(): Promise<{
+    posted: { target: string; servers: number | null; shards: number | null }[];
+    failed: { target: string; error: string }[];
+    note?: string;
+  }>;
 }
 
 /** A refusal the caller should read: its status and the sentence that says what to do. */
@@ -90,7 +94,8 @@ function retryFilter(body: Record<string, unknown>): { keys?: string[]; hook?: s
   if (keys !== undefined && (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && k !== ''))) {
     throw new ActionError(400, 'keys must be a non-empty list of vote keys (or left out: every dead letter)');
   }
-  if (hook !== undefined && (typeof hook !== 'string' || hook === '')) throw new ActionError(400, 'hook must be a hook name (or left out: every hook)');
+  if (hook !== undefined && (typeof hook !== 'string' || hook === ''))
+    throw new ActionError(400, 'hook must be a hook name (or left out: every hook)');
   return { ...(keys === undefined ? {} : { keys: keys as string[] }), ...(hook === undefined ? {} : { hook: hook as string }) };
 }
 
@@ -112,7 +117,8 @@ export async function runAction(req: IncomingMessage, name: string, options: Run
     logger.warn({ action: name, remote, status, reason: error }, 'status page action refused');
     return { status, body: { ok: false, error } };
   };
-  if (token === undefined) return refuse(403, `actions are off: set ${settingName('health.adminToken', options.mode)} and restart the agent`);
+  if (token === undefined)
+    return refuse(403, `actions are off: set ${settingName('health.adminToken', options.mode)} and restart the agent`);
   const foreign = crossOrigin(req);
   if (foreign !== undefined) return refuse(403, `cross-origin request refused (${foreign})`);
   if (!hasToken(req, token)) return refuse(401, 'send the admin token (health.adminToken) as Authorization: Bearer <token>');
@@ -128,7 +134,10 @@ export async function runAction(req: IncomingMessage, name: string, options: Run
       return { status: 200, body: { ok: true, retried } };
     }
     const outcome = await actions.postStatsNow();
-    logger.info({ action: name, remote, posted: outcome.posted.map((p) => p.target), failed: outcome.failed.map((f) => f.target) }, 'status page action: stats posted now');
+    logger.info(
+      { action: name, remote, posted: outcome.posted.map((p) => p.target), failed: outcome.failed.map((f) => f.target) },
+      'status page action: stats posted now',
+    );
     return { status: 200, body: { ok: outcome.failed.length === 0, ...outcome } };
   } catch (error) {
     if (error instanceof ActionError) return refuse(error.status, error.message);

@@ -17,7 +17,8 @@ import type { AgentMode } from '../config/setting-names.js';
 
 /** The policy of every answer. `data:` images: uPlot's canvas needs none, the page has none; kept out. */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; " +
+    "frame-ancestors 'none'";
 
 const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
@@ -110,10 +111,16 @@ export function createStatusPages(options: StatusPagesOptions): StatusPages {
   async function answer(req: IncomingMessage, path: string): Promise<Answer> {
     if (path.startsWith(ACTIONS)) {
       if (req.method !== 'POST') return json(405, { error: 'actions take POST' }, { allow: 'POST' });
-      const reply = await runAction(req, path.slice(ACTIONS.length), { token: options.adminToken, actions: options.actions, logger, mode: options.mode });
+      const reply = await runAction(req, path.slice(ACTIONS.length), {
+        token: options.adminToken,
+        actions: options.actions,
+        logger,
+        mode: options.mode,
+      });
       return json(reply.status, reply.body, reply.status === 401 ? { 'www-authenticate': 'Bearer' } : undefined);
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: `${req.method ?? 'this method'} is not allowed: use GET, HEAD` }, { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return json(405, { error: `${req.method ?? 'this method'} is not allowed: use GET, HEAD` }, { allow: 'GET, HEAD' });
     return get(req, path);
   }
 

@@ -58,9 +58,17 @@ export const digest = (text: string): Buffer => createHash('sha256').update(text
 /** The current reading: ready only when every expected shard reported recently, and the endpoint listens. */
 export function pushReading(state: PushState): CountReading {
   const { shardCount } = state;
-  const summary = summarise(state.reports.values(), { now: state.now(), staleAfterMs: state.staleAfterMs, shardCount: shardCount ?? state.pushedShardCount, configured: shardCount !== undefined });
+  const summary = summarise(state.reports.values(), {
+    now: state.now(),
+    staleAfterMs: state.staleAfterMs,
+    shardCount: shardCount ?? state.pushedShardCount,
+    configured: shardCount !== undefined,
+  });
   if (summary.ready || state.listeningUrl !== undefined) return summary;
-  return { ready: false, reason: `the push endpoint is not listening (${state.stopped ? 'stopped' : 'start() not called or failed'}); ${summary.reason}` };
+  return {
+    ready: false,
+    reason: `the push endpoint is not listening (${state.stopped ? 'stopped' : 'start() not called or failed'}); ${summary.reason}`,
+  };
 }
 
 /** Constant time: both sides are hashed first, so neither the length nor a prefix leaks. */
@@ -94,9 +102,13 @@ async function receive(state: PushState, req: IncomingMessage): Promise<Reply> {
   const body = read.kind === 'bytes' ? { kind: 'text' as const, text: read.bytes.toString('utf8') } : read;
   if (body.kind === 'gone') return { status: 400 };
   if (body.kind === 'too_large') {
-    return { status: 413, body: { error: `the body is larger than ${MAX_PUSH_BODY_BYTES} bytes: send one report per shard, or {shards: [...]}` } };
+    return {
+      status: 413,
+      body: { error: `the body is larger than ${MAX_PUSH_BODY_BYTES} bytes: send one report per shard, or {shards: [...]}` },
+    };
   }
-  if (body.text.trim() === '') return { status: 400, body: { error: 'the body is empty: send JSON {shard_id, shard_count, server_count}' } };
+  if (body.text.trim() === '')
+    return { status: 400, body: { error: 'the body is empty: send JSON {shard_id, shard_count, server_count}' } };
   let json: unknown;
   try {
     json = JSON.parse(body.text);
@@ -108,12 +120,20 @@ async function receive(state: PushState, req: IncomingMessage): Promise<Reply> {
   const pushed = parsed.reports[0]!.shard_count;
   if (state.shardCount !== undefined && pushed !== state.shardCount) {
     // Refused rather than stored: the bot sees the 400, and a wrong layout never sits in the total.
-    return { status: 400, body: { error: `shard_count: is ${pushed} but the agent expects ${state.shardCount} shards (stats.push.shardCount): change one of them` } };
+    return {
+      status: 400,
+      body: {
+        error: `shard_count: is ${pushed} but the agent expects ${state.shardCount} shards (stats.push.shardCount): change one of them`,
+      },
+    };
   }
   const stored = recordReports(state, parsed.reports, state.now());
   if (state.share === undefined || (await state.share.share(stored))) return { status: 204 };
   // Held here, not shared: a 2xx (the bot has nothing to re-send), but not the 204 of a shared push.
-  return { status: 202, body: { held: true, detail: 'recorded by this agent, which cannot reach Redis: it writes the counts there when Redis returns' } };
+  return {
+    status: 202,
+    body: { held: true, detail: 'recorded by this agent, which cannot reach Redis: it writes the counts there when Redis returns' },
+  };
 }
 
 async function route(state: PushState, req: IncomingMessage): Promise<Reply> {

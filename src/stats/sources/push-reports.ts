@@ -72,7 +72,10 @@ export function parsePushBody(body: unknown): ParsedPush {
   if (isRecord(body) && 'shards' in body) {
     const { shards } = body;
     if (!Array.isArray(shards) || shards.length === 0 || shards.length > MAX_SHARD_COUNT) {
-      issues.push({ path: 'shards', message: `must be a non-empty array of server counts, one per shard (index = shard ID), at most ${MAX_SHARD_COUNT}` });
+      issues.push({
+        path: 'shards',
+        message: `must be a non-empty array of server counts, one per shard (index = shard ID), at most ${MAX_SHARD_COUNT}`,
+      });
     } else {
       shards.forEach((count, index) => {
         const serverCount = integer(count, `shards[${index}]`, 0, Number.MAX_SAFE_INTEGER, issues);
@@ -80,7 +83,10 @@ export function parsePushBody(body: unknown): ParsedPush {
       });
       // v0-style bodies send shard_count beside shards; accept it when it agrees.
       if (body.shard_count !== undefined && body.shard_count !== shards.length) {
-        issues.push({ path: 'shard_count', message: `must equal the length of shards (${shards.length}) or be left out, not ${JSON.stringify(body.shard_count)}` });
+        issues.push({
+          path: 'shard_count',
+          message: `must equal the length of shards (${shards.length}) or be left out, not ${JSON.stringify(body.shard_count)}`,
+        });
       }
     }
   } else if (Array.isArray(body)) {
@@ -91,7 +97,10 @@ export function parsePushBody(body: unknown): ParsedPush {
       if (!parsed) return;
       if (seen.has(parsed.shard_id)) issues.push({ path: `[${index}].shard_id`, message: `shard ${parsed.shard_id} is reported twice` });
       else if (reports.length > 0 && reports[0]!.shard_count !== parsed.shard_count) {
-        issues.push({ path: `[${index}].shard_count`, message: `is ${parsed.shard_count} but [0].shard_count is ${reports[0]!.shard_count}: one push describes one shard layout` });
+        issues.push({
+          path: `[${index}].shard_count`,
+          message: `is ${parsed.shard_count} but [0].shard_count is ${reports[0]!.shard_count}: one push describes one shard layout`,
+        });
       }
       seen.add(parsed.shard_id);
       reports.push(parsed);
@@ -100,7 +109,10 @@ export function parsePushBody(body: unknown): ParsedPush {
     const parsed = report(body, '', issues);
     if (parsed) reports = [parsed];
   } else {
-    issues.push({ path: '(root)', message: 'must be {shard_id, shard_count, server_count}, an array of them, or {shards: [server counts]}' });
+    issues.push({
+      path: '(root)',
+      message: 'must be {shard_id, shard_count, server_count}, an array of them, or {shards: [server counts]}',
+    });
   }
   return issues.length > 0 ? { ok: false, issues } : { ok: true, reports };
 }

@@ -25,7 +25,10 @@ export interface PushSourceOptions {
   now?: () => number;
   /** Default: silent. */
   logger?: AgentLogger;
-  /** The setting a `ListenError` tells people to change. Default `{ path: 'stats.push.listen', env: 'LISTING_AGENT_STATS_PUSH_LISTEN' }`. */
+  /**
+   * The setting a `ListenError` tells people to change. Default `{ path: 'stats.push.listen', env: 'LISTING_AGENT_STATS_PUSH_LISTEN'
+   * }`.
+   */
   setting?: ListenSetting;
 }
 
@@ -98,7 +101,13 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
   };
   const { path, logger } = state;
   const setting = options.setting ?? PUSH_DEFAULTS.setting;
-  const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handlePush(state, req, res) });
+  const server = createLocalServer({
+    what: 'push endpoint',
+    listen,
+    setting,
+    logger,
+    handler: (req, res) => void handlePush(state, req, res),
+  });
 
   // Counts the stops: a listen that resolves after a later stop() must not say it listens.
   let stops = 0;
@@ -133,7 +142,8 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
     start,
     stop,
     url() {
-      if (state.listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
+      if (state.listeningUrl === undefined)
+        throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
       return state.listeningUrl;
     },
     [Symbol.asyncDispose]() {
