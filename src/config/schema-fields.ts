@@ -42,9 +42,15 @@ export function hookVariableName() {
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable (letters, digits and _, not beginning with a digit)')
     .superRefine((name, ctx) => {
       if (AGENT_CREDENTIAL_VARIABLE.test(name)) {
-        ctx.addIssue({ code: 'custom', message: `${name} is one of the agent's own variables (LISTING_AGENT_*, LISTING_OAUTH_*): an exec hook never gets the agent's settings or credentials; give the hook what it needs under a name of its own` });
+        const message =
+          `${name} is one of the agent's own variables (LISTING_AGENT_*, LISTING_OAUTH_*): an exec hook never gets the agent's ` +
+          'settings or credentials; give the hook what it needs under a name of its own';
+        ctx.addIssue({ code: 'custom', message });
       } else if (name.startsWith('LISTING_')) {
-        ctx.addIssue({ code: 'custom', message: `${name} begins with LISTING_, the agent's own names (it sets LISTING_VOTE_*, LISTING_IDEMPOTENCY_KEY and LISTING_HOOK_TYPE for each call): give the variable a name of its own` });
+        const message =
+          `${name} begins with LISTING_, the agent's own names (it sets LISTING_VOTE_*, LISTING_IDEMPOTENCY_KEY and ` +
+          'LISTING_HOOK_TYPE for each call): give the variable a name of its own';
+        ctx.addIssue({ code: 'custom', message });
       }
     });
 }

@@ -114,7 +114,10 @@ function parse(argv: string[]): TestRequest | 'help' {
     throw new UsageError(`--url must be http or https (got '${url.protocol}')`, COMMAND);
   if (url.username !== '' || url.password !== '') {
     // fetch refuses such a URL, and its message would repeat the password; this one repeats nothing of it.
-    throw new UsageError('--url holds user info (a user or a password before the @), which fetch cannot send: give the URL without it', COMMAND);
+    throw new UsageError(
+      '--url holds user info (a user or a password before the @), which fetch cannot send: give the URL without it',
+      COMMAND,
+    );
   }
   const v0 = values.v0 === true;
   const secret = str('secret');
