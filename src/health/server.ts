@@ -51,6 +51,8 @@ export interface HealthServer {
 const DEFAULT_SETTING: ListenSetting = { path: 'health.listen', env: 'LISTING_AGENT_HEALTH_LISTEN' };
 const PATHS = ['/healthz', '/readyz', '/metrics'] as const;
 const ALLOW = 'GET, HEAD';
+/** A scraper, probes and a browser or two: 64 connections at most (16 from one address). */
+const HEALTH_MAX_CONNECTIONS = 64;
 
 interface Reply {
   status: number;
@@ -109,7 +111,7 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
     res.end(req.method === 'HEAD' ? undefined : reply.body);
   }
 
-  const server = createLocalServer({ what: 'health server', listen, setting, logger, handler: (req, res) => void handle(req, res) });
+  const server = createLocalServer({ what: 'health server', listen, setting, logger, maxConnections: HEALTH_MAX_CONNECTIONS, handler: (req, res) => void handle(req, res) });
 
   return {
     start: () => server.start(),

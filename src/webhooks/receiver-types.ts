@@ -1,7 +1,7 @@
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
-import type { LocalServerStopOptions } from '../http/local-server.js';
+import type { LocalServerStopOptions, LocalServerTimeouts } from '../http/local-server.js';
 import type { VoteSink } from '../runtime/votes.js';
 import type { LegacyVote, WebhookEvent } from './events.js';
 import type { AnchorStore } from './legacy-votes.js';
@@ -50,14 +50,18 @@ export interface WebhookReceiverOptions {
   toleranceSeconds?: number;
   /** Bodies above this are refused with 413 unread. Default 65 536 (64 KiB). */
   maxBodyBytes?: number;
-  /** Open connections at most; more are closed at once. Default 256. */
+  /**
+   * Open connections at most, a quarter of them from one address (an IPv6 address with its /64).
+   * At the cap, a new connection closes the oldest that has sent nothing yet; with none, it is
+   * closed itself. Default 256.
+   */
   maxConnections?: number;
   /**
-   * Time to send the headers, and the whole request, before the connection is cut, and how often
-   * that is checked. Default 5 000, 10 000 and 5 000 ms (a slow client is cut within 5 s past its
-   * timeout; checking more often wakes an idle agent more often).
+   * Time to send the first byte, the headers, and the whole request before the connection is cut,
+   * and how often the last two are checked. Default 2 000, 5 000, 10 000 and 5 000 ms (a slow
+   * client is cut within 5 s past its timeout; checking more often wakes an idle agent more often).
    */
-  timeouts?: { headersMs?: number; requestMs?: number; checkEveryMs?: number };
+  timeouts?: LocalServerTimeouts;
   /** Past this, a vote not yet recorded is answered 503 (the service retries): inside its 5 s deadline. Default 4 000 ms. */
   answerWithinMs?: number;
   /** Told of each accepted delivery after its answer went out; its errors are logged. Default: none. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { silentLogger } from '../log/agent-logger.js';
 import { ListingAgentError } from '../errors.js';
-import { createLocalServer, LOCAL_SERVER_LIMITS } from '../http/local-server.js';
+import { createLocalServer } from '../http/local-server.js';
 import { readBodyThen, type BodyResult } from '../http/read-body.js';
 import { createLateWatch } from './late-watch.js';
 import { createLegacyVoteKeys } from './legacy-votes.js';
@@ -57,18 +57,13 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   const s = receiverState(options);
   const path = s.rules.path;
   const { logger } = s;
-  const timeouts = options.timeouts ?? {};
   const server = createLocalServer({
     what: 'webhook receiver',
     listen: options.listen,
     setting: options.setting ?? RECEIVER_DEFAULTS.setting,
     logger,
     maxConnections: options.maxConnections ?? RECEIVER_DEFAULTS.maxConnections,
-    limits: {
-      headersTimeout: timeouts.headersMs ?? LOCAL_SERVER_LIMITS.headersTimeout,
-      requestTimeout: timeouts.requestMs ?? LOCAL_SERVER_LIMITS.requestTimeout,
-      connectionsCheckingInterval: timeouts.checkEveryMs ?? LOCAL_SERVER_LIMITS.connectionsCheckingInterval,
-    },
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     handler: (req, res) => handle(s, req, res),
   });
 

@@ -7,6 +7,7 @@ import { createAgentMetrics } from '../../../src/runtime/metrics.js';
 import { ListenError } from '../../../src/http/listen-error.js';
 import { createHealthServer, type HealthServer, type HealthServerOptions } from '../../../src/health/server.js';
 import { call } from '../../helpers/http.js';
+import { openSockets, sendOnFreshConnection, until } from '../../helpers/sockets.js';
 
 const servers: HealthServer[] = [];
 afterEach(async () => {
@@ -204,6 +205,22 @@ describe('health server: bad input', () => {
       });
     });
     expect((await call(`${url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('health server: connections (issue 34)', () => {
+  it('holds at most 64 connections, 16 from one address, and serves another address meanwhile', async () => {
+    const { url } = await startHealth();
+    const port = Number(new URL(url).port);
+    // Each begins a request and stalls: no timeout of silence closes them, only the caps.
+    const one = await openSockets(port, '127.0.0.2', 20, 'G');
+    await until(() => one.filter((socket) => socket.isClosed()).length >= 4, 'the address cap to close 4 sockets');
+    expect((await sendOnFreshConnection(`${url}/healthz`, { from: '127.0.0.1' })).status).toBe(200);
+    const more = (await Promise.all(['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7'].map((from) => openSockets(port, from, 12, 'G')))).flat();
+    const all = [...one, ...more];
+    await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 64, 'the total cap to close the sockets past 64');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(all.filter((socket) => !socket.isClosed())).toHaveLength(64);
   });
 });
 
