@@ -111,7 +111,14 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
     res.end(req.method === 'HEAD' ? undefined : reply.body);
   }
 
-  const server = createLocalServer({ what: 'health server', listen, setting, logger, maxConnections: HEALTH_MAX_CONNECTIONS, handler: (req, res) => void handle(req, res) });
+  const server = createLocalServer({
+    what: 'health server',
+    listen,
+    setting,
+    logger,
+    maxConnections: HEALTH_MAX_CONNECTIONS,
+    handler: (req, res) => void handle(req, res),
+  });
 
   return {
     start: () => server.start(),

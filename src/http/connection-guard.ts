@@ -50,14 +50,21 @@ export function addressGroup(address: string | undefined): string {
   return `${prefix.join(':')}::/64`;
 }
 
-/** A connection still counts until the server has ended its side (an answer with `connection: close`, a 408): then it only waits for the client's FIN. */
+/**
+ * A connection counts until the server has ended its side (an answer with `connection: close`, a
+ * 408): then it only waits for the client's FIN.
+ */
 const closing = (socket: Socket): boolean => socket.writableEnded || socket.destroyed;
 
 /**
  * Counts the connections of one node server (one run of a local server) and closes what the
  * limits forbid; `onClosed` hears each closing (for a debug line).
  */
-export function guardConnections(server: Server, limits: ConnectionLimits, onClosed: (reason: ConnectionRefusal, remote: string | undefined) => void): void {
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  onClosed: (reason: ConnectionRefusal, remote: string | undefined) => void,
+): void {
   const open = new Map<Socket, Entry>();
   const byGroup = new Map<string, Set<Socket>>();
   /** Connections that had sent nothing when last looked at, oldest first. */

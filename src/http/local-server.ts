@@ -147,7 +147,7 @@ interface LocalServerState {
   queued: { promise: Promise<string>; cancelled: boolean } | undefined;
 }
 
-/** Node's server options for `timeouts`: {@link LOCAL_SERVER_LIMITS} with the caller's, the header timeout at most the request's. */
+/** Node's server options for `timeouts`: {@link LOCAL_SERVER_LIMITS} with the caller's, headers at most the request's. */
 export function localServerLimits(timeouts: LocalServerTimeouts | undefined): Record<keyof typeof LOCAL_SERVER_LIMITS, number> {
   const requestTimeout = timeouts?.requestMs ?? LOCAL_SERVER_LIMITS.requestTimeout;
   return {
@@ -159,7 +159,9 @@ export function localServerLimits(timeouts: LocalServerTimeouts | undefined): Re
 }
 
 /** The connection limits in use: the caller's, else {@link LOCAL_SERVER_CONNECTIONS}. */
-export function connectionLimits(options: Pick<LocalServerOptions, 'timeouts' | 'maxConnections' | 'maxConnectionsPerAddress'>): ConnectionLimits {
+export function connectionLimits(
+  options: Pick<LocalServerOptions, 'timeouts' | 'maxConnections' | 'maxConnectionsPerAddress'>,
+): ConnectionLimits {
   const max = options.maxConnections ?? LOCAL_SERVER_CONNECTIONS.maxConnections;
   return {
     max,
@@ -202,7 +204,9 @@ function newRun(options: LocalServerOptions): LocalServerRun {
   });
   const run: LocalServerRun = { server, active: 0, drained: undefined, starting: Promise.resolve(''), stopping: undefined };
   const limits = connectionLimits(options);
-  guardConnections(server, limits, (reason, remote) => logger.debug({ reason, remote, ...limits }, `connection closed on the ${what} port: ${CLOSED_BECAUSE[reason]}`));
+  guardConnections(server, limits, (reason, remote) => {
+    logger.debug({ reason, remote, ...limits }, `connection closed on the ${what} port: ${CLOSED_BECAUSE[reason]}`);
+  });
   // Garbage, oversized headers or a stalled client must not take the process down.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(options, error, socket));
   return run;

@@ -119,7 +119,13 @@ export function sendOnFreshConnection(
   return new Promise((resolve) => {
     const req = request(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: false, localAddress: options.from ?? '127.0.0.1', signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) },
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+        localAddress: options.from ?? '127.0.0.1',
+        signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
+      },
       (res) => {
         res.resume();
         res.once('end', () => resolve({ status: res.statusCode ?? 0, elapsedMs: Date.now() - started }));

@@ -216,7 +216,7 @@ describe('health server: connections (issue 34)', () => {
     const one = await openSockets(port, '127.0.0.2', 20, 'G');
     await until(() => one.filter((socket) => socket.isClosed()).length >= 4, 'the address cap to close 4 sockets');
     expect((await sendOnFreshConnection(`${url}/healthz`, { from: '127.0.0.1' })).status).toBe(200);
-    const more = (await Promise.all(['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7'].map((from) => openSockets(port, from, 12, 'G')))).flat();
+    const more = (await Promise.all([3, 4, 5, 6, 7].map((n) => openSockets(port, `127.0.0.${n}`, 12, 'G')))).flat();
     const all = [...one, ...more];
     await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 64, 'the total cap to close the sockets past 64');
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -178,7 +178,8 @@ describe('createLocalServer: connection limits (issue 34)', () => {
     expect(await sendOnFreshConnection(`${url}/`, { from: '127.0.0.1' })).toMatchObject({ status: 200 });
     // Once one of its connections closes, the address is served again.
     held[0]!.socket.destroy();
-    await until(async () => (await sendOnFreshConnection(`${url}/`, { from: '127.0.0.2' })).status === 200, 'the address to be served again');
+    const served = async () => (await sendOnFreshConnection(`${url}/`, { from: '127.0.0.2' })).status === 200;
+    await until(served, 'the address to be served again');
   });
 
   it('closes a connection that sends no byte within timeouts.firstByteMs, and keeps one that has begun its request', async () => {
@@ -221,7 +222,7 @@ describe('createLocalServer: connection limits (issue 34)', () => {
     const port = Number(new URL(await server.start()).port);
     const one = await openSockets(port, '127.0.0.2', 70, 'G');
     await until(() => one.filter((socket) => socket.isClosed()).length >= 6, 'the address cap to close 6 sockets');
-    const more = (await Promise.all(['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'].map((from) => openSockets(port, from, 60, 'G')))).flat();
+    const more = (await Promise.all([3, 4, 5, 6].map((n) => openSockets(port, `127.0.0.${n}`, 60, 'G')))).flat();
     const all = [...one, ...more];
     await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 256, 'the total cap to close the sockets past 256');
     await new Promise((resolve) => setTimeout(resolve, 100));

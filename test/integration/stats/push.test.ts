@@ -236,9 +236,10 @@ describe('push source: connections (issue 34)', () => {
     // Each begins a request and stalls: no timeout of silence closes them, only the caps.
     const one = await openSockets(port, '127.0.0.2', 70, 'P');
     await until(() => one.filter((socket) => socket.isClosed()).length >= 6, 'the address cap to close 6 sockets');
-    const push = { method: 'POST', body: JSON.stringify(report(0, 5, 1)), headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } };
+    const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+    const push = { method: 'POST', body: JSON.stringify(report(0, 5, 1)), headers };
     expect((await sendOnFreshConnection(url, { ...push, from: '127.0.0.1' })).status).toBe(204);
-    const more = (await Promise.all(['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'].map((from) => openSockets(port, from, 60, 'P')))).flat();
+    const more = (await Promise.all([3, 4, 5, 6].map((n) => openSockets(port, `127.0.0.${n}`, 60, 'P')))).flat();
     const all = [...one, ...more];
     await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 256, 'the total cap to close the sockets past 256');
     await new Promise((resolve) => setTimeout(resolve, 100));

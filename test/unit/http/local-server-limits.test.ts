@@ -8,7 +8,12 @@ describe('localServerLimits', () => {
   });
 
   it("takes the caller's timeouts over the shared ones", () => {
-    expect(localServerLimits({ requestMs: 20_000, checkEveryMs: 1_000 })).toMatchObject({ requestTimeout: 20_000, connectionsCheckingInterval: 1_000, headersTimeout: 5_000, keepAliveTimeout: 5_000 });
+    expect(localServerLimits({ requestMs: 20_000, checkEveryMs: 1_000 })).toMatchObject({
+      requestTimeout: 20_000,
+      connectionsCheckingInterval: 1_000,
+      headersTimeout: 5_000,
+      keepAliveTimeout: 5_000,
+    });
   });
 
   it('keeps headersTimeout at most requestTimeout, which node requires', () => {
@@ -26,7 +31,8 @@ describe('connectionLimits', () => {
   it('gives one address a quarter of the cap, rounded up, unless told otherwise', () => {
     expect(connectionLimits({ maxConnections: 64 })).toMatchObject({ max: 64, perAddress: 16 });
     expect(connectionLimits({ maxConnections: 3 })).toMatchObject({ max: 3, perAddress: 1 });
-    expect(connectionLimits({ maxConnections: 8, maxConnectionsPerAddress: 2, timeouts: { firstByteMs: 0 } })).toEqual({ max: 8, perAddress: 2, firstByteMs: 0 });
+    const set = connectionLimits({ maxConnections: 8, maxConnectionsPerAddress: 2, timeouts: { firstByteMs: 0 } });
+    expect(set).toEqual({ max: 8, perAddress: 2, firstByteMs: 0 });
   });
 });
 
