@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { projectTokenProblem } from '../contract/project-token.js';
-import { absoluteUrl, duration, listenAddress, secret, serviceUrl } from './schema-fields.js';
+import { absoluteUrl, duration, hostName, listenAddress, secret, serviceUrl, sharedSecret } from './schema-fields.js';
 import { HEALTH_LISTEN_DEFAULT } from './listen-address.js';
 
 /**
@@ -93,7 +93,7 @@ const statsSchema = () =>
         .strictObject({
           listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9466').describe('Where the push endpoint listens (with state.redis: on every agent, leader or not).'),
           path: z.string().startsWith('/', 'must start with /').default('/stats').describe('The push endpoint\'s path.'),
-          key: secret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
+          key: sharedSecret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
           staleAfter: duration('10s', '1d').prefault('10m').describe('A shard report older than this is stale: no total is posted while one is.'),
           shardCount: z.number().int().min(1).optional().describe('Shards expected; default: the shard_count the reports carry.'),
         })
@@ -223,7 +223,7 @@ const webhooksSchema = () =>
       listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9465').describe('Where the webhook receiver listens.'),
       path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing').describe('The path the webhook receiver answers on.'),
       secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
-      legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
+      legacyAuthorization: sharedSecret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
       publicUrl: absoluteUrl()
         .optional()
         .describe("The receiver's URL as the service reaches it (through a proxy or tunnel), given as webhook_url in integration handshakes. Default: the listening address and path."),
@@ -261,10 +261,16 @@ const healthSchema = () =>
     .strictObject({
       enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics (and the status page).'),
       listen: listenAddress('127.0.0.1').prefault(HEALTH_LISTEN_DEFAULT).describe('Where the health server listens.'),
+      allowedHosts: z
+        .array(hostName())
+        .default([])
+        .describe(
+          'Host names requests may name besides the listen address, localhost and IP addresses (the name Prometheus or a proxy uses, ' +
+            'such as listing-agent). Any other Host is refused with 421, so that no web page can read the server through DNS rebinding.',
+        ),
       statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
       history: duration('1h', '7d').prefault('24h').describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
-      adminToken: secret('health.adminToken')
-        .min(16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
+      adminToken: sharedSecret('health.adminToken')
         .optional()
         .describe("Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as Authorization: Bearer <token>. Default: none, the page is read-only."),
     })

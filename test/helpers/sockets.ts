@@ -104,12 +104,15 @@ export function flood(port: number, from: string, count: number, reopenAfterMs =
 export interface FreshAnswer {
   /** The status, or the error's code when the connection was refused or reset. */
   status: number | string;
+  /** The body, as text ('' for an error). */
+  text: string;
   elapsedMs: number;
 }
 
 /**
- * One request on a connection of its own (no pool) from `from`, given up after `timeoutMs`;
- * never rejects: a refused or reset connection is its error code.
+ * One request on a connection of its own (no pool) from `from`, given up after `timeoutMs`, with
+ * any headers (a `host` too, which fetch will not send); never rejects: a refused or reset
+ * connection is its error code.
  */
 export function sendOnFreshConnection(
   url: string,
@@ -127,11 +130,15 @@ export function sendOnFreshConnection(
         signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
       },
       (res) => {
-        res.resume();
-        res.once('end', () => resolve({ status: res.statusCode ?? 0, elapsedMs: Date.now() - started }));
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, text, elapsedMs: Date.now() - started }));
       },
     );
-    req.once('error', (error: NodeJS.ErrnoException) => resolve({ status: error.code ?? error.name, elapsedMs: Date.now() - started }));
+    req.once('error', (error: NodeJS.ErrnoException) => {
+      resolve({ status: error.code ?? error.name, text: '', elapsedMs: Date.now() - started });
+    });
     req.end(options.body);
   });
 }
