@@ -167,6 +167,31 @@ describe('status page: security', () => {
     }
   });
 
+  it('takes the admin token from the Authorization header only, and acts on no request a page can send without a preflight', async () => {
+    const t = await startStatusAgent();
+    const posts = () => t.emu.admin.metrics(t.fx.projectId).length;
+    await eventually('the first post', async () => (posts() > 0 ? true : undefined));
+    const before = posts();
+    const token = PLANTED.adminToken;
+    const url = `${t.url}/status/actions/post-stats`;
+    const basic = Buffer.from(`admin:${token}`).toString('base64');
+    const typed = (type: string) => call(url, { method: 'POST', bearer: token, body: '{}', headers: { 'content-type': type } });
+    const tries: Array<[string, Promise<TestResponse>, number]> = [
+      ['the token in the query', call(`${url}?token=${token}&access_token=${token}`, { method: 'POST', json: {} }), 401],
+      ['the token in a cookie', call(url, { method: 'POST', json: {}, headers: { cookie: `token=${token}; adminToken=${token}` } }), 401],
+      ['the token as Basic', call(url, { method: 'POST', json: {}, authorization: `Basic ${basic}` }), 401],
+      ['the token as a form field', call(url, { method: 'POST', form: { token, adminToken: token } }), 401],
+      ['a GET with the token', call(url, { bearer: token }), 405],
+      ['a form post with the token', call(url, { method: 'POST', bearer: token, form: { go: '1' } }), 415],
+      ['a text/plain post', typed('text/plain'), 415],
+      ['a multipart post', typed('multipart/form-data; boundary=x'), 415],
+    ];
+    for (const [what, answer, status] of tries) expect({ what, status: (await answer).status }).toEqual({ what, status });
+    expect(posts()).toBe(before);
+    expect((await call(url, { method: 'POST', bearer: token, json: {} })).status).toBe(200);
+    expect(posts()).toBe(before + 1);
+  });
+
   it('without health.adminToken the page is read-only, says how to turn actions on, and every action is refused', async () => {
     const t = await startStatusAgent({ adminToken: null });
     const page = (await call(`${t.url}/`)).text;
