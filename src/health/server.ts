@@ -65,7 +65,7 @@ const DEFAULT_SETTING: ListenSetting = { path: 'health.listen', env: 'LISTING_AG
 const DEFAULT_HOSTS_SETTING = 'health.allowedHosts (LISTING_AGENT_HEALTH_ALLOWED_HOSTS)';
 const PATHS = ['/healthz', '/readyz', '/metrics'] as const;
 const ALLOW = 'GET, HEAD';
-/** A scraper, probes and a browser or two: 64 connections at most (16 from one address). */
+/** A scraper, probes and a browser or two: 64 connections at most (32 from one address). */
 const HEALTH_MAX_CONNECTIONS = 64;
 
 interface Reply {

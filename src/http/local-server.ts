@@ -32,8 +32,12 @@ export const LOCAL_SERVER_LIMITS = {
 export const LOCAL_SERVER_CONNECTIONS = {
   /** Open connections at most. */
   maxConnections: 256,
-  /** From one remote address, at most this share of `maxConnections` (rounded up). */
-  perAddressShare: 1 / 4,
+  /**
+   * From one remote address, at most this share of `maxConnections` (rounded up): half, so that
+   * one sender (a reverse proxy in front, the service's egress in a burst) keeps many, and every
+   * other address always has the other half.
+   */
+  perAddressShare: 1 / 2,
   /** A connection that has sent no byte this long after it opened is closed. */
   firstByteMs: 2_000,
 } as const;
@@ -71,7 +75,7 @@ export interface LocalServerOptions {
   maxConnections?: number;
   /**
    * Open connections from one remote address (an IPv6 address with its /64) at most; one more is
-   * closed at once. Default: a quarter of `maxConnections`, rounded up.
+   * closed at once. Default: half of `maxConnections`, rounded up.
    */
   maxConnectionsPerAddress?: number;
 }

@@ -51,9 +51,9 @@ export interface WebhookReceiverOptions {
   /** Bodies above this are refused with 413 unread. Default 65 536 (64 KiB). */
   maxBodyBytes?: number;
   /**
-   * Open connections at most, a quarter of them from one address (an IPv6 address with its /64).
-   * At the cap, a new connection closes the oldest that has sent nothing yet; with none, it is
-   * closed itself. Default 256.
+   * Open connections at most, half of them from one address (an IPv6 address with its /64). At
+   * the cap, a new connection closes the oldest that has sent nothing yet; with none, it is closed
+   * itself. Default 512 (256 from one address: as many as one sender had before the per-address cap).
    */
   maxConnections?: number;
   /**
@@ -83,7 +83,7 @@ export interface WebhookReceiverOptions {
 export const RECEIVER_DEFAULTS = {
   path: '/webhooks/listing',
   maxBodyBytes: 64 * 1024,
-  maxConnections: 256,
+  maxConnections: 512,
   answerWithinMs: 4_000,
   setting: { path: 'webhooks.listen', env: 'LISTING_AGENT_WEBHOOKS_LISTEN' },
 } as const;

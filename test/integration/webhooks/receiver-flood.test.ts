@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-/** The receiver with its defaults (256 connections, a quarter from one address) and a sink that records every vote. */
+/** The receiver with its defaults (512 connections, half from one address) and a sink that records every vote. */
 async function startReceiver(timeouts?: { firstByteMs?: number }) {
   const recorded: Vote[] = [];
   const pipeline: VoteSink = {
@@ -63,24 +63,24 @@ async function deliver(url: string, count: number) {
 }
 
 describe('the webhook receiver under a flood of idle sockets', () => {
-  it('answers valid deliveries on fresh connections while one address keeps 256 silent sockets open', async () => {
+  it('answers valid deliveries on fresh connections while one address keeps 300 silent sockets open', async () => {
     const { url, port, recorded } = await startReceiver();
-    const attacker = flood(port, '127.0.0.2', 256);
-    await until(() => attacker.opened() >= 256, 'the flood to open its sockets');
-    // The receiver holds at most a quarter of its 256 connections for one address and closes the
-    // rest at once, so the attacker keeps reopening them while the deliveries go on.
+    const attacker = flood(port, '127.0.0.2', 300);
+    await until(() => attacker.opened() >= 300, 'the flood to open its sockets');
+    // The receiver holds at most half of its 512 connections for one address and closes the rest
+    // at once, so the attacker keeps reopening them while the deliveries go on.
     const answers = await deliver(url, 12);
     expect(answers.map((answer) => answer.status)).toEqual(new Array(12).fill(204));
     expect(Math.max(...answers.map((answer) => answer.elapsedMs))).toBeLessThan(DECISION_DEFAULTS.deliveryTimeoutMs);
     expect(recorded).toHaveLength(12);
-    expect(attacker.opened()).toBeGreaterThan(256);
+    expect(attacker.opened()).toBeGreaterThan(300);
     attacker.stop();
   });
 
   it('answers them too when silent sockets from eight addresses fill every connection (the oldest silent one makes room)', async () => {
     const { url, port, recorded } = await startReceiver();
-    const attackers = [2, 3, 4, 5, 6, 7, 8, 9].map((n) => flood(port, `127.0.0.${n}`, 64));
-    await until(() => attackers.every((attacker) => attacker.opened() >= 64), 'the flood to open its sockets');
+    const attackers = [2, 3, 4, 5, 6, 7, 8, 9].map((n) => flood(port, `127.0.0.${n}`, 80));
+    await until(() => attackers.every((attacker) => attacker.opened() >= 80), 'the flood to open its sockets');
     const answers = await deliver(url, 12);
     expect(answers.map((answer) => answer.status)).toEqual(new Array(12).fill(204));
     expect(recorded).toHaveLength(12);

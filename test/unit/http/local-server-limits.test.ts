@@ -24,13 +24,13 @@ describe('localServerLimits', () => {
 });
 
 describe('connectionLimits', () => {
-  it('is 256 connections, 64 from one address and a 2 s first-byte timeout by default', () => {
-    expect(connectionLimits({})).toEqual({ max: 256, perAddress: 64, firstByteMs: 2_000 });
+  it('is 256 connections, 128 from one address and a 2 s first-byte timeout by default', () => {
+    expect(connectionLimits({})).toEqual({ max: 256, perAddress: 128, firstByteMs: 2_000 });
   });
 
-  it('gives one address a quarter of the cap, rounded up, unless told otherwise', () => {
-    expect(connectionLimits({ maxConnections: 64 })).toMatchObject({ max: 64, perAddress: 16 });
-    expect(connectionLimits({ maxConnections: 3 })).toMatchObject({ max: 3, perAddress: 1 });
+  it('gives one address half of the cap, rounded up, unless told otherwise', () => {
+    expect(connectionLimits({ maxConnections: 64 })).toMatchObject({ max: 64, perAddress: 32 });
+    expect(connectionLimits({ maxConnections: 3 })).toMatchObject({ max: 3, perAddress: 2 });
     const set = connectionLimits({ maxConnections: 8, maxConnectionsPerAddress: 2, timeouts: { firstByteMs: 0 } });
     expect(set).toEqual({ max: 8, perAddress: 2, firstByteMs: 0 });
   });
