@@ -29,7 +29,7 @@ export const LOCAL_SERVER_LIMITS = {
 } as const;
 
 /** The connection limits when the caller sets none (`connection-guard.ts`). */
-export const LOCAL_SERVER_CONNECTIONS = {
+const LOCAL_SERVER_CONNECTIONS = {
   /** Open connections at most. */
   maxConnections: 256,
   /**

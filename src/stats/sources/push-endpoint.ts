@@ -15,7 +15,7 @@ import type { RefusalLog } from '../../runtime/refusal-log.js';
 const ALLOW = 'GET, HEAD, POST';
 
 /** Why a push was refused, as its log line names it. */
-export type PushRefusal = 'wrong_key' | 'implausible_count' | 'bad_body' | 'too_large' | 'wrong_shard_count';
+type PushRefusal = 'wrong_key' | 'implausible_count' | 'bad_body' | 'too_large' | 'wrong_shard_count';
 
 /**
  * Where a push source shares what it receives, when several agents take pushes (`state.redis`):
