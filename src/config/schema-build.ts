@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { projectTokenProblem } from '../contract/project-token.js';
-import { absoluteUrl, duration, listenAddress, secret, serviceUrl } from './schema-fields.js';
+import { absoluteUrl, duration, hostName, listenAddress, secret, serviceUrl, sharedSecret } from './schema-fields.js';
 import { HEALTH_LISTEN_DEFAULT } from './listen-address.js';
 import { votesSchema, webhooksSchema } from './schema-votes.js';
 
@@ -107,7 +107,7 @@ const statsSchema = () =>
             .prefault('127.0.0.1:9466')
             .describe('Where the push endpoint listens (with state.redis: on every agent, leader or not).'),
           path: z.string().startsWith('/', 'must start with /').default('/stats').describe("The push endpoint's path."),
-          key: secret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
+          key: sharedSecret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
           staleAfter: duration('10s', '1d')
             .prefault('10m')
             .describe('A shard report older than this is stale: no total is posted while one is.'),
@@ -206,12 +206,18 @@ const healthSchema = () =>
     .strictObject({
       enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics (and the status page).'),
       listen: listenAddress('127.0.0.1').prefault(HEALTH_LISTEN_DEFAULT).describe('Where the health server listens.'),
+      allowedHosts: z
+        .array(hostName())
+        .default([])
+        .describe(
+          'Host names requests may name besides the listen address, localhost and IP addresses (the name Prometheus or a proxy uses, ' +
+            'such as listing-agent). Any other Host is refused with 421, so that no web page can read the server through DNS rebinding.',
+        ),
       statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
       history: duration('1h', '7d')
         .prefault('24h')
         .describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
-      adminToken: secret('health.adminToken')
-        .min(16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
+      adminToken: sharedSecret('health.adminToken')
         .optional()
         .describe(
           "Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as " +

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isLoopbackHost } from '../contract/webhook-url.js';
+import { HOST_NAME_PATTERN } from '../http/host-check.js';
 import { parseDuration } from './duration.js';
 import { LISTEN_ADDRESS_PROBLEM, parseListenAddress } from './listen-address.js';
 
@@ -53,6 +54,26 @@ export function hookVariableName() {
         ctx.addIssue({ code: 'custom', message });
       }
     });
+}
+
+/** What a shared secret that requests carry is told when it is too short. */
+const SHORT_SHARED_SECRET =
+  'must be at least 16 characters: whoever reaches its port can try values, and a shorter one can be guessed ' +
+  '(make one with: openssl rand -hex 32)';
+
+/**
+ * A secret that requests carry, compared by the agent (`health.adminToken`, `stats.push.key`,
+ * `webhooks.legacyAuthorization`): anyone who reaches the port can send guesses, so it has at
+ * least 16 characters.
+ */
+export function sharedSecret(path: string) {
+  return secret(path).min(16, SHORT_SHARED_SECRET);
+}
+
+/** A host name a request may name in its `Host` header (`health.allowedHosts[]`). */
+export function hostName() {
+  const message = 'must be a host name such as listing-agent or status.example.com, without a scheme or a port (the port is not compared)';
+  return z.string().regex(HOST_NAME_PATTERN, message);
 }
 
 /** An http(s) URL the project token is sent to: plain http only to this machine (a local emulator). */

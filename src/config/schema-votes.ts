@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { absoluteUrl, duration, hookVariableName, listenAddress, secret } from './schema-fields.js';
+import { absoluteUrl, duration, hookVariableName, listenAddress, secret, sharedSecret } from './schema-fields.js';
 
 /**
  * The `votes` and `webhooks` sections of the configuration (schema-build.ts puts them together
@@ -146,7 +146,7 @@ export const webhooksSchema = () =>
         .default('/webhooks/listing')
         .describe('The path the webhook receiver answers on.'),
       secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
-      legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
+      legacyAuthorization: sharedSecret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
       publicUrl: absoluteUrl()
         .optional()
         .describe(

@@ -62,7 +62,7 @@ describe('the code blocks of README.md and docs/', () => {
 /** Loads a config file's text with the real loader: every `${VAR}` and the token set. */
 function configFrom(text: string) {
   const env: Record<string, string> = { LISTING_AGENT_SERVICE_TOKEN: 'example.project.token' };
-  for (const match of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) env[match[1]!] = 'example.value.x';
+  for (const match of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) env[match[1]!] = 'example.value.0123456789';
   return buildConfig({ file: { name: 'snippet.json', text }, env });
 }
 
