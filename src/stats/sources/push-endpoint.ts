@@ -59,7 +59,14 @@ interface Reply {
 }
 
 /** A 4xx for a push, logged (the first of its reason per interval): nothing of it is recorded. */
-function refuse(state: PushState, req: IncomingMessage, reason: PushRefusal, status: number, error: string, headers?: Reply['headers']): Reply {
+function refuse(
+  state: PushState,
+  req: IncomingMessage,
+  reason: PushRefusal,
+  status: number,
+  error: string,
+  headers?: Reply['headers'],
+): Reply {
   state.refusals.refused(reason, req.socket.remoteAddress, { method: req.method, status }, `push refused: ${error}`);
   return { status, body: { error }, ...(headers ? { headers } : {}) };
 }
