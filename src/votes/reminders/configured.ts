@@ -53,7 +53,7 @@ function configuredReminderHooks(
 ): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const settings = config.votes.reminders;
-  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' });
+  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks', kind: 'reminder' });
   const stream = config.votes.stream;
   if (stream.enabled && redis !== undefined) {
     const markerTtlMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
