@@ -79,9 +79,10 @@ function registerStatusGauges(registry: Registry, recorded: RecordedMetrics): vo
 
 /** See {@link AgentMetrics.watchCluster}. */
 function registerClusterGauges(registry: Registry, read: () => { redisUp: boolean; agentId: string; leading: boolean }): void {
-  gaugeOf(registry, 'listing_agent_redis_up', '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.', () =>
-    read().redisUp ? 1 : 0,
-  );
+  const help =
+    '1 while connected to the Redis primary (state.redis), else 0 (down, or on a replica): ' +
+    'webhook votes are then answered 503 and leader work stops.';
+  gaugeOf(registry, 'listing_agent_redis_up', help, () => (read().redisUp ? 1 : 0));
   new Gauge({
     name: 'listing_agent_leader',
     help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
