@@ -79,7 +79,7 @@ function sentinelReason(text: string, options: RedisConnectionOptions, words: Re
     const fix = `list the Sentinels there, or set ${words.url} for one Redis server`;
     return `a server of ${words.nodes} is not a Sentinel (it does not know SENTINEL): ${fix}`;
   }
-  return detail === text ? text : `a Sentinel: ${detail}`;
+  return `asking the Sentinels: ${detail}`;
 }
 
 /** The link's events, as changes of `state`. */
