@@ -4,10 +4,9 @@ import type { Committer } from '../store/committer.js';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
 import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
-import { COMPANION_ON, companionMark, type LedgerCompanion } from './ledger-companion.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
 import { replayJournal, type JournalFs, type ReplayResult } from './journal.js';
-import { JOURNAL_HEADER, recordLine, type JournalRecord } from './ledger-records.js';
+import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
 /**
@@ -16,6 +15,12 @@ import type { LedgerState } from './ledger-state.js';
  */
 
 export const JOURNAL = 'votes.journal';
+/**
+ * A version 2 journal that held vote reminders, as the version before this one left it: linked
+ * there before the rewrite under this version's header, so that the reminders can carry their
+ * schedule over whichever part of the agent opens the ledger first (`reminders/carry-over.ts`).
+ */
+export const VERSION_2_ASIDE = `${JOURNAL}.v2`;
 const TMP_MARK = '.tmp-';
 const HEADER_LINE = recordLine(JOURNAL_HEADER);
 /** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
@@ -39,8 +44,6 @@ export interface FileLedgerState {
   handle: FileStoreHandle | undefined;
   /** An append is writing through `handle`. */
   writing: boolean;
-  /** Called once the append's data is handed over and its fsync started (see `afterWriteStage`); undefined: no append in that stage. */
-  writeStage: Array<() => void> | undefined;
   /** A let-go of `handle` is due on the next turn. */
   letGoPending: boolean;
   directoryHandle: FileStoreHandle | undefined;
@@ -49,13 +52,15 @@ export interface FileLedgerState {
   bytes: number;
   rewriteWanted: boolean;
   /**
-   * The journal on disk has an older version's header: nothing of this version may be appended
-   * to it (an older agent would read those lines as damage and drop them), so until a rewrite
-   * succeeds every commit is a rewrite.
+   * The journal on disk has another version's header (version 2): until a rewrite under this
+   * version's header succeeds every commit is a rewrite, so that no line of this version follows
+   * that header and 0.1.0 can read the journal once it is rewritten.
    */
   headerOutdated: boolean;
   /** Where a journal with damaged lines goes before the rewrite that drops them. */
   corruptAside: string | undefined;
+  /** Where a version 2 journal goes before the rewrite under this version's header ({@link VERSION_2_ASIDE}). */
+  versionAside: string | undefined;
   warnings: string[];
   rewrites: number;
   closing: Promise<void> | undefined;
@@ -73,10 +78,6 @@ export interface FileLedgerState {
   restoreError: unknown;
   /** Removes the ledger's probe from the health (while open). */
   removeProbe: (() => void) | undefined;
-  /** Whose records ride the journal (see `LedgerCompanion`), if any. */
-  readonly companion: LedgerCompanion | undefined;
-  /** Whether the journal says a companion follows its votes (its last "on"/"off" mark). */
-  companionOn: boolean;
 }
 
 const failureError = (f: FileLedgerState, what: string, error: unknown) =>
@@ -104,27 +105,16 @@ async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
   try {
     const handle = f.handle ?? (await f.fs.open(f.path, 'a', 0o600));
     f.handle = handle;
-    f.writeStage = [];
     await handle.writeFile(chunk);
-    const synced = handle.datasync();
-    endWriteStage(f);
-    await synced;
+    await handle.datasync();
   } catch (error) {
     letGo(f);
     throw error;
   } finally {
     f.writing = false;
-    endWriteStage(f);
   }
   f.bytes += Buffer.byteLength(chunk);
   letGoSoon(f);
-}
-
-/** Calls what waited for the write stage to end, in a microtask (not inside the append's own steps). */
-function endWriteStage(f: FileLedgerState): void {
-  const waiting = f.writeStage;
-  f.writeStage = undefined;
-  if (waiting !== undefined && waiting.length > 0) queueMicrotask(() => waiting.forEach((run) => run()));
 }
 
 /** Closes the journal's handle in the background (the data is synced already). */
@@ -183,7 +173,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   f.rewriteWanted = false;
   const lines = f.queued; // covered by the snapshot: memory already holds their changes
   f.queued = [];
-  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('') + companionSnapshot(f);
+  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('');
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   let renamed = false;
   try {
@@ -198,6 +188,11 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
       // Linked, so the evidence of the damage survives the rewrite that drops it.
       await fs.link(path, f.corruptAside).catch(() => (f.corruptAside = undefined));
     }
+    if (f.versionAside !== undefined) {
+      // The newest version 2 journal: one an earlier upgrade left there goes.
+      await fs.unlink(f.versionAside).catch(() => undefined);
+      await fs.link(path, f.versionAside).catch(() => undefined);
+    }
     await fs.rename(tmp, path);
     renamed = true;
     f.bytes = Buffer.byteLength(text);
@@ -205,6 +200,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
     await syncDirectory(f);
     f.rewrites += 1;
     f.headerOutdated = false;
+    f.versionAside = undefined;
   } catch (error) {
     if (renamed) {
       // The rename may not be durable: write the snapshot again (with all that came since) next time.
@@ -217,21 +213,6 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
     }
     throw failureError(f, 'compact', error);
   }
-}
-
-/** The companion's part of a snapshot: "on", then its records (nothing without one: the snapshot is "off"). */
-function companionSnapshot(f: FileLedgerState): string {
-  if (f.companion === undefined) return '';
-  return recordLine(COMPANION_ON) + f.companion.snapshot().map(recordLine).join('');
-}
-
-/** Applies a replayed record to the ledger's state, and a vote's or the companion's to the companion. */
-function replayed(f: FileLedgerState, record: JournalRecord): void {
-  f.state.apply(record);
-  if (record.t !== 'p' && record.t !== 'r') return;
-  const mark = companionMark(record);
-  if (mark !== undefined) f.companionOn = mark === 'on';
-  f.companion?.replayed(record);
 }
 
 async function readJournal(f: FileLedgerState): Promise<string | undefined> {
@@ -278,7 +259,14 @@ async function createJournal(f: FileLedgerState): Promise<void> {
 export async function load(f: FileLedgerState): Promise<ReplayResult | undefined> {
   const { path } = f;
   const text = await readJournal(f);
-  const replay = text === undefined ? undefined : replayJournal(text, (record) => replayed(f, record));
+  let remindersHeld = false;
+  const replay =
+    text === undefined
+      ? undefined
+      : replayJournal(text, (record) => {
+          if (record.t === 'r') remindersHeld = true;
+          f.state.apply(record);
+        });
   if (replay?.header.kind === 'newer') {
     throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
   }
@@ -294,10 +282,11 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
   } else if (replay !== undefined && (replay.corruptCount > 0 || replay.header.kind === 'missing')) {
     f.corruptAside = `${path}.corrupt-${new Date(f.now()).toISOString().replace(/:/g, '-')}`;
     f.rewriteWanted = true;
-  } else if (replay?.header.kind === 'ours' && replay.header.version < JOURNAL_HEADER.version) {
+  } else if (replay?.header.kind === 'ours' && replay.header.version !== JOURNAL_HEADER.version) {
     // Rewritten under this version's header before any line of this version is appended to it.
     f.rewriteWanted = true;
     f.headerOutdated = true;
+    if (remindersHeld) f.versionAside = join(f.directory, VERSION_2_ASIDE);
   }
   return replay;
 }

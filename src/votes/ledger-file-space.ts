@@ -18,10 +18,10 @@ import { parseRecord } from './ledger-records.js';
 export const RESERVE_SUFFIX = '.reserve';
 
 /**
- * The reserve's default size: 256 KiB, room for about 6,000 votes with one hook (a completion line
- * is `["c","<user ID>:<ms>"]`, 42 bytes with a 20-digit user ID) or 2,500 with two (a hook's
- * record adds about 62 bytes). What a stop on a full disk needs is one record per vote running
- * at that moment, at most the pipeline's backlog.
+ * The reserve's default size: 256 KiB, room for about 5,000 votes with one hook (a completion line
+ * is `{"t":"c","k":"<user ID>:<ms>"}`, 51 bytes with a 20-digit user ID) or 2,000 with two (a
+ * hook's record adds about 75 bytes). What a stop on a full disk needs is one record per vote
+ * running at that moment, at most the pipeline's backlog.
  */
 export const DEFAULT_RESERVE_BYTES = 256 * 1024;
 

@@ -4,7 +4,6 @@ import { fsReason, StoreError } from '../store/errors.js';
 import { createWriteHealth, describeWriteProblem, type WriteHealth } from '../store/write-health.js';
 import { nodeJournalFs, type JournalFs } from './journal.js';
 import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite, type FileLedgerState } from './ledger-file-disk.js';
-import { COMPANION_OFF, COMPANION_ON, type LedgerCompanion } from './ledger-companion.js';
 import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX, takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
 import { createLedgerOperations } from './ledger-ops.js';
 import { recordLine, type JournalRecord } from './ledger-records.js';
@@ -39,15 +38,9 @@ export interface FileVoteLedgerOptions {
   probeDelays?: { firstMs: number; maxMs: number };
   /**
    * Bytes kept free for the records that finish votes (`<directory>/votes.journal.reserve`), given
-   * up when the disk fills; 0 keeps none. Default 262 144 (256 KiB, about 6,000 finished votes).
+   * up when the disk fills; 0 keeps none. Default 262 144 (256 KiB, about 5,000 finished votes).
    */
   reserveBytes?: number;
-  /**
-   * Another part whose records ride this journal's commits (the vote reminders, see
-   * `LedgerCompanion`); given before `open()`, which replays them to it. Default: none (an "off"
-   * mark is written if the journal had a companion).
-   */
-  companion?: LedgerCompanion;
 }
 
 /** Sizes and counters of a file vote ledger. */
@@ -107,16 +100,7 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     for (const record of records) f.queued.push(recordLine(record));
     return f.committer.commit(f.committer.change());
   };
-  const companion = options.companion;
-  const operations = createLedgerOperations(() => f.state, persist, requireOpen, companion);
-  companion?.attach((records) => {
-    try {
-      requireOpen('record vote reminders in');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return persist(records);
-  }, `file ${f.path}`);
+  const operations = createLedgerOperations(() => f.state, persist, requireOpen);
   const ledger: FileVoteLedger = {
     path: f.path,
     get writeHealth() {
@@ -142,8 +126,7 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
       f.state.forget(time);
       // A rewrite needs room for a whole snapshot: not while the directory cannot be written.
       if (!f.health.writable) return;
-      const snapshotBytes = f.state.snapshotBytes() + (f.companion?.snapshotBytes() ?? 0);
-      if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * snapshotBytes)) return;
+      if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * f.state.snapshotBytes())) return;
       f.rewriteWanted = true;
       await f.committer.commit(f.committer.change());
     },
@@ -154,11 +137,6 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     close: () => close(f),
     [Symbol.asyncDispose]: () => ledger.close(),
     describe: () => `file ${f.path}`,
-    afterWriteStage(run) {
-      if (f.writeStage === undefined) return false;
-      f.writeStage.push(run);
-      return true;
-    },
   };
   return ledger;
 }
@@ -181,7 +159,6 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     state: createLedgerState(keepKeysForMs),
     handle: undefined,
     writing: false,
-    writeStage: undefined,
     letGoPending: false,
     directoryHandle: undefined,
     queued: [],
@@ -189,6 +166,7 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     rewriteWanted: false,
     headerOutdated: false,
     corruptAside: undefined,
+    versionAside: undefined,
     warnings: [],
     rewrites: 0,
     closing: undefined,
@@ -199,8 +177,6 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     restoreWanted: false,
     restoreError: undefined,
     removeProbe: undefined,
-    companion: options.companion,
-    companionOn: false,
   };
   return f;
 }
@@ -241,12 +217,11 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
   f.rewriteWanted = false;
   f.headerOutdated = false;
   f.corruptAside = undefined;
-  f.companionOn = false;
+  f.versionAside = undefined;
   try {
     await prepareDirectory(f);
     const replay = await load(f);
     f.phase = 'open';
-    markCompanion(f);
     const aside = f.corruptAside;
     const rewritesBefore = f.rewrites;
     await ledger.compact(f.now()).catch((error: unknown) => f.warnings.push(`could not compact ${path} on open: ${fsReason(error)}`));
@@ -268,14 +243,6 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
     await release(f);
     throw error;
   }
-}
-
-/** Says in the journal whether a companion follows the votes from now on, when that changed (written with the next commit). */
-function markCompanion(f: FileLedgerState): void {
-  if ((f.companion !== undefined) === f.companionOn) return;
-  f.companionOn = f.companion !== undefined;
-  f.queued.push(recordLine(f.companionOn ? COMPANION_ON : COMPANION_OFF));
-  f.committer.change();
 }
 
 function close(f: FileLedgerState): Promise<void> {

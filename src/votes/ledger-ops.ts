@@ -1,5 +1,4 @@
-import type { LedgerCompanion } from './ledger-companion.js';
-import { pendingLine, type JournalRecord } from './ledger-records.js';
+import type { JournalRecord } from './ledger-records.js';
 import { copyVote, type DeadLetterFilter, type LedgerState } from './ledger-state.js';
 import type { DeadLetter, Vote, VoteLedger } from './types.js';
 
@@ -17,19 +16,12 @@ export function createLedgerOperations(
   current: () => LedgerState,
   persist: (records: JournalRecord[]) => Promise<void>,
   requireOpen: (action: string) => void,
-  /** Told of each vote recorded pending for the first time (a record it returns goes just before the vote's), and when they are durable. */
-  companion?: Pick<LedgerCompanion, 'recorded' | 'committed'>,
 ): LedgerOperations {
-  /** Not `async`: one promise fewer per call, which counts at tens of thousands of calls a second. */
-  function change(action: string, records: JournalRecord[]): Promise<void> {
-    try {
-      requireOpen(action);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async function change(action: string, records: JournalRecord[]): Promise<void> {
+    requireOpen(action);
     const state = current();
     for (const record of records) state.apply(record);
-    return persist(records);
+    await persist(records);
   }
 
   return {
@@ -40,17 +32,14 @@ export function createLedgerOperations(
       const records: JournalRecord[] = [];
       for (const vote of votes) {
         if (state.has(vote.key)) continue;
-        const before = companion?.recorded(vote);
-        if (before !== undefined) records.push(before);
-        // No copy of the vote: the state keeps its line, a string nobody can change.
-        const record: JournalRecord = { t: 'p', v: vote, line: pendingLine(vote) };
+        // A copy: nothing the caller or a hook does to the vote later changes what is recorded.
+        const record: JournalRecord = { t: 'p', v: copyVote(vote) };
         // Applied one by one: a key twice in one batch is recorded once.
         state.apply(record);
         records.push(record);
         fresh.push(vote);
       }
       await persist(records);
-      companion?.committed?.();
       return fresh;
     },
 

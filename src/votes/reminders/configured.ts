@@ -15,26 +15,18 @@ import type { Vote, VoteHook, VoteLedger, VotesEvents } from '../types.js';
 import { ListingAgentError } from '../../errors.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { createRedisVoteLedger } from '../ledger-redis.js';
-import { createLedgerReminderStore, type LedgerReminderStore } from './journal-ledger.js';
-import { lastSentInLedger, withEarlierSent } from './read.js';
+import type { AgentLogger } from '../../log/agent-logger.js';
+import { createFileReminderStore } from './file-store.js';
 import { createRedisReminders } from './redis-reminders.js';
 import { createMemoryReminderStore, createReminders, type Reminders, type ReminderStore } from './reminders.js';
 
 /*
  * The reminders as the config describes them, wired from the vote pipeline's own parts: a second
  * pipeline instance (its own ledger, `<state.directory>/reminders/votes.journal`, its own hooks)
- * gives each reminder the rewards' retries, dead letters and crash recovery. On the file store,
- * the schedule rides the rewards' ledger (`reminderStoreFor`, given to that ledger as its
- * companion before it opens): scheduling a vote's reminder then writes nothing.
+ * gives each reminder the rewards' retries, dead letters and crash recovery; the schedule is kept
+ * in `<state.directory>/reminders.journal` (`file-store.ts`), in memory, or in Redis. The votes
+ * capability schedules each batch of votes after recording it (`ingest.ts`), whatever its ledger.
  */
-
-/**
- * The reminder store to give the rewards' file vote ledger as its `companion` (before it opens),
- * then to {@link startReminders} as `store`: the schedule rides that ledger's journal and commits.
- */
-export function reminderStoreFor(config: ListingAgentConfig, now: () => number): LedgerReminderStore {
-  return createLedgerReminderStore({ delayMs: config.votes.reminders.delay, now, derive: true });
-}
 
 /** The in-process reminder hook's name (the `reminder` event). */
 const REMINDER_EVENT_HOOK = 'reminder-event';
@@ -78,7 +70,11 @@ export interface RunningReminders {
 
 /** Options of {@link startReminders}. */
 export interface StartRemindersOptions {
-  /** `file`: this agent's journal and ledger; `memory`; `redis`: the schedule and ledger shared by every agent (needs `redis`, `agentId`). */
+  /**
+   * `file`: this agent's (`<directory>/reminders.journal`, the reminder pipeline's ledger in
+   * `<directory>/reminders/`); `memory`; `redis`: the schedule and ledger shared by every agent
+   * (needs `redis`, `agentId`).
+   */
   kind: 'file' | 'memory' | 'redis';
   /** This agent's ID (`redis`). */
   agentId?: string;
@@ -89,32 +85,28 @@ export interface StartRemindersOptions {
   leadership?: Leadership;
   /** Directory override (tests). Default: the config's state directory. */
   directory?: string;
-  /**
-   * With `file`: the store riding the rewards' file vote ledger ({@link reminderStoreFor}; that
-   * ledger opened already). Default: none, the schedule is kept in the reminder pipeline's own
-   * ledger (`<directory>/reminders/votes.journal`), each `schedule()` a commit of its own.
-   */
-  store?: LedgerReminderStore;
 }
 
-/** Starts the reminders of `context.config` (enabled): the reminder pipeline first, then the schedule. */
+/**
+ * Starts the reminders of `context.config` (enabled): the schedule's store first (on the file
+ * state it carries over what an earlier version scheduled, before any ledger rewrites the
+ * journals that held it), then the reminder pipeline, then the timer (what came due while the
+ * agent was down fires now).
+ */
 export async function startReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions): Promise<RunningReminders> {
   const { config, logger, metrics, now } = context;
   const settings = config.votes.reminders;
-  // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
-  const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
-  // The status page's last sent from before this start (the file schedule keeps them in memory only):
-  // the end of the reminder ledger's journal, read before the ledger opens (and may compact it).
-  // Unreadable: none listed (the ledger, opened next, says what is wrong with its directory).
-  const earlier = options.kind === 'file' ? await lastSentInLedger(options.directory ?? stateDirectory(config), settings.delay).catch(() => []) : [];
-  // Without the rewards' ledger to ride, the schedule rides the reminder pipeline's own ledger.
-  const own = options.kind === 'file' && options.store === undefined ? createLedgerReminderStore({ delayMs: settings.delay, now, derive: false }) : undefined;
-  const ledger = reminderLedger(context, options, keepKeysForMs, own);
   const listeners = () => context.listeners?.('reminder') ?? [];
   // The `reminder` event takes part only when it has a listener as the reminders start (D1 of issue 32).
   const inProcess = listeners().length > 0 ? { listeners } : {};
   const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...(options.redis ? { redis: options.redis } : {}) });
   if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_REMINDER_HOOK);
+  const directory = options.directory ?? stateDirectory(config);
+  const store = options.kind === 'redis' ? undefined : reminderStore(options.kind, directory, settings.delay, logger);
+  await store?.open();
+  // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
+  const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
+  const ledger = reminderLedger(context, options, directory, keepKeysForMs);
   const pipeline = createVotePipeline({
     ledger,
     hooks,
@@ -124,20 +116,24 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
       metrics.reminders.inc({ result: gaveUp ? 'failed' : 'sent' });
     },
   });
-  await pipeline.start();
-  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes), options.store ?? own);
+  await pipeline.start().catch(async (error: unknown) => {
+    await store?.close();
+    throw error;
+  });
+  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes), store);
   try {
     await reminders.start();
   } catch (error) {
     await pipeline.stop(now());
     await ledger.close();
+    await store?.close();
     throw error;
   }
   const leadership = options.leadership;
   const onChange = () => void reminders.fire();
   leadership?.on('change', onChange);
   return {
-    reminders: earlier.length > 0 ? withEarlierSent(reminders, earlier) : reminders,
+    reminders,
     pipeline,
     ledger,
     async stop(deadline) {
@@ -149,8 +145,13 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   };
 }
 
+/** This agent's schedule: its journal in the state directory, or memory. */
+function reminderStore(kind: 'file' | 'memory', directory: string, delayMs: number, logger: AgentLogger): ReminderStore {
+  return kind === 'file' ? createFileReminderStore({ directory, delayMs, logger }) : createMemoryReminderStore({ delayMs });
+}
+
 /** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
-function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, keepKeysForMs: number, companion: LedgerReminderStore | undefined): VoteLedger {
+function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, directory: string, keepKeysForMs: number): VoteLedger {
   const { config, now } = context;
   if (options.kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
   if (options.kind === 'redis') {
@@ -159,19 +160,19 @@ function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartR
     }
     return createRedisVoteLedger({ connection: options.redis, agentId: options.agentId, leaseMs: config.state.redis.lease, keepKeysForMs, now, namespace: REDIS_KEYS.remindersLedger, logger: context.logger });
   }
-  return createFileVoteLedger({ directory: join(options.directory ?? stateDirectory(config), 'reminders'), keepKeysForMs, now, ...(companion ? { companion } : {}) });
+  return createFileVoteLedger({ directory: join(directory, 'reminders'), keepKeysForMs, now });
 }
 
-/** The schedule: shared in Redis (the leader fires), or this agent's own (in a vote journal, or in memory). */
-function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>, kept: ReminderStore | undefined): Reminders {
+/** The timer over the schedule: shared in Redis (the leader fires), or this agent's own store's. */
+function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>, store: ReminderStore | undefined): Reminders {
   const { config, logger, metrics, now } = context;
   const settings = config.votes.reminders;
   const common = { send, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
   const leadership = options.leadership;
-  if (options.kind === 'redis' && options.redis !== undefined) {
+  if (store === undefined) {
+    if (options.redis === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need the agent\'s Redis connection');
     return createRedisReminders({ ...common, delayMs: settings.delay, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
   }
-  const store = kept ?? createMemoryReminderStore({ delayMs: settings.delay });
   // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
   return createReminders({ ...common, store, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
 }

@@ -6,7 +6,7 @@ import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
 import { createLateLog, type LateLog } from './late-log.js';
 import { realTimer, type Reminders } from './reminders.js';
-import { parseReminderLine, reminderInfo, reminderOf, reminderVote, type ReminderInfo } from './schedule.js';
+import { recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord } from './schedule.js';
 
 /*
  * The reminder schedule shared by every agent of a bot through Redis (`state.redis`):
@@ -25,6 +25,38 @@ import { parseReminderLine, reminderInfo, reminderOf, reminderVote, type Reminde
  * the hand-over leaves them pending under its agent ID in the ledger, and a live agent's sweep
  * runs their hooks: a repeat only for a call in flight at the crash.
  */
+
+const clean = (value: string) => (value.includes('\t') || value.includes('\n') ? value.replace(/[\t\n]/g, ' ') : value);
+
+/** A reminder's slot: `<project>\t<user>`. */
+const slotOf = (r: ReminderRecord) => `${clean(r.projectId)}\t${clean(r.userId)}`;
+
+/** The line Redis keeps of a reminder, tab-separated: project, user, created ms, expires ms, platform ID, weight, road. */
+const lineOf = (r: ReminderRecord) => `${slotOf(r)}\t${r.createdMs}\t${r.expiresMs}\t${clean(r.platformId ?? '')}\t${r.weight}\t${r.road}`;
+
+/** The reminder of a line, or undefined when it is not one. */
+function parseLine(line: string): ReminderRecord | undefined {
+  const parts = line.split('\t');
+  if (parts.length !== 7) return undefined;
+  const [projectId, userId, created, expires, platformId, weight, road] = parts as [string, string, string, string, string, string, string];
+  const record: ReminderRecord = {
+    projectId,
+    userId,
+    createdMs: Number(created),
+    expiresMs: Number(expires),
+    platformId: platformId === '' ? null : platformId,
+    weight: Number(weight),
+    road: road === 'webhook' ? 'webhook' : 'poll',
+  };
+  if (projectId === '' || userId === '' || !Number.isFinite(record.createdMs) || !Number.isFinite(record.expiresMs) || !Number.isFinite(record.weight)) return undefined;
+  return record;
+}
+
+/** What the status page and the CLI show of a line due at `due` (undefined: a damaged line). */
+function lineInfo(line: string, due: number): ReminderInfo | undefined {
+  const record = parseLine(line);
+  return record === undefined ? undefined : recordInfo(record, due);
+}
 
 /** Slot (HGET) or older: keep; newer: replace. Replies one code per vote: 0 known, 1 scheduled, 2 replaced. */
 const SCHEDULE = `
@@ -182,11 +214,13 @@ async function command(s: RedisRemindersState, args: string[], doing: string): P
 async function scheduleVotes(s: RedisRemindersState, votes: readonly Vote[], rearm: () => void): Promise<void> {
   const args: (string | number)[] = [];
   let earliest = Number.POSITIVE_INFINITY;
+  const now = s.o.now();
   for (const vote of votes) {
-    const made = reminderOf(vote, s.o.now(), s.o.delayMs ?? 0);
-    if (typeof made === 'string') continue;
-    args.push(made.slot, made.line, made.due, made.createdMs);
-    earliest = Math.min(earliest, made.due);
+    const record = recordOfVote(vote);
+    if (record === undefined || record.expiresMs <= now) continue;
+    const due = record.expiresMs + (s.o.delayMs ?? 0);
+    args.push(slotOf(record), lineOf(record), due, record.createdMs);
+    earliest = Math.min(earliest, due);
   }
   if (args.length === 0) return;
   let codes: unknown[];
@@ -234,7 +268,7 @@ async function fireBatch(s: RedisRemindersState): Promise<boolean> {
   if (late.length > 0) s.o.count?.('skipped', late.length);
   s.late.add(late.length);
   const votes = send.flatMap((line) => {
-    const record = parseReminderLine(line);
+    const record = parseLine(line);
     return record === undefined ? [] : [reminderVote(record)];
   });
   // Durable in the ledger (or known there) before it leaves the schedule: a crash between the two repeats nothing.
@@ -276,7 +310,7 @@ async function listNext(s: RedisRemindersState, limit: number): Promise<Reminder
   const reply = await listLines(s, limit);
   const out: ReminderInfo[] = [];
   for (let i = 0; i < reply.length; i += 2) {
-    const info = reminderInfo(reply[i]!, Number(reply[i + 1]));
+    const info = lineInfo(reply[i]!, Number(reply[i + 1]));
     if (info !== undefined) out.push(info);
   }
   return out;
@@ -286,7 +320,7 @@ async function lastSent(s: RedisRemindersState): Promise<ReminderInfo[]> {
   const lines = (await command(s, ['LRANGE', s.keys[2], '0', '9'], 'list the last reminders sent')) as string[];
   const delayMs = s.o.delayMs ?? 0;
   return lines.flatMap((line) => {
-    const record = parseReminderLine(line);
-    return record === undefined ? [] : (reminderInfo(line, record.expiresMs + delayMs) ?? []);
+    const record = parseLine(line);
+    return record === undefined ? [] : [recordInfo(record, record.expiresMs + delayMs)];
   });
 }

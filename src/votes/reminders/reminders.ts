@@ -3,33 +3,33 @@ import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
 import { createLateLog, type LateLog } from './late-log.js';
-import { recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord } from './schedule.js';
-import { ReminderTable } from './table.js';
+import { createReminderSchedule, recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord, type ReminderSchedule } from './schedule.js';
 
 /*
- * The reminder timer over the pure schedule (`table.ts`): one timer, armed for the next due
- * reminder only (in steps of at most `maxStepMs`, re-checked against the clock at each step),
- * the schedule kept durable by a store, and each due reminder handed to `send` (the reminder
- * pipeline, which records it durably and runs its hooks with retries and dead letters) before
- * its end is recorded in the store. A crash between the two hands the reminder over again at the
- * next start, and the pipeline drops it as a duplicate of its key (`reminder:<vote key>`).
+ * The reminder timer over the schedule (`schedule.ts`): one timer, armed for the soonest due
+ * reminder only (in steps of at most `maxStepMs`, re-checked against the clock at each step), the
+ * schedule kept durable by a store (`file-store.ts`: `<state.directory>/reminders.journal`), and
+ * each due reminder handed to `send` (the reminder pipeline, which records it durably and runs its
+ * hooks with retries and dead letters) before its end is recorded in the store. A crash between the
+ * two hands the reminder over again at the next start, and the pipeline drops it as a duplicate of
+ * its key (`reminder:<vote key>`).
  */
 
-/**
- * Where the schedule is kept. The store owns the table: it fills it at open (a replay), and a
- * store beside the vote ledger fills it as the ledger records votes (`journal-ledger.ts`).
- */
+/** Where the schedule is kept, and the last reminders sent. */
 export interface ReminderStore {
-  /** The schedule, up to date (read it each time: a store may put votes it was given in first). */
-  readonly table: ReminderTable;
-  /** Loads what is scheduled into the table. */
+  /** The schedule, filled by `open()`. */
+  readonly schedule: ReminderSchedule;
+  /** Loads what is scheduled and the last sent; a second call does nothing. */
   open(): Promise<void>;
-  /** Records, durably, reminders just put in the table by `schedule()`. */
+  /**
+   * Records, durably, reminders just put in the schedule; resolves once every change made so far
+   * is durable (also with none: a vote scheduled already may still be on its way to the disk).
+   */
   keep(records: readonly ReminderRecord[]): Promise<void>;
-  /** Records, durably, that these reminders ended (handed to the hooks, or skipped). */
-  end(records: readonly ReminderRecord[]): Promise<void>;
-  /** Told, once per batch once it is durable, of reminders the store scheduled by itself (the votes its ledger recorded). */
-  watch?(listener: (scheduled: number, replaced: number) => void): void;
+  /** Records, durably, that reminders ended: `sent` handed to the hooks, `skipped` too late. */
+  end(sent: readonly ReminderRecord[], skipped: readonly ReminderRecord[]): Promise<void>;
+  /** The last reminders sent (at most 10), newest first, kept across restarts where the store is. */
+  lastSent(): readonly ReminderRecord[];
   close(): Promise<void>;
   describe(): string;
 }
@@ -44,7 +44,7 @@ export interface RemindersOptions {
   logger: AgentLogger;
   /** Epoch ms. */
   now: () => number;
-  /** The timer. Default: the pipeline's (unref'd `setTimeout`). */
+  /** The timer. Default: an unref'd `setTimeout`. */
   schedule?: Schedule;
   /** The longest timer step; default and ceiling 2^31 - 1 ms. With several agents, how often the leader reloads. */
   maxStepMs?: number;
@@ -80,31 +80,25 @@ const RETRY_MS = 5_000;
 
 interface RemindersState {
   readonly o: RemindersOptions;
-  readonly table: ReminderTable;
+  readonly schedule: ReminderSchedule;
   running: boolean;
   cancel: (() => void) | undefined;
   /** When (clock ms) the armed timer fires: infinity when none is armed. */
   armedAt: number;
   firing: Promise<void>;
-  sent: ReminderInfo[];
   /** The skipped-as-late log of this run. */
   readonly late: LateLog;
 }
 
 /** Creates the reminders over a store and a sender; nothing runs before `start()`. */
 export function createReminders(options: RemindersOptions): Reminders {
-  const { store } = options;
   const r: RemindersState = {
     o: options,
-    // Read through the store each time: a store beside the vote ledger puts its latest votes in first.
-    get table() {
-      return store.table;
-    },
+    schedule: options.store.schedule,
     running: false,
     cancel: undefined,
     armedAt: Number.POSITIVE_INFINITY,
     firing: Promise.resolve(),
-    sent: [],
     late: createLateLog({ logger: options.logger, now: options.now, maxLatenessMs: options.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS }),
   };
   const fire = () => {
@@ -112,23 +106,15 @@ export function createReminders(options: RemindersOptions): Reminders {
     r.firing = r.firing.then(step, step);
     return r.firing;
   };
-  store.watch?.((scheduled, replaced) => {
-    counted(r, scheduled, replaced);
-    // Re-armed when the timer would fire too late: for an earlier reminder, or a clock moved past
-    // the timer's time (an injected one jumps): what it passed fires at once.
-    if (scheduled + replaced > 0 && ((r.table.nextDue() ?? Number.POSITIVE_INFINITY) < r.armedAt || options.now() >= r.armedAt)) arm(r, reminders);
-  });
   const reminders: Reminders = {
     async start() {
-      await store.open();
+      await options.store.open();
       r.running = true;
       // What came due while the agent was down: sent now, or skipped (one line, with the count).
       await fire();
-      options.logger.info({ reminders: r.table.size, journal: store.describe() }, 'vote reminders scheduled');
+      options.logger.info({ reminders: r.schedule.size, journal: options.store.describe() }, 'vote reminders scheduled');
     },
-    async schedule(votes) {
-      if (await scheduleVotes(r, votes)) arm(r, reminders);
-    },
+    schedule: (votes) => scheduleVotes(r, votes, reminders),
     fire,
     async stop() {
       r.running = false;
@@ -136,18 +122,35 @@ export function createReminders(options: RemindersOptions): Reminders {
       r.cancel = undefined;
       await r.firing.catch(() => undefined);
       r.late.flush();
-      await store.close();
+      await options.store.close();
     },
-    next: (limit = 10) => Promise.resolve(r.table.list(limit).map(({ record, due }) => recordInfo(record, due))),
-    lastSent: () => Promise.resolve([...r.sent]),
-    size: () => Promise.resolve(r.table.size),
+    next: (limit = 10) => Promise.resolve(r.schedule.list(limit).map(({ record, due }) => recordInfo(record, due))),
+    lastSent: () => Promise.resolve(options.store.lastSent().map((record) => recordInfo(record, r.schedule.dueOf(record)))),
+    size: () => Promise.resolve(r.schedule.size),
   };
   return reminders;
 }
 
-function counted(r: RemindersState, scheduled: number, replaced: number): void {
-  if (scheduled + replaced > 0) r.o.count?.('scheduled', scheduled + replaced);
+/** Schedules the reminders of `votes` (none for a vote expired by now) and records them durably. */
+async function scheduleVotes(r: RemindersState, votes: readonly Vote[], reminders: Reminders): Promise<void> {
+  const kept: ReminderRecord[] = [];
+  let replaced = 0;
+  const now = r.o.now();
+  for (const vote of votes) {
+    const record = recordOfVote(vote);
+    if (record === undefined || record.expiresMs <= now) continue;
+    const result = r.schedule.put(record);
+    if (result === 'known') continue;
+    if (result === 'replaced') replaced += 1;
+    kept.push(record);
+  }
+  await r.o.store.keep(kept);
+  if (kept.length === 0) return;
+  r.o.count?.('scheduled', kept.length);
   if (replaced > 0) r.o.count?.('skipped', replaced);
+  // Re-armed when the timer would fire too late: for an earlier reminder, or a clock moved past
+  // the timer's time (an injected one jumps): what it passed fires at once.
+  if ((r.schedule.nextDue() ?? Number.POSITIVE_INFINITY) < r.armedAt || now >= r.armedAt) arm(r, reminders);
 }
 
 /** Arms the one timer: for the next due reminder, or (standing by) the next look `maxStepMs` (60 s) on. */
@@ -156,7 +159,7 @@ function arm(r: RemindersState, reminders: Reminders, standingBy = false): void 
   r.cancel?.();
   r.cancel = undefined;
   r.armedAt = Number.POSITIVE_INFINITY;
-  const due = r.table.nextDue();
+  const due = r.schedule.nextDue();
   if (!r.running || (due === undefined && o.maxStepMs === undefined)) return;
   const now = o.now();
   const at = standingBy ? now + (o.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
@@ -169,8 +172,7 @@ async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
   const { o } = r;
   if (!r.running) return;
   if (o.mayFire?.() === false) return arm(r, reminders, true);
-  const maxLatenessMs = o.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS;
-  const { send, late } = r.table.takeDue(o.now(), maxLatenessMs);
+  const { send, late } = r.schedule.takeDue(o.now(), o.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS);
   if (late.length > 0) o.count?.('skipped', late.length);
   r.late.add(late.length);
   r.late.endLook();
@@ -178,44 +180,26 @@ async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
     if (send.length > 0) await o.send(send.map(reminderVote));
   } catch (error) {
     // Not handed over: put them back (the store still has them) and try again shortly.
-    for (const record of send) r.table.put(record);
+    for (const record of send) r.schedule.put(record);
     o.logger.error({ err: error, reminders: send.length }, 'vote reminders could not be handed to their hooks; they are kept and retried');
     r.cancel?.();
     r.armedAt = o.now() + RETRY_MS;
     r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), RETRY_MS);
-    if (late.length > 0) await endInStore(r, late);
+    if (late.length > 0) await endInStore(r, [], late);
     return;
   }
-  r.sent = [...send.map((record) => recordInfo(record, r.table.dueOf(record))).reverse(), ...r.sent].slice(0, 10);
-  await endInStore(r, [...send, ...late]);
+  await endInStore(r, send, late);
   arm(r, reminders);
 }
 
 /** Records the end of sent and skipped reminders; a failure is logged (the reminder pipeline's dedupe covers a repeat). */
-async function endInStore(r: RemindersState, records: readonly ReminderRecord[]): Promise<void> {
-  if (records.length === 0) return;
+async function endInStore(r: RemindersState, sent: readonly ReminderRecord[], skipped: readonly ReminderRecord[]): Promise<void> {
+  if (sent.length + skipped.length === 0) return;
   try {
-    await r.o.store.end(records);
+    await r.o.store.end(sent, skipped);
   } catch (error) {
-    r.o.logger.warn({ err: error, reminders: records.length }, 'vote reminders: could not record that reminders were sent or skipped; if the agent restarts before the next write succeeds, the sent ones are dropped as duplicates and the skipped ones counted again');
+    r.o.logger.warn({ err: error, reminders: sent.length + skipped.length }, 'vote reminders: could not record that reminders were sent or skipped; if the agent restarts before the next write succeeds, the sent ones are dropped as duplicates and the skipped ones counted again');
   }
-}
-
-/** Schedules the reminders of `votes` and records them durably; true when any was added. */
-async function scheduleVotes(r: RemindersState, votes: readonly Vote[]): Promise<boolean> {
-  const kept: ReminderRecord[] = [];
-  let replaced = 0;
-  const at = r.o.now();
-  for (const vote of votes) {
-    const result = r.table.add(vote, at);
-    if (result !== 'scheduled' && result !== 'replaced') continue;
-    if (result === 'replaced') replaced += 1;
-    kept.push(recordOfVote(vote)!);
-  }
-  if (kept.length === 0) return false;
-  await r.o.store.keep(kept);
-  counted(r, kept.length - replaced, replaced);
-  return true;
 }
 
 export const realTimer: Schedule = (callback, delayMs) => {
@@ -224,13 +208,23 @@ export const realTimer: Schedule = (callback, delayMs) => {
   return () => clearTimeout(handle);
 };
 
+/** The newest first, at most 10: what a store keeps of the reminders sent. */
+export function withSent(lastSent: readonly ReminderRecord[], sent: readonly ReminderRecord[]): ReminderRecord[] {
+  return [...[...sent].reverse(), ...lastSent].slice(0, 10);
+}
+
 /** A store that keeps nothing across restarts (a memory store, tests). */
 export function createMemoryReminderStore(options: { delayMs?: number } = {}): ReminderStore {
+  let sent: ReminderRecord[] = [];
   return {
-    table: new ReminderTable(options),
+    schedule: createReminderSchedule(options.delayMs ?? 0),
     open: () => Promise.resolve(),
     keep: () => Promise.resolve(),
-    end: () => Promise.resolve(),
+    end(ended) {
+      sent = withSent(sent, ended);
+      return Promise.resolve();
+    },
+    lastSent: () => sent,
     close: () => Promise.resolve(),
     describe: () => 'memory',
   };
