@@ -40,12 +40,6 @@ export interface FileLedgerState {
   readonly compactRatio: number;
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   state: LedgerState;
-  /** The journal opened for appending, while group commits follow each other (see `appendChunk`). */
-  handle: FileStoreHandle | undefined;
-  /** An append is writing through `handle`. */
-  writing: boolean;
-  /** A let-go of `handle` is due on the next turn. */
-  letGoPending: boolean;
   directoryHandle: FileStoreHandle | undefined;
   /** Lines applied in memory, not yet handed to a write. */
   queued: string[];
@@ -94,49 +88,18 @@ async function syncDirectory(f: FileLedgerState): Promise<void> {
 }
 
 /**
- * One append: the chunk written and synced through the journal's handle (opened if it is not).
- * The handle is let go once a turn of the event loop ends with no write running or due
- * (`letGoSoon`): back-to-back group commits under load share one handle (an open and a close per
- * commit would cost about a third of the throughput), while an agent between writes holds no
- * file open for writing, so the directory can be remounted read-only under steady traffic.
+ * One append: the journal opened, the chunk written and synced, the journal closed. No file is
+ * held open for writing between writes, so the directory can be remounted read-only under traffic.
  */
 async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
-  f.writing = true;
+  const handle = await f.fs.open(f.path, 'a', 0o600);
   try {
-    const handle = f.handle ?? (await f.fs.open(f.path, 'a', 0o600));
-    f.handle = handle;
     await handle.writeFile(chunk);
     await handle.datasync();
-  } catch (error) {
-    letGo(f);
-    throw error;
   } finally {
-    f.writing = false;
+    await handle.close().catch(() => undefined);
   }
   f.bytes += Buffer.byteLength(chunk);
-  letGoSoon(f);
-}
-
-/** Closes the journal's handle in the background (the data is synced already). */
-function letGo(f: FileLedgerState): void {
-  const handle = f.handle;
-  f.handle = undefined;
-  void handle?.close().catch(() => undefined);
-}
-
-/**
- * {@link letGo} in this turn's check phase, unless a write runs or is due then: the committer
- * starts the next group's write in that same check phase (see `createCommitter`), after this
- * turn's deliveries are read. Back-to-back commits keep the handle; an agent with nothing to
- * write holds none.
- */
-function letGoSoon(f: FileLedgerState): void {
-  if (f.letGoPending) return;
-  f.letGoPending = true;
-  setImmediate(() => {
-    f.letGoPending = false;
-    if (!f.writing && !f.committer.pending) letGo(f);
-  }).unref();
 }
 
 export async function append(f: FileLedgerState): Promise<void> {
@@ -196,7 +159,6 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
     await fs.rename(tmp, path);
     renamed = true;
     f.bytes = Buffer.byteLength(text);
-    letGo(f); // it points at the replaced file now
     await syncDirectory(f);
     f.rewrites += 1;
     f.headerOutdated = false;
@@ -300,8 +262,6 @@ export function damageWarning(f: FileLedgerState, replay: ReplayResult, rewritte
 }
 
 export async function release(f: FileLedgerState): Promise<void> {
-  await f.handle?.close().catch(() => undefined);
-  f.handle = undefined;
   await f.directoryHandle?.close().catch(() => undefined);
   f.directoryHandle = undefined;
   openHere.delete(resolve(f.path));
