@@ -18,7 +18,7 @@ const VOTE_LIFETIME_MS = DECISION_DEFAULTS.voteExpirySeconds * 1000;
 export interface ReminderRecord {
   projectId: string;
   userId: string;
-  /** Epoch ms of the vote (its key's ms). */
+  /** Epoch ms of the vote (its key's ms, see {@link recordOfVote}). */
   createdMs: number;
   /** Epoch ms when the user may vote again. */
   expiresMs: number;
@@ -27,9 +27,19 @@ export interface ReminderRecord {
   road: VoteRoad;
 }
 
+/**
+ * The vote's time: its key's ms when the key is its voter's `<user_id>:<ms>` (every vote the roads
+ * make), so that the reminder's key is `reminder:` + the vote's key even for a vote fed by hand
+ * whose key and `createdAt` disagree; else its `createdAt`.
+ */
+function createdMsOf(vote: Vote): number {
+  const ms = vote.key.slice(vote.userId.length + 1);
+  return vote.key.startsWith(`${vote.userId}:`) && /^\d{1,15}$/.test(ms) ? Number(ms) : Date.parse(vote.createdAt);
+}
+
 /** The reminder of a vote, whatever the time (undefined: the vote has no valid date). */
 export function recordOfVote(vote: Vote): ReminderRecord | undefined {
-  const createdMs = Date.parse(vote.createdAt);
+  const createdMs = createdMsOf(vote);
   if (!Number.isFinite(createdMs)) return undefined;
   const expires = Date.parse(vote.expiresAt);
   const expiresMs = Number.isFinite(expires) ? expires : createdMs + VOTE_LIFETIME_MS;

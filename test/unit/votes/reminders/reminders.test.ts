@@ -202,7 +202,7 @@ describe('reminders: what is scheduled, and when the timer is armed again', () =
   it('schedules no reminder for a vote that arrived already expired, nor for one without a date', async () => {
     const h = harness();
     await h.reminders.start();
-    await h.reminders.schedule([vote('1', T0 - 13 * HOUR), { ...vote('2', T0), createdAt: 'not a date' }]);
+    await h.reminders.schedule([vote('1', T0 - 13 * HOUR), { ...vote('2', T0), key: '2:someday', createdAt: 'not a date' }]);
     expect(await h.reminders.size()).toBe(0);
     expect(h.counts.scheduled).toBe(0);
     await h.reminders.schedule([vote('3', T0 - 11 * HOUR)]);
@@ -240,5 +240,17 @@ describe('reminders: what is scheduled, and when the timer is armed again', () =
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent.map((v) => v.key)).toEqual([`reminder:1:${T0 - 11 * HOUR}`]);
     await reminders.stop();
+  });
+});
+
+describe("a reminder's key", () => {
+  it("is reminder: and its vote's key, also for a vote fed by hand whose key and createdAt disagree", async () => {
+    const h = harness();
+    await h.reminders.start();
+    const odd = { ...vote('21', T0 - 11 * HOUR), createdAt: new Date(T0 - 11 * HOUR + 60_000).toISOString() };
+    const text = { ...vote('voter-22', T0 - 11 * HOUR), key: 'voter-22:custom' };
+    await h.reminders.schedule([odd, text]);
+    await h.time.advance(HOUR + 60_000);
+    expect(h.sent.map((v) => v.key).sort()).toEqual([`reminder:${odd.key}`, `reminder:voter-22:${T0 - 11 * HOUR}`]);
   });
 });
