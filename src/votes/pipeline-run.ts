@@ -119,7 +119,7 @@ function kick(s: PipelineRun, vote: Vote): void {
 }
 
 /** How long a pump waits at most for the ledger's append to start its fsync: a disk that hangs holds no hook up longer. */
-export const WRITE_STAGE_WAIT_MS = 10;
+const WRITE_STAGE_WAIT_MS = 10;
 
 /** Calls `pumpNow` at once, or, while the ledger's append hands its data over, once its fsync has started (or {@link WRITE_STAGE_WAIT_MS} passed). */
 export function pumpAfterWriteStage(s: PipelineRun, pumpNow: () => void): void {

@@ -79,7 +79,7 @@ export function recordInfo(record: ReminderRecord, due: number): ReminderInfo {
 }
 
 /** What {@link ReminderSchedule.put} did. */
-export type PutResult =
+type PutResult =
   /** A new reminder. */
   | 'scheduled'
   /** It replaced (superseded) the reminder of an older vote of the same voter. */
