@@ -91,4 +91,5 @@ export function replayLines<R>(text: string, format: JournalFormat<R>, apply: (r
 }
 
 /** {@link replayLines} of a vote journal (`votes.journal`, see `JournalRecord`). */
-export const replayJournal = (text: string, apply: (record: JournalRecord) => void): ReplayResult => replayLines(text, { readHeader, parseRecord }, apply);
+export const replayJournal = (text: string, apply: (record: JournalRecord) => void): ReplayResult =>
+  replayLines(text, { readHeader, parseRecord }, apply);

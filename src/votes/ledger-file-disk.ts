@@ -75,7 +75,12 @@ export interface FileLedgerState {
 }
 
 const failureError = (f: FileLedgerState, what: string, error: unknown) =>
-  new StoreError(`cannot ${what} ${f.path}: ${fsReason(error)} — the change is kept in memory and the next write retries; check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
+  new StoreError(
+    `cannot ${what} ${f.path}: ${fsReason(error)} — the change is kept in memory and the next write retries; ` +
+      `check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`,
+    f.path,
+    { cause: error },
+  );
 
 async function syncDirectory(f: FileLedgerState): Promise<void> {
   try {
@@ -182,7 +187,8 @@ async function readJournal(f: FileLedgerState): Promise<string | undefined> {
     return await f.fs.readFile(f.path, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`, f.path, { cause: error });
+    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
+    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — ${fix}`, f.path, { cause: error });
   }
 }
 
@@ -191,7 +197,8 @@ export async function prepareDirectory(f: FileLedgerState): Promise<void> {
   try {
     await fs.mkdir(directory, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, directory, { cause: error });
+    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
   }
   // Snapshots of a compaction that died before its rename: never part of the journal.
   const names = await fs.readdir(directory).catch(() => [] as string[]);
@@ -212,7 +219,8 @@ async function createJournal(f: FileLedgerState): Promise<void> {
     }
     await syncDirectory(f);
   } catch (error) {
-    throw new StoreError(`cannot write the state directory ${f.directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
+    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    throw new StoreError(`cannot write the state directory ${f.directory}: ${fsReason(error)} — ${fix}`, f.path, { cause: error });
   }
   f.bytes = Buffer.byteLength(HEADER_LINE);
 }
@@ -230,13 +238,17 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
           f.state.apply(record);
         });
   if (replay?.header.kind === 'newer') {
-    throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
+    const newer = `${path} was written by a newer listing-agent (journal version ${replay.header.version})`;
+    throw new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
   }
   if (replay !== undefined && replay.tornBytes > 0) {
     await f.fs.truncate(path, replay.goodBytes).catch((error: unknown) => {
       throw new StoreError(`cannot cut the torn last record off ${path}: ${fsReason(error)}`, path, { cause: error });
     });
-    f.warnings.push(`${path} ended in a torn record (the process stopped in the middle of a write): dropped its ${replay.tornBytes} bytes; that record had not been acknowledged`);
+    f.warnings.push(
+      `${path} ended in a torn record (the process stopped in the middle of a write): ` +
+        `dropped its ${replay.tornBytes} bytes; that record had not been acknowledged`,
+    );
   }
   f.bytes = replay?.goodBytes ?? 0;
   if (f.bytes === 0) {
@@ -258,7 +270,8 @@ export function damageWarning(f: FileLedgerState, replay: ReplayResult, rewritte
   const what = replay.corruptCount > 0 ? `${replay.corruptCount} unreadable line(s) (line ${lines})` : 'no header line';
   const kept = `kept its ${replay.records} readable records`;
   if (!rewritten) return `${f.path} has ${what}: ${kept}; rewriting it failed, so this repeats at the next open`;
-  return `${f.path} had ${what}: ${kept} and rewrote it without the damage${aside === undefined ? '' : `; the damaged journal is kept as ${aside}`}`;
+  const keptAside = aside === undefined ? '' : `; the damaged journal is kept as ${aside}`;
+  return `${f.path} had ${what}: ${kept} and rewrote it without the damage${keptAside}`;
 }
 
 export async function release(f: FileLedgerState): Promise<void> {

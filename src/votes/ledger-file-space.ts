@@ -82,7 +82,10 @@ export async function giveUpReserve(fs: JournalFs, reserve: Reserve): Promise<bo
 export interface UnwrittenRecords {
   /** Votes whose hooks succeeded (or gave up) without their record on disk: their hooks run again at the next start. */
   rewardedAgain: string[];
-  /** New votes whose pending record is not on disk: they were answered 503 (or their cursor page not stored), so the service sends them again. */
+  /**
+   * New votes whose pending record is not on disk: they were answered 503 (or their cursor page
+   * not stored), so the service sends them again.
+   */
   notRecorded: string[];
 }
 
@@ -123,8 +126,10 @@ export class LedgerCloseError extends StoreError {
     const again =
       rewardedAgain.length === 0
         ? 'no vote whose hooks ran is concerned'
-        : `${rewardedAgain.length} vote(s) whose hooks succeeded (or gave up) are not recorded as done, so their hooks run again at the next start: ${listKeys(rewardedAgain)}`;
-    const lost = notRecorded.length === 0 ? '' : `; ${notRecorded.length} new vote(s) were never recorded and were refused, so the service sends them again`;
+        : `${rewardedAgain.length} vote(s) whose hooks succeeded (or gave up) are not recorded as done, ` +
+          `so their hooks run again at the next start: ${listKeys(rewardedAgain)}`;
+    const refused = `${notRecorded.length} new vote(s) were never recorded and were refused, so the service sends them again`;
+    const lost = notRecorded.length === 0 ? '' : `; ${refused}`;
     super(`could not write the last records of ${path} at close: ${reason}; ${again}${lost}`, path, { cause });
     this.rewardedAgain = rewardedAgain;
     this.notRecorded = notRecorded;

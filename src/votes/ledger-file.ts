@@ -3,8 +3,10 @@ import { createCommitter } from '../store/committer.js';
 import { fsReason, StoreError } from '../store/errors.js';
 import { createWriteHealth, describeWriteProblem, type WriteHealth } from '../store/write-health.js';
 import { nodeJournalFs, type JournalFs } from './journal.js';
-import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite, type FileLedgerState } from './ledger-file-disk.js';
-import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX, takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
+import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite } from './ledger-file-disk.js';
+import type { FileLedgerState } from './ledger-file-disk.js';
+import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX } from './ledger-file-space.js';
+import { takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
 import { createLedgerOperations } from './ledger-ops.js';
 import { recordLine, type JournalRecord } from './ledger-records.js';
 import { createLedgerState } from './ledger-state.js';
@@ -113,7 +115,8 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
       if (f.phase === 'open' && !f.health.writable && votes.some((vote) => !f.state.has(vote.key))) {
         f.health.nudge();
         const reason = f.health.state().reason ?? 'the state directory cannot be written';
-        return Promise.reject(new StoreError(`cannot record new votes in ${f.path}: ${reason}; they are refused until a write there succeeds again`, f.path));
+        const message = `cannot record new votes in ${f.path}: ${reason}; they are refused until a write there succeeds again`;
+        return Promise.reject(new StoreError(message, f.path));
       }
       return operations.recordPending(votes);
     },
@@ -146,7 +149,8 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
   const fs = options.fs ?? nodeJournalFs;
   const now = options.now ?? Date.now;
   const path = join(options.directory, JOURNAL);
-  const shared = options.writeHealth !== undefined && resolve(options.writeHealth.directory) === resolve(options.directory) ? options.writeHealth : undefined;
+  const given = options.writeHealth;
+  const shared = given !== undefined && resolve(given.directory) === resolve(options.directory) ? given : undefined;
   const f: FileLedgerState = {
     directory: options.directory,
     path,
@@ -168,7 +172,7 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     rewrites: 0,
     closing: undefined,
     committer: createCommitter(() => commitWrite(f)),
-    health: shared ?? createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) }),
+    health: shared ?? ownHealth(options, fs, now),
     ownsHealth: shared === undefined,
     reserve: { path: `${path}${RESERVE_SUFFIX}`, bytes: options.reserveBytes ?? DEFAULT_RESERVE_BYTES, held: false },
     restoreWanted: false,
@@ -178,7 +182,14 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
   return f;
 }
 
-/** The committer's write: an append (or the rewrite), then the reserve taken back when a probe asked; the outcome told to the write health. */
+function ownHealth(options: FileVoteLedgerOptions, fs: JournalFs, now: () => number): WriteHealth {
+  return createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) });
+}
+
+/**
+ * The committer's write: an append (or the rewrite), then the reserve taken back when a probe
+ * asked; the outcome told to the write health.
+ */
 async function commitWrite(f: FileLedgerState): Promise<void> {
   try {
     await (f.rewriteWanted ? rewrite(f) : append(f));
@@ -189,7 +200,8 @@ async function commitWrite(f: FileLedgerState): Promise<void> {
   if (f.restoreWanted) {
     f.restoreWanted = false;
     // Not thrown: the records just written are on disk, whatever the reserve does.
-    f.restoreError = await (f.reserve.held ? touchReserve(f.fs, f.reserve) : takeReserve(f.fs, f.reserve)).then(() => undefined, (error: unknown) => error);
+    const restore = f.reserve.held ? touchReserve(f.fs, f.reserve) : takeReserve(f.fs, f.reserve);
+    f.restoreError = await restore.then(() => undefined, (error: unknown) => error);
   }
   f.health.succeeded();
 }
@@ -231,7 +243,11 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
       (error: unknown) => {
         // The ledger opens all the same: what is pending runs, and new votes wait for room.
         f.health.failed(error);
-        f.warnings.push(`could not keep ${f.reserve.bytes} bytes free for finished votes in ${f.reserve.path}: ${describeWriteProblem(f.directory, error)}; new votes are refused until the directory takes writes again`);
+        const problem = describeWriteProblem(f.directory, error);
+        f.warnings.push(
+          `could not keep ${f.reserve.bytes} bytes free for finished votes in ${f.reserve.path}: ${problem}; ` +
+            'new votes are refused until the directory takes writes again',
+        );
       },
     );
     return f.state.pending();

@@ -3,7 +3,10 @@ import { copyVote, type DeadLetterFilter, type LedgerState } from './ledger-stat
 import type { DeadLetter, Vote, VoteLedger } from './types.js';
 
 /** The changing half of a {@link VoteLedger}, shared by the memory and the file ledger. */
-export type LedgerOperations = Pick<VoteLedger, 'recordPending' | 'recordHookDone' | 'recordComplete' | 'recordDeadLetter' | 'takeDeadLetters'>;
+export type LedgerOperations = Pick<
+  VoteLedger,
+  'recordPending' | 'recordHookDone' | 'recordComplete' | 'recordDeadLetter' | 'takeDeadLetters'
+>;
 
 /**
  * Turns each change into journal records, applies them to the `current()` state at once (so `has()` answers
@@ -47,7 +50,8 @@ export function createLedgerOperations(
 
     recordComplete: (key) => change('record a finished vote in', [{ t: 'c', k: key }]),
 
-    recordDeadLetter: (letter: DeadLetter) => change('record a dead letter in', [{ t: 'd', l: { ...letter, vote: copyVote(letter.vote) } }]),
+    recordDeadLetter: (letter: DeadLetter) =>
+      change('record a dead letter in', [{ t: 'd', l: { ...letter, vote: copyVote(letter.vote) } }]),
 
     async takeDeadLetters(filter?: DeadLetterFilter) {
       requireOpen('take dead letters from');

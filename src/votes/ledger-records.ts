@@ -144,7 +144,8 @@ function version2Vote(f: readonly unknown[]): Vote | undefined {
   const [, keyField, userId, platformId, projectId, weight, createdAt, expiresAt, road] = f;
   if (!isString(userId) || (road !== 0 && road !== 1)) return undefined;
   const key = typeof keyField === 'number' && Number.isSafeInteger(keyField) && keyField >= 0 ? `${userId}:${keyField}` : keyField;
-  const vote: Record<string, unknown> = { key, userId, platformId, projectId, weight, createdAt, expiresAt, road: road === 1 ? 'webhook' : 'poll' };
+  const roadName = road === 1 ? 'webhook' : 'poll';
+  const vote: Record<string, unknown> = { key, userId, platformId, projectId, weight, createdAt, expiresAt, road: roadName };
   if (f.length >= 10 && f[9] !== null) vote.voteId = f[9];
   if (f.length === 12) vote.user = { name: f[10], avatarUrl: f[11] };
   if (vote.voteId !== undefined && !isString(vote.voteId)) return undefined;

@@ -188,7 +188,9 @@ function snapshotBytes(m: LedgerMaps): number {
   // `{"t":"k","k":"<key>","e":1700000000000}\n` is 33 bytes besides the key.
   let bytes = 0;
   for (const key of m.known.keys()) if (!m.live.has(key)) bytes += key.length + 33;
-  for (const entry of m.live.values()) bytes += JSON.stringify(entry.vote).length + 40 + entry.done.join('","').length + entry.deadLettered.join('","').length;
+  for (const entry of m.live.values()) {
+    bytes += JSON.stringify(entry.vote).length + 40 + entry.done.join('","').length + entry.deadLettered.join('","').length;
+  }
   for (const letter of m.letters.values()) bytes += JSON.stringify(letter).length + 14;
   return bytes;
 }

@@ -36,7 +36,8 @@ const isString = (value: unknown): value is string => typeof value === 'string';
 function scheduled(f: readonly unknown[]): ReminderRecord | undefined {
   const [projectId, userId, platformId, weight, createdMs, expiresMs, road] = f;
   if (!isString(projectId) || !isString(userId) || !(platformId === null || isString(platformId))) return undefined;
-  if (typeof weight !== 'number' || typeof createdMs !== 'number' || typeof expiresMs !== 'number' || (road !== 0 && road !== 1)) return undefined;
+  if (typeof weight !== 'number' || typeof createdMs !== 'number' || typeof expiresMs !== 'number') return undefined;
+  if (road !== 0 && road !== 1) return undefined;
   return { projectId, userId, platformId, weight, createdMs, expiresMs, road: road === 1 ? 'webhook' : 'poll' };
 }
 
@@ -79,7 +80,8 @@ async function version2Records(fs: Pick<FileStoreFs, 'readFile'>, directory: str
       text = await fs.readFile(path, 'utf8');
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') continue;
-      throw new StoreError(`cannot read ${path}: ${fsReason(error)} — fix its permissions so that the vote reminders it holds can be carried over`, path, { cause: error });
+      const fix = 'fix its permissions so that the vote reminders it holds can be carried over';
+      throw new StoreError(`cannot read ${path}: ${fsReason(error)} — ${fix}`, path, { cause: error });
     }
     const records: JournalRecord[] = [];
     const replay = replayJournal(text, (record) => void records.push(record));
@@ -89,7 +91,11 @@ async function version2Records(fs: Pick<FileStoreFs, 'readFile'>, directory: str
 }
 
 /** The reminders the journals of `stateDirectory` held as version 2, into `schedule` (see the module comment). */
-export async function carryOver(fs: Pick<FileStoreFs, 'readFile'>, stateDirectory: string, schedule: ReminderSchedule): Promise<CarriedOver> {
+export async function carryOver(
+  fs: Pick<FileStoreFs, 'readFile'>,
+  stateDirectory: string,
+  schedule: ReminderSchedule,
+): Promise<CarriedOver> {
   const rewards = await version2Records(fs, stateDirectory);
   const own = await version2Records(fs, join(stateDirectory, 'reminders'));
   const found = replayReminders(rewards, schedule, true);

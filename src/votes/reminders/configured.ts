@@ -45,7 +45,8 @@ function configuredReminderHooks(
 ): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const settings = config.votes.reminders;
-  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' });
+  const names = { reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' };
+  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, ...names });
   const stream = config.votes.stream;
   if (stream.enabled && redis !== undefined) {
     const markerTtlMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
@@ -58,7 +59,8 @@ function configuredReminderHooks(
 
 /** Why the reminders do not start with no hook at all: a reminder nobody receives is never `sent`. */
 const NO_REMINDER_HOOK =
-  "nothing receives the reminders: add a hook to votes.reminders.hooks, set votes.stream.enabled, or attach a listener with agent.on('reminder', ...) before the agent starts";
+  'nothing receives the reminders: add a hook to votes.reminders.hooks, set votes.stream.enabled, ' +
+  "or attach a listener with agent.on('reminder', ...) before the agent starts";
 
 /** The running reminders of a votes capability. */
 export interface RunningReminders {
@@ -99,7 +101,8 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const listeners = () => context.listeners?.('reminder') ?? [];
   // The `reminder` event takes part only when it has a listener as the reminders start (D1 of issue 32).
   const inProcess = listeners().length > 0 ? { listeners } : {};
-  const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...(options.redis ? { redis: options.redis } : {}) });
+  const redis = options.redis ? { redis: options.redis } : {};
+  const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...redis });
   if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_REMINDER_HOOK);
   const directory = options.directory ?? stateDirectory(config);
   const store = options.kind === 'redis' ? undefined : reminderStore(options.kind, directory, settings.delay, logger);
@@ -151,30 +154,47 @@ function reminderStore(kind: 'file' | 'memory', directory: string, delayMs: numb
 }
 
 /** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
-function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, directory: string, keepKeysForMs: number): VoteLedger {
+function reminderLedger(
+  context: CapabilityContext<VotesEvents>,
+  options: StartRemindersOptions,
+  directory: string,
+  keepKeysForMs: number,
+): VoteLedger {
   const { config, now } = context;
   if (options.kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
   if (options.kind === 'redis') {
     if (options.redis === undefined || options.agentId === undefined || config.state.redis === undefined) {
-      throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need state.redis and the agent\'s Redis connection and agent ID');
+      const needs = 'vote reminders on Redis need state.redis and the agent\'s Redis connection and agent ID';
+      throw new ListingAgentError('votes_ledger_redis', needs);
     }
-    return createRedisVoteLedger({ connection: options.redis, agentId: options.agentId, leaseMs: config.state.redis.lease, keepKeysForMs, now, namespace: REDIS_KEYS.remindersLedger, logger: context.logger });
+    const { redis, agentId } = options;
+    const shared = { connection: redis, agentId, leaseMs: config.state.redis.lease, namespace: REDIS_KEYS.remindersLedger };
+    return createRedisVoteLedger({ ...shared, keepKeysForMs, now, logger: context.logger });
   }
   return createFileVoteLedger({ directory: join(directory, 'reminders'), keepKeysForMs, now });
 }
 
 /** The timer over the schedule: shared in Redis (the leader fires), or this agent's own store's. */
-function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>, store: ReminderStore | undefined): Reminders {
+function makeReminders(
+  context: CapabilityContext<VotesEvents>,
+  options: StartRemindersOptions,
+  send: (votes: readonly Vote[]) => Promise<unknown>,
+  store: ReminderStore | undefined,
+): Reminders {
   const { config, logger, metrics, now } = context;
   const settings = config.votes.reminders;
-  const common = { send, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
+  const count = (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n);
+  const common = { send, maxLatenessMs: settings.maxLateness, logger, now, count };
   const leadership = options.leadership;
   if (store === undefined) {
-    if (options.redis === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need the agent\'s Redis connection');
-    return createRedisReminders({ ...common, delayMs: settings.delay, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
+    const connection = options.redis;
+    if (connection === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need a Redis connection');
+    const look = options.lookMs ? { lookMs: options.lookMs } : {};
+    return createRedisReminders({ ...common, ...look, delayMs: settings.delay, connection, mayFire: () => leadership?.isLeader ?? true });
   }
   // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
-  return createReminders({ ...common, store, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
+  const mayFire = leadership ? { mayFire: () => leadership.isLeader } : {};
+  return createReminders({ ...common, ...mayFire, store, maxStepMs: options.lookMs ?? 60_000 });
 }
 
 /** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */

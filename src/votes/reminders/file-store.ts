@@ -100,7 +100,8 @@ export function replayReminders(text: string, schedule: ReminderSchedule): { sen
 
 /** The error of a journal written by a newer version (the agent and the CLI say the same). */
 export function newerJournalError(path: string, version: number): StoreError {
-  return new StoreError(`${path} was written by a newer listing-agent (reminders journal version ${version}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
+  const newer = `${path} was written by a newer listing-agent (reminders journal version ${version})`;
+  return new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
 }
 
 /** Options of {@link createFileReminderStore}. */
@@ -169,7 +170,11 @@ export function createFileReminderStore(options: FileReminderStoreOptions): Remi
     keep: (records) => record(records.map((r) => ({ t: 's', r }))),
     end(sent, skipped) {
       s.sent = withSent(s.sent, sent);
-      return record([...sent.map((r): ReminderLine => ({ t: 'e', r, sent: true })), ...skipped.map((r): ReminderLine => ({ t: 'e', r, sent: false }))]);
+      // Ends are what make the journal outgrow what it holds: the timer's write compacts it, not an ingestion's.
+      const held = (s.schedule.size + s.sent.length) * LINE_BYTES;
+      if (s.bytes >= s.compactMinBytes && s.bytes >= s.compactRatio * held) s.rewriteWanted = true;
+      const ended = (sentToo: boolean) => (r: ReminderRecord): ReminderLine => ({ t: 'e', r, sent: sentToo });
+      return record([...sent.map(ended(true)), ...skipped.map(ended(false))]);
     },
     lastSent: () => s.sent,
     async close() {
@@ -178,7 +183,10 @@ export function createFileReminderStore(options: FileReminderStoreOptions): Remi
       await s.committer.commit().catch((error: unknown) => {
         // Lost: the ends of reminders sent (the reminder pipeline drops them as duplicates at the
         // next start) and schedules whose votes were refused (the service sends those votes again).
-        s.logger.warn({ journal: s.path, err: fsReason(error) }, 'vote reminders: the last records could not be written at stop; reminders sent just before are handed over again (and dropped as duplicates) at the next start');
+        const what =
+          'vote reminders: the last records could not be written at stop; ' +
+          'reminders sent just before are handed over again (and dropped as duplicates) at the next start';
+        s.logger.warn({ journal: s.path, err: fsReason(error) }, what);
       });
     },
     describe: () => s.path,
@@ -190,14 +198,16 @@ async function readText(s: FileState): Promise<string | undefined> {
     return await s.fs.readFile(s.path, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${s.path}: ${fsReason(error)} — fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`, s.path, { cause: error });
+    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
+    throw new StoreError(`cannot read ${s.path}: ${fsReason(error)} — ${fix}`, s.path, { cause: error });
   }
 }
 
 async function open(s: FileState): Promise<void> {
   const { directory } = s;
   await s.fs.mkdir(directory, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
-    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, directory, { cause: error });
+    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
   });
   s.schedule.clear();
   s.queued = [];
@@ -216,22 +226,23 @@ async function open(s: FileState): Promise<void> {
     s.sent = sent;
     s.bytes = replay.goodBytes;
     if (replay.corruptCount > 0 || replay.tornBytes > 0 || replay.header.kind === 'missing') {
-      s.logger.warn({ journal: s.path, unreadableLines: replay.corruptCount, tornBytes: replay.tornBytes }, `vote reminders: ${s.path} had damaged lines: kept its ${replay.records} readable records and rewrote it without the damage`);
+      const fields = { journal: s.path, unreadableLines: replay.corruptCount, tornBytes: replay.tornBytes };
+      const kept = `kept its ${replay.records} readable records and rewrote it without the damage`;
+      s.logger.warn(fields, `vote reminders: ${s.path} had damaged lines: ${kept}`);
       s.rewriteWanted = true;
     }
     // Carried over at an earlier start: the copies of version 2 journals are not needed any more.
-    for (const aside of [join(directory, VERSION_2_ASIDE), join(directory, 'reminders', VERSION_2_ASIDE)]) await s.fs.unlink(aside).catch(() => undefined);
+    const asides = [join(directory, VERSION_2_ASIDE), join(directory, 'reminders', VERSION_2_ASIDE)];
+    for (const aside of asides) await s.fs.unlink(aside).catch(() => undefined);
   }
   if (s.rewriteWanted) await s.committer.commit(s.committer.change());
 }
 
-/** The committer's write: the queued lines appended, or a snapshot when one is wanted or due. */
+/** The committer's write: the queued lines appended, or a snapshot when one is wanted. */
 async function write(s: FileState): Promise<void> {
   const lines = s.queued; // the snapshot of the queue, before any await (the committer's rule)
   s.queued = [];
-  const snapshotBytes = (s.schedule.size + s.sent.length) * LINE_BYTES;
-  if (s.rewriteWanted || (s.bytes >= s.compactMinBytes && s.bytes >= s.compactRatio * snapshotBytes)) {
-    s.rewriteWanted = true;
+  if (s.rewriteWanted) {
     await rewrite(s);
     s.rewriteWanted = false;
     return;
@@ -256,7 +267,12 @@ async function write(s: FileState): Promise<void> {
 }
 
 const writeError = (s: FileState, what: string, error: unknown) =>
-  new StoreError(`cannot ${what} ${s.path}: ${fsReason(error)} — the vote reminders are kept in memory and the next write retries; check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`, s.path, { cause: error });
+  new StoreError(
+    `cannot ${what} ${s.path}: ${fsReason(error)} — the vote reminders are kept in memory and the next write retries; ` +
+      `check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`,
+    s.path,
+    { cause: error },
+  );
 
 /** Writes the snapshot to a temporary file, fsyncs it, renames it over the journal and fsyncs the directory. */
 async function rewrite(s: FileState): Promise<void> {

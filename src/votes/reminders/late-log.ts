@@ -41,10 +41,12 @@ export function createLateLog(options: LateLogOptions): LateLog {
     if (lastLineAt === undefined) {
       logger.warn(
         { skipped: pending, maxLateness: maxLatenessMs },
-        'vote reminders due longer than votes.reminders.maxLateness ago were skipped (they came due while no agent could send them); raise votes.reminders.maxLateness to send such reminders late. More skipped in this run are summed in one line per 10 min',
+        'vote reminders due longer than votes.reminders.maxLateness ago were skipped (they came due while no agent could send them); ' +
+          'raise votes.reminders.maxLateness to send such reminders late. More skipped in this run are summed in one line per 10 min',
       );
     } else {
-      logger.warn({ skipped: pending, maxLateness: maxLatenessMs, sinceMs: now() - lastLineAt }, 'more vote reminders due longer than votes.reminders.maxLateness ago were skipped since the last line');
+      const fields = { skipped: pending, maxLateness: maxLatenessMs, sinceMs: now() - lastLineAt };
+      logger.warn(fields, 'more vote reminders due longer than votes.reminders.maxLateness ago were skipped since the last line');
     }
     lastLineAt = now();
     pending = 0;

@@ -48,8 +48,8 @@ function parseLine(line: string): ReminderRecord | undefined {
     weight: Number(weight),
     road: road === 'webhook' ? 'webhook' : 'poll',
   };
-  if (projectId === '' || userId === '' || !Number.isFinite(record.createdMs) || !Number.isFinite(record.expiresMs) || !Number.isFinite(record.weight)) return undefined;
-  return record;
+  if (projectId === '' || userId === '') return undefined;
+  return [record.createdMs, record.expiresMs, record.weight].every(Number.isFinite) ? record : undefined;
 }
 
 /** What the status page and the CLI show of a line due at `due` (undefined: a damaged line). */
@@ -166,7 +166,12 @@ export function createRedisReminders(options: RedisRemindersOptions): Reminders 
   const s: RedisRemindersState = {
     o: options,
     keys: [connection.key(REDIS_KEYS.reminders), connection.key(REDIS_KEYS.remindersDue), connection.key(REDIS_KEYS.remindersSent)],
-    scripts: { schedule: connection.script(SCHEDULE), due: connection.script(DUE), remove: connection.script(REMOVE), list: connection.script(LIST) },
+    scripts: {
+      schedule: connection.script(SCHEDULE),
+      due: connection.script(DUE),
+      remove: connection.script(REMOVE),
+      list: connection.script(LIST),
+    },
     running: false,
     cancel: undefined,
     firing: Promise.resolve(),
@@ -251,7 +256,8 @@ async function fireNow(s: RedisRemindersState, reminders: Reminders): Promise<vo
     if (s.failing) s.o.logger.info({}, 'vote reminders: Redis answers again; firing resumes');
     s.failing = false;
   } catch (error) {
-    if (!s.failing) s.o.logger.warn({ err: error, retryInMs: s.o.lookMs ?? LOOK_MS }, 'vote reminders could not be fired (Redis); they stay scheduled and are tried again');
+    const what = 'vote reminders could not be fired (Redis); they stay scheduled and are tried again';
+    if (!s.failing) s.o.logger.warn({ err: error, retryInMs: s.o.lookMs ?? LOOK_MS }, what);
     s.failing = true;
   }
   s.late.endLook();
@@ -261,7 +267,8 @@ async function fireNow(s: RedisRemindersState, reminders: Reminders): Promise<vo
 async function fireBatch(s: RedisRemindersState): Promise<boolean> {
   const now = s.o.now();
   const maxLatenessMs = s.o.maxLatenessMs ?? 3_600_000;
-  const reply = (await s.scripts.due.run(s.keys, [now, BATCH]).catch((error: unknown) => Promise.reject(redisFailure('read the due reminders', error)))) as string[];
+  const due = s.scripts.due.run(s.keys, [now, BATCH]);
+  const reply = (await due.catch((error: unknown) => Promise.reject(redisFailure('read the due reminders', error)))) as string[];
   const send: string[] = [];
   const late: string[] = [];
   for (let i = 0; i < reply.length; i += 2) (now - Number(reply[i + 1]) > maxLatenessMs ? late : send).push(String(reply[i]));
@@ -277,7 +284,8 @@ async function fireBatch(s: RedisRemindersState): Promise<boolean> {
   for (const line of send) args.push(line, '1');
   for (const line of late) args.push(line, '0');
   if (args.length > 0) {
-    const next: unknown = await s.scripts.remove.run(s.keys, args).catch((error: unknown) => Promise.reject(redisFailure('remove fired reminders', error)));
+    const removed = s.scripts.remove.run(s.keys, args);
+    const next: unknown = await removed.catch((error: unknown) => Promise.reject(redisFailure('remove fired reminders', error)));
     s.nextDue = next === null || next === false ? undefined : Number(next);
   } else {
     const head = await listLines(s, 1);

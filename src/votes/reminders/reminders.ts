@@ -3,7 +3,8 @@ import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline-parts.js';
 import type { Vote } from '../types.js';
 import { createLateLog, type LateLog } from './late-log.js';
-import { createReminderSchedule, recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord, type ReminderSchedule } from './schedule.js';
+import { createReminderSchedule, recordInfo, recordOfVote, reminderVote } from './schedule.js';
+import type { ReminderInfo, ReminderRecord, ReminderSchedule } from './schedule.js';
 
 /*
  * The reminder timer over the schedule (`schedule.ts`): one timer, armed for the soonest due
@@ -198,7 +199,10 @@ async function endInStore(r: RemindersState, sent: readonly ReminderRecord[], sk
   try {
     await r.o.store.end(sent, skipped);
   } catch (error) {
-    r.o.logger.warn({ err: error, reminders: sent.length + skipped.length }, 'vote reminders: could not record that reminders were sent or skipped; if the agent restarts before the next write succeeds, the sent ones are dropped as duplicates and the skipped ones counted again');
+    const what =
+      'vote reminders: could not record that reminders were sent or skipped; if the agent restarts before the next write ' +
+      'succeeds, the sent ones are dropped as duplicates and the skipped ones counted again';
+    r.o.logger.warn({ err: error, reminders: sent.length + skipped.length }, what);
   }
 }
 

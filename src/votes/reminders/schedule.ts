@@ -43,7 +43,8 @@ export function recordOfVote(vote: Vote): ReminderRecord | undefined {
   if (!Number.isFinite(createdMs)) return undefined;
   const expires = Date.parse(vote.expiresAt);
   const expiresMs = Number.isFinite(expires) ? expires : createdMs + VOTE_LIFETIME_MS;
-  return { projectId: vote.projectId, userId: vote.userId, createdMs, expiresMs, platformId: vote.platformId, weight: vote.weight, road: vote.road };
+  const { projectId, userId, platformId, weight, road } = vote;
+  return { projectId, userId, createdMs, expiresMs, platformId, weight, road };
 }
 
 /**
@@ -192,7 +193,8 @@ export function createReminderSchedule(delayMs = 0): ReminderSchedule {
       return soonest === Number.POSITIVE_INFINITY ? undefined : soonest + delayMs;
     },
     dueOf: (record) => record.expiresMs + delayMs,
-    list: (limit = Number.POSITIVE_INFINITY) => first(all(), limit).map((record) => ({ due: record.expiresMs + delayMs, record: { ...record } })),
+    list: (limit = Number.POSITIVE_INFINITY) =>
+      first(all(), limit).map((record) => ({ due: record.expiresMs + delayMs, record: { ...record } })),
     records: () => [...all()].map((record) => ({ ...record })),
     clear() {
       byProject.clear();
