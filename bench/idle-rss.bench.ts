@@ -42,7 +42,7 @@ const BASELINE = process.env.BENCH_BASELINE_CLI ?? CLI_PATH;
 const ALL: Variant[] = [
   { label: 'plain', cliPath: BASELINE },
   { label: 'packaged', nodeArgs: [...PACKAGED.nodeArgs], env: { ...PACKAGED.env } },
-  // Trials (BENCHMARKS.md, "Footprint"): each setting alone, and what was not kept.
+  // Trials (docs/decisions/measurements-before-issue-33.md, "Footprint"): each setting alone, and what was not kept.
   { label: 'mmap', env: MMAP, cliPath: BASELINE },
   { label: 'semi 2', nodeArgs: ['--max-semi-space-size=2'], cliPath: BASELINE },
   { label: 'semi 1 + mmap', nodeArgs: ['--max-semi-space-size=1'], env: MMAP, cliPath: BASELINE },

@@ -15,7 +15,7 @@ export const AUTOPOSTER_PATH = join(ROOT, 'bench', 'helpers', 'autoposter.mjs');
 
 /**
  * What the two packaged ways (Dockerfile `ENV` and `ENTRYPOINT`, deploy/listing-agent.service
- * `Environment=` and `ExecStart=`) give the daemon for its idle memory (BENCHMARKS.md, "Footprint").
+ * `Environment=` and `ExecStart=`) give the daemon for its idle memory (docs/decisions/measurements-before-issue-33.md, "Footprint").
  */
 export const PACKAGED = { nodeArgs: ['--max-semi-space-size=2'], env: { MALLOC_MMAP_THRESHOLD_: '131072' } } as const;
 
@@ -64,9 +64,8 @@ export interface Daemon {
   stop(): Promise<number | null>;
 }
 
-/** Spawns the daemon with `options`; its state directory goes away on `stop()`. */
-export function spawnDaemon(options: DaemonOptions): Daemon {
-  const dir = mkdtempSync(join(tmpdir(), 'listing-agent-bench-'));
+/** The daemon's environment for `options`, its state in `dir`: LISTING_AGENT_* variables only, as in the container. */
+function daemonEnv(options: DaemonOptions, dir: string): Record<string, string> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'production',
@@ -95,11 +94,17 @@ export function spawnDaemon(options: DaemonOptions): Daemon {
     env.LISTING_AGENT_WEBHOOKS_LISTEN = '127.0.0.1:0';
     env.LISTING_AGENT_WEBHOOKS_SECRETS = WEBHOOK_SECRET;
   }
-  Object.assign(env, options.env);
+  return { ...env, ...options.env };
+}
 
+/** Spawns the daemon with `options`; its state directory goes away on `stop()`. */
+export function spawnDaemon(options: DaemonOptions): Daemon {
+  const dir = mkdtempSync(join(tmpdir(), 'listing-agent-bench-'));
+  const env = daemonEnv(options, dir);
   const spawnedAtEpoch = Date.now();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.cliPath ?? CLI_PATH, 'run'], { cwd: dir, env, stdio: 'pipe' });
+  const args = [...(options.nodeArgs ?? []), options.cliPath ?? CLI_PATH, 'run'];
+  const child = spawn(process.execPath, args, { cwd: dir, env, stdio: 'pipe' });
   const lines: LogLine[] = [];
   const waiters: Array<{ msg: string; resolve: (line: LogLine) => void }> = [];
   let pending = '';
@@ -155,7 +160,14 @@ export function spawnDaemon(options: DaemonOptions): Daemon {
 }
 
 /** The autoposter child (bench/helpers/autoposter.mjs) against `origin`. */
-export function spawnAutoposter(options: { origin: string; token: string; serverCount: number; shardCount: number; intervalMs?: number; nodeArgs?: string[] }) {
+export function spawnAutoposter(options: {
+  origin: string;
+  token: string;
+  serverCount: number;
+  shardCount: number;
+  intervalMs?: number;
+  nodeArgs?: string[];
+}) {
   const spawnedAtEpoch = Date.now();
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), AUTOPOSTER_PATH], {
@@ -229,5 +241,7 @@ export async function machine(): Promise<string> {
   const os = await import('node:os');
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const [one] = os.loadavg();
-  return `${cpu}, ${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; 1-min load average at start ${one!.toFixed(2)}`;
+  const memory = `${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`;
+  const system = `${os.type()} ${os.release()}, Node ${process.version}`;
+  return `${cpu}, ${os.availableParallelism()} cores, ${memory}, ${system}; 1-min load average at start ${one!.toFixed(2)}`;
 }

@@ -1,13 +1,14 @@
 /**
- * Deliveries and load for bench/webhooks.bench.ts: a pool of distinct, pre-signed 1 KiB bodies
- * (v1 `vote.create` with `x-topgg-signature`, or legacy v0 `upvote` with `Authorization`), and an
- * autocannon run that cycles through the pool, one distinct vote per request over all connections.
+ * Deliveries and load for bench/webhooks.bench.ts and bench/latency.bench.ts: a pool of distinct,
+ * pre-signed 1 KiB bodies (v1 `vote.create` with `x-topgg-signature`, or legacy v0 `upvote` with
+ * `Authorization`), an autocannon run that cycles through the pool, one distinct vote per request
+ * over all connections, and the server processes (bench/helpers/webhook-target.mjs).
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { signDelivery } from '../../src/contract/signature.js';
+import { signDelivery } from '../../src/public/webhooks.js';
 
 /** Every body is padded to exactly this many bytes. */
 export const BODY_BYTES = 1024;
@@ -35,7 +36,13 @@ const snowflake = (base: bigint, n: number) => String(base + BigInt(n));
  * key), signed at `nowMs`. The shape is decisions.md's; `padding` (an extra field, which the
  * receiver drops) brings each body to 1 KiB.
  */
-export function voteCreateDeliveries(options: { count: number; secret: string; projectId: string; botId: string; nowMs: number }): Delivery[] {
+export function voteCreateDeliveries(options: {
+  count: number;
+  secret: string;
+  projectId: string;
+  botId: string;
+  nowMs: number;
+}): Delivery[] {
   const { count, secret, projectId, botId, nowMs } = options;
   const timestampSeconds = Math.floor(nowMs / 1000);
   const deliveries: Delivery[] = [];
@@ -247,7 +254,9 @@ export async function startTarget(target: string, env: Record<string, string>): 
   try {
     const ready = await next('ready', 15_000);
     // The main thread only (its thread ID is the process ID): see `pinning`.
-    if (pinning && child.pid !== undefined) execFileSync('taskset', ['-p', '-c', String(pinning.serverCpu), String(child.pid)], { stdio: 'ignore' });
+    if (pinning && child.pid !== undefined) {
+      execFileSync('taskset', ['-p', '-c', String(pinning.serverCpu), String(child.pid)], { stdio: 'ignore' });
+    }
     return {
       url: String(ready.url),
       reset: async () => {
@@ -275,4 +284,18 @@ export async function startTarget(target: string, env: Record<string, string>): 
     kill();
     throw error;
   }
+}
+
+/** The 1, 5 and 15 minute load averages, as text. */
+export const loadAverage = (): string =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
+
+/** The machine and its load before and after the run, for a bench's notes. */
+export function machineNote(loadBefore: string, loadAfter: string): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const machine = `${availableParallelism()} cores (nproc), ${cpu}, Node ${process.version}, ${process.platform}`;
+  const day = new Date().toISOString().slice(0, 10);
+  return `Machine: ${machine}; ${day}; load average (1, 5, 15 min) before the run ${loadBefore}, after it ${loadAfter}.`;
 }

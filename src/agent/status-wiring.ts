@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'node:events';
+import { redactUrl } from '../api/redact.js';
 import { CLIENT_VERSION } from '../api/version.js';
 import { secretValues } from '../config/secrets.js';
 import type { ListingAgentConfig } from '../config/schema.js';
@@ -186,7 +187,8 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
       webhooks: {
         enabled: config.webhooks.enabled,
         receiverUrl: capability(started, 'webhooks', isWebhooks).found?.url ?? null,
-        publicUrl: config.webhooks.publicUrl ?? null,
+        // The page needs no token: a password or ?token= in the URL is not shown.
+        publicUrl: config.webhooks.publicUrl === undefined ? null : redactUrl(config.webhooks.publicUrl, []),
         secrets: { configured: config.webhooks.secrets.length + (config.webhooks.legacyAuthorization ? 1 : 0), ...stored },
         deliveries,
       },

@@ -30,14 +30,99 @@ const SECRET_QUERY_KEYS = new Set([
   'password',
   'api_key',
   'apikey',
+  'key',
+  'auth',
+  'sig',
+  'signature',
 ]);
 
-function decodeQueryKey(key: string): string {
+/** A query key or value as it reads (`+` a space, `%xx` decoded); as written when it is not well encoded. */
+function decodeQueryPart(part: string): string {
   try {
-    return decodeURIComponent(key.replaceAll('+', ' '));
+    return decodeURIComponent(part.replaceAll('+', ' '));
   } catch {
-    return key;
+    return part;
   }
+}
+
+/** A percent-encoded part of a URL (its user or password) decoded; as written when it is not well encoded. */
+function decodeUrlPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** Whether `key` (as written in a query) names a secret: `token`, `client_secret`, `api_key`, ... in any case. */
+function isSecretQueryKey(key: string): boolean {
+  return SECRET_QUERY_KEYS.has(decodeQueryPart(key).toLowerCase());
+}
+
+/** A URL inside text: a scheme, `://`, then up to a space, a quote or a bracket. */
+const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g;
+
+/** The credentials one URL carries, as {@link urlCredentialForms} lists them; none when `text` is not a URL. */
+function credentialsOfUrl(text: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    return [];
+  }
+  const forms: string[] = [];
+  if (parsed.password !== '') {
+    forms.push(parsed.password, decodeUrlPart(parsed.password));
+    if (parsed.username !== '') forms.push(`${parsed.username}:${parsed.password}`, `${decodeUrlPart(parsed.username)}:${decodeUrlPart(parsed.password)}`);
+  }
+  for (const pair of parsed.search.slice(1).split('&')) {
+    const equals = pair.indexOf('=');
+    if (equals <= 0 || equals === pair.length - 1 || !isSecretQueryKey(pair.slice(0, equals))) continue;
+    const value = pair.slice(equals + 1);
+    forms.push(value, decodeQueryPart(value));
+  }
+  return forms;
+}
+
+/**
+ * The credentials a URL carries, in every form they show in text: the password of its user info
+ * (as written and decoded) and `user:password`, and the values of its secret-looking query keys
+ * (`?token=`, `client_secret=`, `api_key=`, ...; as written and decoded). `text` may be a URL or
+ * hold some (`--db=postgres://app:pw@db/rewards`). Empty when it carries none.
+ */
+export function urlCredentialForms(text: string): string[] {
+  // A sentence's punctuation after a URL is not part of it.
+  const urls = new Set([text, ...(text.match(URL_IN_TEXT) ?? []).map((url) => url.replace(/[.,;:!?)\]}]+$/, ''))]);
+  return [...new Set([...urls].flatMap(credentialsOfUrl))].filter((form) => form !== '');
+}
+
+/** `<scheme word> <credentials>`: an `Authorization` value such as `Bearer x` or `Basic dXNlcjpwdw==`. */
+const SCHEMED = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)\s+(\S[\s\S]*)$/;
+
+/** `user:password` of a Basic credential, when `encoded` is base64 of printable text with a colon. */
+function basicPair(encoded: string): string | undefined {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return undefined;
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  return decoded.includes(':') && !/[\u0000-\u001f\u007f\ufffd]/.test(decoded) ? decoded : undefined;
+}
+
+/**
+ * Every form a credential of the configuration can show in text, the value itself first: an
+ * `Authorization` value without its scheme word (`Bearer x` -> `x`); for Basic, the decoded
+ * `user:password` and the password alone; for a URL, its {@link urlCredentialForms}. What
+ * {@link redact} is given to scrub a credential wherever it shows, however it was written.
+ */
+export function credentialForms(value: string): string[] {
+  const forms = [value];
+  const schemed = SCHEMED.exec(value.trim());
+  if (schemed !== null) {
+    const credentials = schemed[2]!.trim();
+    forms.push(credentials);
+    const pair = schemed[1]!.toLowerCase() === 'basic' ? basicPair(credentials) : undefined;
+    if (pair !== undefined) forms.push(pair, pair.slice(pair.indexOf(':') + 1));
+  }
+  forms.push(...urlCredentialForms(value));
+  return [...new Set(forms)].filter((form) => form !== '');
 }
 
 /**
@@ -54,7 +139,7 @@ export function redactUrl(url: string, secrets: readonly string[]): string {
       .split('&')
       .map((pair) => {
         const key = pair.split('=', 1)[0]!;
-        return SECRET_QUERY_KEYS.has(decodeQueryKey(key).toLowerCase()) ? `${key}=redacted` : pair;
+        return isSecretQueryKey(key) ? `${key}=redacted` : pair;
       })
       .join('&');
     return redact(parsed.toString(), secrets);

@@ -4,6 +4,7 @@ import type { FieldIssue } from '../errors.js';
 import { parseDotenv } from './dotenv-file.js';
 import { applyEnvironment } from './environment.js';
 import { ConfigError, invalidConfigSummary } from './errors.js';
+import { hookVariableProblems } from './hook-variables.js';
 import { CONFIG_FILE_VARIABLE, configFields } from './fields.js';
 import { interpolateConfig } from './interpolate.js';
 import { parseJsonLocated } from './json-position.js';
@@ -151,8 +152,10 @@ export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; i
   const unsetVariables = new Map([...interpolated.unsetVariables].filter(([path]) => !overridden(path)));
   problems.push(...unsetSecretProblems(unsetVariables, overlay.value));
 
+  const variables = new Set([...interpolated.used, ...overlay.sources.values()]);
   const result = configSchema.safeParse(overlay.value);
-  if (!result.success) {
+  if (result.success) problems.push(...hookVariableProblems(result.data, variables));
+  else {
     problems.push(
       ...describeIssues(result.error.issues, {
         input: overlay.value,
@@ -165,7 +168,6 @@ export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; i
   if (problems.length > 0 || !result.success) {
     throw new ConfigError('invalid', invalidConfigSummary(problems), problems);
   }
-  const variables = new Set([...interpolated.used, ...overlay.sources.values()]);
   // The schema accepted this value, so it is a valid input (zod returns only the parsed output).
   return { config: result.data, input: overlay.value as ListingAgentConfigInput, variables: [...variables].sort() };
 }

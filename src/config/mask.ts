@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { redactUrl, urlCredentialForms } from '../api/redact.js';
 import { formatDuration } from './duration.js';
 import { schemaAt } from './fields.js';
 import { SECRET_PATHS, type ListingAgentConfig } from './schema.js';
@@ -28,6 +29,12 @@ function mask(value: unknown, secretPath: string, schemaPath: string[]): JsonVal
   const writtenAsString = schemaAt(schemaPath) instanceof z.ZodString;
   if (writtenAsString && typeof value === 'number') return formatDuration(value);
   if (writtenAsString && isListen(value)) return formatListen(value);
+  // A URL that carries a password or a ?token= (a hook's url, webhooks.publicUrl, a command's
+  // argument) is shown as the daemon shows URLs: those parts replaced, the rest as written.
+  if (typeof value === 'string') {
+    const credentials = urlCredentialForms(value);
+    if (credentials.length > 0) return redactUrl(value, credentials);
+  }
   if (Array.isArray(value)) return value.map((item) => mask(item, `${secretPath}[]`, [...schemaPath, '[]']));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, JsonValue> = {};
@@ -42,8 +49,9 @@ function mask(value: unknown, secretPath: string, schemaPath: string[]): JsonVal
 
 /**
  * A printable copy of a validated config: every secret (`SECRET_PATHS`, list items and fields of
- * array items included) replaced by `********`, durations written back (`90000` -> `1m30s`),
- * listen addresses as `host:port`. `$schema` is left out: it configures nothing.
+ * array items included) replaced by `********`, the password and token-like query values of any
+ * other URL by `redacted`, durations written back (`90000` -> `1m30s`), listen addresses as
+ * `host:port`. `$schema` is left out: it configures nothing.
  */
 export function maskConfig(config: ListingAgentConfig): { [key: string]: JsonValue } {
   const { $schema: _ignored, ...rest } = config;

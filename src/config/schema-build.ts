@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { projectTokenProblem } from '../contract/project-token.js';
-import { absoluteUrl, duration, listenAddress, secret, serviceUrl } from './schema-fields.js';
+import { absoluteUrl, duration, hookVariableName, listenAddress, secret, serviceUrl } from './schema-fields.js';
 import { HEALTH_LISTEN_DEFAULT } from './listen-address.js';
 
 /**
@@ -153,6 +153,12 @@ const execHookSchema = () =>
     .strictObject({
       type: z.literal('exec').describe('exec (the default when command is given).'),
       command: z.array(z.string().min(1)).min(1).describe('The program and its arguments (no shell): the vote comes as JSON on stdin and as LISTING_VOTE_* environment variables.'),
+      env: z
+        .array(hookVariableName())
+        .optional()
+        .describe(
+          "Names of variables copied from the agent's environment into the command's (DATABASE_URL); a name that is not set is left out. Otherwise the daemon's commands get only PATH, HOME, LANG, TZ and the vote's variables. Never the agent's own: LISTING_* names and the variables the config reads are refused.",
+        ),
       ...hookRetries(),
     })
     .meta({ description: 'Run a command per vote; exit 0 is success' });

@@ -27,6 +27,27 @@ export function secret(path: string) {
     .meta({ description: 'secret: masked in every printout', writeOnly: true });
 }
 
+/** Names of the agent's own variables: its settings and credentials (`LISTING_AGENT_*`, `LISTING_OAUTH_*`). */
+const AGENT_CREDENTIAL_VARIABLE = /^LISTING_(AGENT|OAUTH)_/;
+
+/**
+ * A variable an exec hook copies from the agent's environment (`votes.hooks[].env[]`): a name,
+ * never one of the agent's own (`LISTING_*`: its settings, its OAuth tokens, the vote's variables
+ * it sets for each call). A variable the config reads is refused where that is known (the loader).
+ */
+export function hookVariableName() {
+  return z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable (letters, digits and _, not beginning with a digit)')
+    .superRefine((name, ctx) => {
+      if (AGENT_CREDENTIAL_VARIABLE.test(name)) {
+        ctx.addIssue({ code: 'custom', message: `${name} is one of the agent's own variables (LISTING_AGENT_*, LISTING_OAUTH_*): an exec hook never gets the agent's settings or credentials; give the hook what it needs under a name of its own` });
+      } else if (name.startsWith('LISTING_')) {
+        ctx.addIssue({ code: 'custom', message: `${name} begins with LISTING_, the agent's own names (it sets LISTING_VOTE_*, LISTING_IDEMPOTENCY_KEY and LISTING_HOOK_TYPE for each call): give the variable a name of its own` });
+      }
+    });
+}
+
 /** An http(s) URL the project token is sent to: plain http only to this machine (a local emulator). */
 export function serviceUrl() {
   return absoluteUrl().refine((value) => {

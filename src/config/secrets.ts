@@ -1,3 +1,4 @@
+import { credentialForms, urlCredentialForms } from '../api/redact.js';
 import { buildConfigSchema, SECRET_PATHS } from './schema-build.js';
 import type { ListingAgentConfig } from './schema.js';
 
@@ -12,14 +13,21 @@ function secretPaths(): ReadonlySet<string> {
   return SECRET_PATHS;
 }
 
-/** Every secret value in a validated config (to scrub from log lines). */
+/**
+ * Every credential of a validated config, in every form it can show in text: the one list that
+ * every place that scrubs text uses (the logs, hook errors, the status page, the CLI). Each
+ * secret field (`SECRET_PATHS`) with its `credentialForms` (an `authorization` without its
+ * scheme word, Basic's decoded `user:password` and password, a URL's password and token-like
+ * query values), and the credentials of every other URL of the config (`urlCredentialForms`:
+ * `votes.hooks[].url`, `webhooks.publicUrl`, `service.v1`, ...).
+ */
 export function secretValues(config: ListingAgentConfig): string[] {
   const paths = secretPaths();
-  const found: string[] = [];
+  const found = new Set<string>();
   const walk = (value: unknown, secretPath: string) => {
     if (value === undefined || value === null) return;
-    if (paths.has(secretPath) && typeof value === 'string') {
-      found.push(value);
+    if (typeof value === 'string') {
+      for (const form of paths.has(secretPath) ? credentialForms(value) : urlCredentialForms(value)) found.add(form);
       return;
     }
     if (Array.isArray(value)) value.forEach((item) => walk(item, `${secretPath}[]`));
@@ -28,5 +36,5 @@ export function secretValues(config: ListingAgentConfig): string[] {
     }
   };
   walk(config, '');
-  return found;
+  return [...found];
 }

@@ -1,4 +1,8 @@
 /**
+ * Left for the vote ledger and the reminders until their rewrite (i33-ledger) reads times with
+ * `Date.parse`: nothing else uses this file, which goes with them. The receiver, the poller and
+ * the API client's schemas read times with `Date.parse` already.
+ *
  * Instants as the service spells them, without `Date.parse` on hot paths. The service writes its
  * times the way `Date.prototype.toISOString` does (`2026-11-21T15:07:10.123Z`); for exactly that
  * spelling, with every field in range, the epoch milliseconds are plain arithmetic. Anything else
@@ -22,34 +26,14 @@ function daysFromEpoch(year: number, month: number, day: number): number {
   return era * 146_097 + dayOfEra - 719_468;
 }
 
-/**
- * Epoch ms of `text` when it is spelled exactly as `toISOString` spells an instant of the years
- * 100–9999 (`YYYY-MM-DDTHH:mm:ss.sssZ`, every field in range); NaN otherwise (not an answer about
- * validity: use {@link instantOf} for that).
- */
-export function canonicalIsoMs(text: string): number {
-  // A delivery's two times are each looked at twice (checked, then converted): remember the last two.
-  if (text === memo[0]) return memo[1];
-  if (text === memo[2]) return memo[3];
-  const ms = computeCanonicalIsoMs(text);
-  memo[2] = memo[0];
-  memo[3] = memo[1];
-  memo[0] = text;
-  memo[1] = ms;
-  return ms;
-}
-
-const memo: [string, number, string, number] = ['', Number.NaN, '', Number.NaN];
-
-/** Scratch of {@link computeCanonicalIsoMs}. */
-const ONE = new Float64Array(1);
-
 function computeCanonicalIsoMs(text: string): number {
-  return canonicalIsoInto(text, ONE, 0) ? ONE[0]! : Number.NaN;
+  const one = new Float64Array(1);
+  return canonicalIsoInto(text, one, 0) ? one[0]! : Number.NaN;
 }
 
 /**
- * {@link canonicalIsoMs} without the memo, into `out[at]`: false (and `out` untouched) when `text`
+ * Epoch ms of `text`, spelled exactly as `toISOString` spells an instant of the years 100–9999
+ * (`YYYY-MM-DDTHH:mm:ss.sssZ`, every field in range), into `out[at]`: false (and `out` untouched) when `text`
  * is not spelled as `toISOString` spells it. A typed array, not a return value, so that a caller
  * on a hot path gets the milliseconds (beyond a small integer) without a heap number each.
  */
@@ -126,22 +110,4 @@ export function lastIsoInto(text: string, out: Float64Array, at: number): boolea
 export function isoMs(text: string): number {
   const fast = computeCanonicalIsoMs(text);
   return fast === fast ? fast : Date.parse(text);
-}
-
-/**
- * `Date.parse(text)`, and `new Date(that).toISOString()` (undefined when it is not a date): for a
- * time spelled as `toISOString` spells it, the canonical text is the text itself, with no parse
- * and no `Date` (the service's spelling: a votes page and a webhook event both).
- */
-export function instantOf(text: string): { ms: number; iso: string | undefined } {
-  const fast = canonicalIsoMs(text);
-  if (fast === fast) return { ms: fast, iso: text };
-  const ms = Date.parse(text);
-  return { ms, iso: Number.isFinite(ms) ? new Date(ms).toISOString() : undefined };
-}
-
-/** Whether `Date.parse(text)` is a date (for the service's spelling, without `Date.parse`). */
-export function isDateText(text: string): boolean {
-  const fast = canonicalIsoMs(text);
-  return fast === fast || Number.isFinite(Date.parse(text));
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { createListingClient, type ListingClient } from '../api/client.js';
+import { urlCredentialForms } from '../api/redact.js';
 import type { ConfigSources } from '../config/loader.js';
 import { secretValues } from '../config/mask.js';
 import type { ListingAgentConfig } from '../config/schema.js';
@@ -39,19 +40,12 @@ export function doctorStateDirectory(deps: Pick<DoctorDeps, 'config' | 'cwd'>): 
 }
 
 /**
- * The parts of a Redis URL that are secret: its password (and user), not its host, which every
- * message names. Empty for a URL without credentials.
+ * The parts of a Redis URL that are secret: its password (and `user:password`), not its host,
+ * which every message names. Empty for a URL without credentials; a value that is not a URL stays
+ * secret whole.
  */
 export function redisUrlSecrets(url: string): string[] {
-  try {
-    const parsed = new URL(url);
-    const parts = [parsed.password, decodeURIComponent(parsed.password)];
-    if (parsed.password !== '' && parsed.username !== '') parts.push(`${parsed.username}:${parsed.password}`);
-    return parts.filter((part) => part !== '');
-  } catch {
-    // Not a URL: the whole value stays secret.
-    return [url];
-  }
+  return URL.canParse(url) ? urlCredentialForms(url) : [url];
 }
 
 /** `values` with the Redis URL (when among them) replaced by its secret parts. */

@@ -1,3 +1,4 @@
+import { credentialForms } from '../api/redact.js';
 import { configEnvironmentVariables } from '../config/fields.js';
 import type { LoadedConfig } from '../config/loader.js';
 import { commandsCheck } from './checks/commands.js';
@@ -57,8 +58,8 @@ export function secretEnvironmentValues(env: Readonly<Record<string, string | un
     const value = env[variable.name];
     if (!variable.secret || value === undefined || value === '') continue;
     if (variable.path === 'state.redis.url') values.push(...redisUrlSecrets(value));
-    // A list variable holds several secrets, comma-separated.
-    else values.push(value, ...(variable.kind === 'list' ? value.split(',').map((item) => item.trim()) : []));
+    // A list variable holds several secrets, comma-separated; each in every form it can show in.
+    else values.push(...[value, ...(variable.kind === 'list' ? value.split(',').map((item) => item.trim()) : [])].flatMap(credentialForms));
   }
   return values;
 }

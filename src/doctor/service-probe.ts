@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import { DEFAULT_USER_AGENT } from '../api/transport.js';
-import { redact } from '../api/redact.js';
+import { credentialForms, redact, redactUrl, urlCredentialForms } from '../api/redact.js';
 
 /**
  * One `GET /projects/@me` with the project token, kept raw: the token check wants the status and
@@ -12,7 +12,7 @@ import { redact } from '../api/redact.js';
 export type ServiceAnswer =
   | {
       kind: 'answer';
-      /** The URL asked (no secret in it). */
+      /** The URL asked, as shown (its password and token-like query values redacted). */
       url: string;
       status: number;
       /** The `Date` header, as sent. */
@@ -25,6 +25,7 @@ export type ServiceAnswer =
     }
   | {
       kind: 'unreachable';
+      /** The URL asked, as shown (its password and token-like query values redacted). */
       url: string;
       /** One line: `connection refused`, `no answer within 5 s`, ... */
       reason: string;
@@ -71,6 +72,9 @@ function codeOf(error: unknown): string | undefined {
 /** Asks `GET {v1}/projects/@me`; never rejects (an abort answers `unreachable`). */
 export async function probeService(options: ProbeServiceOptions): Promise<ServiceAnswer> {
   const url = `${options.v1BaseUrl.replace(/\/+$/, '')}/projects/@me`;
+  const secrets = [...credentialForms(options.token), ...urlCredentialForms(url)];
+  // What the answer names: a password or ?token= of service.v1 replaced, as in every printout.
+  const shown = redactUrl(url, secrets);
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const sentAt = options.now();
@@ -90,16 +94,16 @@ export async function probeService(options: ProbeServiceOptions): Promise<Servic
     try {
       body = text === '' ? undefined : JSON.parse(text);
     } catch {
-      body = redact(text.slice(0, 200), [options.token]);
+      body = redact(text, secrets).slice(0, 200);
     }
-    return { kind: 'answer', url, status: res.statusCode, date: Array.isArray(date) ? date[0] : date, sentAt, receivedAt, body };
+    return { kind: 'answer', url: shown, status: res.statusCode, date: Array.isArray(date) ? date[0] : date, sentAt, receivedAt, body };
   } catch (error) {
     const timedOut = timeout.aborted || codeOf(error) === 'UND_ERR_HEADERS_TIMEOUT' || codeOf(error) === 'UND_ERR_BODY_TIMEOUT';
-    if (timedOut) return { kind: 'unreachable', url, reason: `no answer within ${options.timeoutMs} ms`, timedOut: true };
-    if (options.signal?.aborted) return { kind: 'unreachable', url, reason: 'the check was stopped', timedOut: false };
+    if (timedOut) return { kind: 'unreachable', url: shown, reason: `no answer within ${options.timeoutMs} ms`, timedOut: true };
+    if (options.signal?.aborted) return { kind: 'unreachable', url: shown, reason: 'the check was stopped', timedOut: false };
     const code = codeOf(error);
     const said = error instanceof Error ? error.message : String(error);
-    const reason = (code && REASONS[code]) ?? `${code ? `${code}: ` : ''}${redact(said, [options.token])}`;
-    return { kind: 'unreachable', url, reason, timedOut: false };
+    const reason = (code && REASONS[code]) ?? `${code ? `${code}: ` : ''}${redact(said, secrets)}`;
+    return { kind: 'unreachable', url: shown, reason, timedOut: false };
   }
 }

@@ -4,7 +4,7 @@ import { standingByDetail, type Leadership } from '../runtime/leadership.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { ScheduleFactory } from '../runtime/scheduler.js';
 import type { VoteLedgerSizes } from '../runtime/metrics.js';
-import { rewardHooks, type VoteLedgerKind, votesLedgerFor } from './configured.js';
+import { rewardHooks, type VoteLedgerKind, votesLedgerFor, withConfigSecrets } from './configured.js';
 import type { HooksFromConfigOptions } from './hooks/index.js';
 import type { VoteListener } from './hooks/in-process.js';
 import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from './pipeline.js';
@@ -269,7 +269,7 @@ function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents
   const { ledger, redis, leadership, hookOptions } = v.options;
   return startReminders(context, {
     kind: typeof ledger === 'string' ? ledger : 'file',
-    ...(hookOptions ? { hookOptions } : {}),
+    hookOptions: withConfigSecrets(context.config, hookOptions ?? {}),
     ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
     ...(leadership ? { leadership } : {}),
     ...(v.options.reminderLookMs ? { lookMs: v.options.reminderLookMs } : {}),

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { ListingAgentConfig } from '../config/schema.js';
+import { secretValues } from '../config/secrets.js';
 import { stateDirectory } from '../config/state-directory.js';
 import { errnoCode, fsReason, StoreError } from '../store/errors.js';
 import type { WriteHealth } from '../store/write-health.js';
@@ -75,6 +76,15 @@ export function reservedVoteHookNames(config: ListingAgentConfig, reserved: read
   return [...reserved, ...(config.votes.stream.enabled ? [STREAM_HOOK_NAME] : [])];
 }
 
+/**
+ * `options` with every credential form of `config` added to `secrets`: no hook's error text (a log
+ * line, a dead letter, the status page) then carries a credential of the configuration, whatever
+ * an answer or a command's output repeats. For the reward hooks and the reminders'.
+ */
+export function withConfigSecrets<T extends HooksFromConfigOptions>(config: ListingAgentConfig, options: T): T {
+  return { ...options, secrets: [...(options.secrets ?? []), ...secretValues(config)] };
+}
+
 /** Options of {@link configuredVoteHooks}. */
 export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
   /**
@@ -96,7 +106,7 @@ export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
 export function configuredVoteHooks(config: ListingAgentConfig, options: ConfiguredVoteHooksOptions = {}): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const stream = config.votes.stream;
-  const hooks = hooksFromConfig(config.votes.hooks, { ...hookOptions, reservedNames: reservedVoteHookNames(config, hookOptions.reservedNames) });
+  const hooks = hooksFromConfig(config.votes.hooks, withConfigSecrets(config, { ...hookOptions, reservedNames: reservedVoteHookNames(config, hookOptions.reservedNames) }));
   if (stream.enabled) {
     if (redis === undefined) {
       throw new ListingAgentError(

@@ -1,5 +1,4 @@
 import type { VoteRecord } from '../api/schemas/votes.js';
-import { instantOf, isoMs } from '../contract/iso-time.js';
 import { CONTRACT_LIMITS } from '../contract/limits.js';
 import { type Vote, voteKey } from './types.js';
 
@@ -94,23 +93,18 @@ export function resumeFrom(state: CursorState | undefined, first: FirstPoll, now
   return state?.cursor ? { cursor: state.cursor } : { startDate: firstPollStartDate(first, nowMs) };
 }
 
-/**
- * A vote of the cursor as the pipeline takes it (road `poll`), its times in `toISOString`'s
- * spelling. The service's own spelling is that already: kept as it is, with no `Date.parse` and
- * no `Date` per vote (they cost about 2 µs a vote on the bench machine).
- */
+/** A vote of the cursor as the pipeline takes it (road `poll`), its times in `toISOString`'s spelling. */
 export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
-  const created = instantOf(record.created_at);
-  const expires = instantOf(record.expires_at);
+  const createdMs = Date.parse(record.created_at);
   return {
-    key: voteKey(record.user_id, created.ms),
+    key: voteKey(record.user_id, createdMs),
     userId: record.user_id,
     platformId: record.platform_id === '' ? null : record.platform_id,
     projectId,
     weight: record.weight,
-    // Not a date: a RangeError, as `new Date(NaN).toISOString()` throws (the schema lets none through).
-    createdAt: created.iso ?? new Date(created.ms).toISOString(),
-    expiresAt: expires.iso ?? new Date(expires.ms).toISOString(),
+    // Not a date: `toISOString` throws a RangeError (the schema lets none through).
+    createdAt: new Date(createdMs).toISOString(),
+    expiresAt: new Date(Date.parse(record.expires_at)).toISOString(),
     road: 'poll',
   };
 }
@@ -120,12 +114,15 @@ export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
  * the newest of its votes (pages are in ascending order, but the newest is found, not assumed).
  * `startDate` is the first poll's: kept from `state`, else the `startDate` this page was listed from.
  */
-export function advanceCursorState(state: CursorState | undefined, page: { cursor: string; votes: readonly Vote[]; startDate?: Date }): CursorState {
+export function advanceCursorState(
+  state: CursorState | undefined,
+  page: { cursor: string; votes: readonly Vote[]; startDate?: Date },
+): CursorState {
   let newestCreatedAt = state?.newestCreatedAt ?? null;
   let newestKey = state?.newestKey ?? null;
-  let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : isoMs(newestCreatedAt);
+  let newestMs = newestCreatedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(newestCreatedAt);
   for (const vote of page.votes) {
-    const ms = isoMs(vote.createdAt);
+    const ms = Date.parse(vote.createdAt);
     if (ms >= newestMs) {
       newestMs = ms;
       newestCreatedAt = vote.createdAt;

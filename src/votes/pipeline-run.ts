@@ -1,21 +1,25 @@
 import { ListingAgentError } from '../errors.js';
-import type { ChurnSet } from '../runtime/churn-map.js';
 import type { AgentLogger } from '../log/agent-logger.js';
-import { backoffDelay, errorText, settleWithin, type BackoffOptions, type Job, type Schedule, type Task } from './pipeline-parts.js';
+import { unrefDelay } from '../runtime/line-limiter.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
 import {
   addJob,
   advanceLane,
   backlogDrained,
+  backoffDelay,
   completesVote,
   deadLetterOf,
+  errorText,
   failureAction,
   hookDone,
   isCurrent,
   resumeOf,
+  type BackoffOptions,
+  type Job,
   type PipelineState,
+  type Task,
 } from './pipeline-state.js';
-import type { VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
-import type { HookCallContext, HookRun, LedgerEntry, Vote, VoteLedger } from './types.js';
+import type { HookCallContext, HookRun, LedgerEntry, Vote, VoteLedger, VotesEvents } from './types.js';
 import type { VoteLog } from './vote-log.js';
 import type { RecordFailureLog } from './record-failures.js';
 
@@ -24,14 +28,52 @@ import type { RecordFailureLog } from './record-failures.js';
  * records of them, retry timers, logs. Every function takes the pipeline's one state object.
  */
 
+/**
+ * Runs `callback` after `delayMs` and returns a function that cancels it. The pipeline's only
+ * timer (retry backoff, periodic compaction, the stop deadline): tests inject a manual one.
+ */
+export type Schedule = (callback: () => void, delayMs: number) => () => void;
+
+/** The default {@link Schedule}: `setTimeout`, unref'd so that a library agent never holds the process open. */
+export const realSchedule: Schedule = unrefDelay;
+
+/**
+ * Waits until `work` is empty (its promises remove themselves when settled, and may add others
+ * meanwhile) or `delayMs` passed on `schedule`; resolves true when everything settled in time.
+ */
+async function settleWithin(
+  work: { readonly size: number } & Iterable<Promise<unknown>>,
+  delayMs: number,
+  schedule: Schedule,
+): Promise<boolean> {
+  let timedOut = false;
+  let wake: () => void = () => undefined;
+  const cancel = schedule(() => {
+    timedOut = true;
+    wake();
+  }, delayMs);
+  try {
+    while (work.size > 0 && !timedOut) {
+      const deadline = new Promise<void>((resolve) => (wake = resolve));
+      await Promise.race([Promise.allSettled([...work]), deadline]);
+    }
+  } finally {
+    cancel();
+  }
+  return !timedOut;
+}
+
+/** The events the pipeline emits (the agent's `emit` fits). */
+export type VotePipelineEmit = <K extends 'voteReceived' | 'voteDeadLettered' | 'voteHookRan'>(event: K, ...args: VotesEvents[K]) => void;
+
 /** The whole state of a pipeline: its scheduling state and the I/O it drives. */
 export interface PipelineRun extends PipelineState {
   readonly ledger: VoteLedger;
   readonly logger: AgentLogger;
-  readonly metrics: VotePipelineOptions['metrics'];
+  readonly metrics: Pick<AgentMetrics, 'votesReceived' | 'hookRuns'> | undefined;
   readonly now: () => number;
   readonly emit: VotePipelineEmit | undefined;
-  readonly onFinished: VotePipelineOptions['onFinished'];
+  readonly onFinished: ((vote: Vote, gaveUp: boolean) => void) | undefined;
   readonly random: () => number;
   readonly backoff: BackoffOptions | undefined;
   readonly schedule: Schedule;
@@ -41,26 +83,17 @@ export interface PipelineRun extends PipelineState {
   readonly recordFailures: RecordFailureLog;
   readonly retryTimers: Set<() => void>;
   /**
-   * The abort signal of every hook call of this run (one per start, not one per call: an
-   * `AbortController` per call cost about 1 KiB and 1-2 µs per vote, and the in-process hook reads
-   * `signal.aborted` first thing). Aborted once a stop passes its deadline, which aborts every call
-   * still running, as one signal per call did.
+   * The abort signal of every hook call of this run (one per start): aborted once a stop passes
+   * its deadline, which aborts every call still running.
    */
   aborter: AbortController;
-  /** The last `complete` records asked of the ledger: its promise (shared by one write's records) and their keys. */
-  finishing: { recorded: Promise<void>; keys: string[] } | undefined;
   /** Hook calls and ledger writes in flight: what `stop()` waits for and `idle()` watches. */
-  readonly inFlight: ChurnSet<Promise<unknown>>;
+  readonly inFlight: Set<Promise<unknown>>;
   idleWaiters: Array<() => void>;
   /** Pollers held until the backlog is down to half of `maxBacklog`. */
   drainWaiters: Array<() => void>;
-  kicked: boolean;
-  /** {@link pump} two check phases on and after the ledger's write stage (see `kick`), made once. */
-  readonly pumpSoon: () => void;
-  /** A pump in the next check phase is due (a vote that did not come by the poller: see `kick`). */
-  kickedNext: boolean;
-  /** {@link pump} in the next check phase, made once. */
-  readonly pumpNext: () => void;
+  /** A {@link pumpSoon} is due. */
+  pumpDue: boolean;
   cancelCompaction: (() => void) | undefined;
   starting: Promise<void> | undefined;
   stopping: Promise<void> | undefined;
@@ -92,50 +125,20 @@ function track(s: PipelineRun, work: Promise<unknown>): void {
 }
 
 /**
- * Pumps in the next check phase of the event loop but one, and then once the ledger's append
- * under way has started its fsync ({@link pumpAfterWriteStage}); not in a microtask nor in the
- * next check phase: `ingest()` callers go first (a webhook answering 2xx, a poller handing over its
- * next page), and so does the group commit their changes asked for, which the ledger starts in the
- * next check phase (`createCommitter`). The hooks of the votes just made durable then take the
- * main thread during the next write's fsync, not before the write starts nor while it is handed
- * over, which would hold up the fsync's start (a poller's pages of 100: about 1.15x the votes/s,
- * see BENCHMARKS.md). Their `complete` records go with the commit after, as those of a hook that
- * ends during an fsync always did. That is for the poller's votes, whose reward waits for a
- * poll anyway: the hooks of any other vote (a webhook's, a stream's) are pumped in the next check
- * phase, as soon as their caller has its answer, since waiting for the next write put 10 to 12 ms
- * on a webhook's reward at p50 and 13 to 25 ms at p99 at 10,000 deliveries a second
- * (`bench:latency`, BENCHMARKS.md).
+ * Pumps once the caller that added work has gone on: in the next check phase of the event loop
+ * (`setImmediate`), so that an `ingest()` caller has its answer first (a webhook answers 204, a
+ * poller stores its cursor), the same for both roads. Several calls in one turn pump once.
  */
-function kick(s: PipelineRun, vote: Vote): void {
-  if (vote.road !== 'poll') {
-    if (s.kickedNext) return;
-    s.kickedNext = true;
-    setImmediate(s.pumpNext);
-    return;
-  }
-  if (s.kicked) return;
-  s.kicked = true;
-  setImmediate(s.pumpSoon);
+function pumpSoon(s: PipelineRun): void {
+  if (s.pumpDue) return;
+  s.pumpDue = true;
+  setImmediate(() => {
+    s.pumpDue = false;
+    pump(s);
+  });
 }
 
-/** How long a pump waits at most for the ledger's append to start its fsync: a disk that hangs holds no hook up longer. */
-const WRITE_STAGE_WAIT_MS = 10;
-
-/** Calls `pumpNow` at once, or, while the ledger's append hands its data over, once its fsync has started (or {@link WRITE_STAGE_WAIT_MS} passed). */
-export function pumpAfterWriteStage(s: PipelineRun, pumpNow: () => void): void {
-  let cancel: (() => void) | undefined;
-  let done = false;
-  const once = () => {
-    if (done) return;
-    done = true;
-    cancel?.();
-    pumpNow();
-  };
-  if (s.ledger.afterWriteStage?.(once) === true) cancel = s.schedule(once, WRITE_STAGE_WAIT_MS);
-  else once();
-}
-
-export function pump(s: PipelineRun): void {
+function pump(s: PipelineRun): void {
   while (s.phase === 'running' && s.running < s.concurrency && s.ready.length > 0) {
     const task = s.ready.shift();
     if (task === undefined) break;
@@ -144,11 +147,11 @@ export function pump(s: PipelineRun): void {
   }
 }
 
-/** {@link addJob}, with the kick of the tasks it readied and the record of a job left with nothing to do. */
+/** {@link addJob}, with a pump of the tasks it readied and the record of a job left with nothing to do. */
 export function startJob(s: PipelineRun, vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): void {
   const readyBefore = s.ready.length;
   const job = addJob(s, vote, wanted, recordEachHook, gaveUp);
-  if (s.ready.length > readyBefore) kick(s, vote);
+  if (s.ready.length > readyBefore) pumpSoon(s);
   if (job.outstanding === 0) finishJob(s, job);
 }
 
@@ -161,29 +164,10 @@ export function resume(s: PipelineRun, entry: LedgerEntry): void {
 function finishJob(s: PipelineRun, job: Job): void {
   s.jobs.delete(job.vote.key);
   releaseDrained(s);
-  // A failed record stays queued in the ledger and goes with its next write, or at the stop; the ledger's close names what is still unwritten then.
-  // The key alone is kept until the record is durable, not the job and its vote.
+  // A failed record stays queued in the ledger and goes with its next write, or at the stop; the
+  // ledger's close names what is still unwritten then.
   const { key } = job.vote;
-  const recorded = s.ledger.recordComplete(key);
-  // A ledger with group commits answers the records of one write with one promise (the file
-  // ledger): one catch and one tracking for all of them, not one each (about 500 bytes a vote).
-  const batch = s.finishing;
-  if (batch !== undefined && batch.recorded === recorded) {
-    batch.keys.push(key);
-    return;
-  }
-  const keys = [key];
-  s.finishing = { recorded, keys };
-  track(
-    s,
-    recorded.catch((error: unknown) => {
-      for (const each of keys) s.recordFailures.failed('finished', each, undefined, error);
-    }),
-  );
-}
-
-function advance(s: PipelineRun, task: Task): void {
-  if (advanceLane(s, task)) kick(s, task.job.vote);
+  track(s, s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error)));
 }
 
 function hookFinished(s: PipelineRun, task: Task): void {
@@ -208,14 +192,14 @@ async function call(s: PipelineRun, task: Task): Promise<void> {
     if (isCurrent(s, task)) s.running -= 1;
   }
   const durationMs = s.now() - startedAt;
-  // Most calls end here, with no record to wait for: no promise of their own then.
-  const recording = ok ? succeeded(s, task, durationMs) : failed(s, task, failure, durationMs);
-  if (recording !== undefined) await recording;
+  // Resolves once what the outcome asked of the ledger is recorded (undefined: nothing asked).
+  await (ok ? succeeded(s, task, durationMs) : failed(s, task, failure, durationMs));
 }
 
 /** Tells the agent how one call went (`voteHookRan`: the status page's outcome and latency per hook). */
 function ran(s: PipelineRun, task: Task, result: HookRun['result'], durationMs: number, error?: string): void {
-  s.emit?.('voteHookRan', { key: task.job.vote.key, hook: task.hook.name, attempt: task.attempt, result, durationMs, ...(error === undefined ? {} : { error }) });
+  const run: HookRun = { key: task.job.vote.key, hook: task.hook.name, attempt: task.attempt, result, durationMs };
+  s.emit?.('voteHookRan', error === undefined ? run : { ...run, error });
 }
 
 /** After a success: the lane goes on, and the success is recorded (resolves once it is; undefined: nothing to wait for). */
@@ -223,7 +207,7 @@ function succeeded(s: PipelineRun, task: Task, durationMs: number): Promise<void
   const { hook, job } = task;
   s.metrics?.hookRuns.inc({ hook: hook.name, result: 'ok' });
   ran(s, task, 'ok', durationMs);
-  advance(s, task);
+  advanceLane(s, task);
   pump(s);
   if (completesVote(s, task)) {
     hookFinished(s, task); // the last hook: `complete` records its success
@@ -244,13 +228,14 @@ function succeeded(s: PipelineRun, task: Task, durationMs: number): Promise<void
 function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number): Promise<void> | undefined {
   const action = failureAction(s, task);
   if (action === 'abandon') return undefined; // stopped: the vote stays pending and this hook re-runs next start
-  pump(s);
   const { hook, job } = task;
   if (action === 'retry') {
+    pump(s); // its slot is free; the lane waits for the retry
     s.metrics?.hookRuns.inc({ hook: hook.name, result: 'error' });
     ran(s, task, 'error', durationMs, errorText(failure));
     const delayMs = backoffDelay(task.attempt, s.random, s.backoff);
-    s.logger.warn({ hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) }, 'vote hook failed; retrying');
+    const fields = { hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) };
+    s.logger.warn(fields, 'vote hook failed; retrying');
     const cancel = s.schedule(() => {
       s.retryTimers.delete(cancel);
       task.attempt += 1;
@@ -263,8 +248,12 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
   s.metrics?.hookRuns.inc({ hook: hook.name, result: 'dead_letter' });
   const letter = deadLetterOf(task, failure, s.now());
   ran(s, task, 'dead_letter', durationMs, letter.error);
-  s.logger.error({ hook: hook.name, key: job.vote.key, attempts: task.attempt, error: letter.error }, 'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)');
-  advance(s, task);
+  s.logger.error(
+    { hook: hook.name, key: job.vote.key, attempts: task.attempt, error: letter.error },
+    'vote hook gave up; dead-lettered (listing-agent votes failed lists it, votes retry replays it)',
+  );
+  advanceLane(s, task);
+  pump(s);
   job.recordEachHook = true;
   job.gaveUp = true;
   return s.ledger.recordDeadLetter(letter).then(
@@ -273,7 +262,8 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
       hookFinished(s, task);
     },
     (error: unknown) => {
-      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, 'could not record a dead letter; the vote stays pending and its hook re-runs after a restart');
+      const message = 'could not record a dead letter; the vote stays pending and its hook re-runs after a restart';
+      s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, message);
       // Never `complete` without the dead letter on record: that would lose the vote for this hook.
       if (isCurrent(s, task) && s.jobs.get(job.vote.key) === job) {
         s.jobs.delete(job.vote.key);
@@ -323,5 +313,6 @@ export async function drain(s: PipelineRun, deadline: number): Promise<void> {
   if (await settleWithin(s.inFlight, deadline - s.now(), s.schedule)) return;
   const running = s.running;
   s.aborter.abort(new ListingAgentError('votes_stopped', 'the agent is stopping: the stop deadline passed'));
-  s.logger.warn({ aborted: running }, 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start');
+  const message = 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start';
+  s.logger.warn({ aborted: running }, message);
 }

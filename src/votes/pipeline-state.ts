@@ -1,14 +1,106 @@
 import { ListingAgentError } from '../errors.js';
-import { ChurnMap } from '../runtime/churn-map.js';
-import { createFifo, errorText, type Fifo, type Job, type Task } from './pipeline-parts.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteHook } from './types.js';
 
 /**
  * The vote pipeline's decisions over a plain state object, with no I/O: which hook call runs next
  * (a lane per hook and user, a slot limit), when a vote is finished, what follows a hook's
- * success or failure, which votes of a batch are new, when the poller is held. `pipeline.ts` and
- * `pipeline-run.ts` do the I/O (the ledger, the hooks, timers, logs) around these.
+ * success or failure, which votes of a batch are new, when the poller is held, how long a retry
+ * waits. `pipeline.ts` and `pipeline-run.ts` do the I/O (the ledger, the hooks, timers, logs)
+ * around these.
  */
+
+/** A vote with hooks outstanding in this run of the pipeline. */
+export interface Job {
+  vote: Vote;
+  outstanding: number;
+  /**
+   * Record each hook's success, also the last one's. Needed once the vote has a dead letter: its
+   * entry then outlives `complete`, and a replay must know which hooks were done. Otherwise the
+   * `complete` record says it for the last hook, one record per vote fewer.
+   */
+  recordEachHook: boolean;
+  /** A hook gave up on it (now, or in an earlier run): it is not `vote rewarded` when its hooks are done. */
+  gaveUp: boolean;
+}
+
+/** One hook for one vote; queued behind the same user's earlier votes for the same hook. */
+export interface Task {
+  job: Job;
+  hook: VoteHook;
+  attempt: number;
+  generation: number;
+}
+
+/** A first-in first-out queue with O(1) `shift` (an array's `shift` copies what is behind the head). */
+interface Fifo<T> {
+  readonly length: number;
+  push(item: T): void;
+  shift(): T | undefined;
+  clear(): void;
+}
+
+/** Creates an empty {@link Fifo}. */
+function createFifo<T>(): Fifo<T> {
+  let items: (T | undefined)[] = [];
+  let head = 0;
+  return {
+    get length() {
+      return items.length - head;
+    },
+    push(item) {
+      items.push(item);
+    },
+    shift() {
+      if (head >= items.length) return undefined;
+      const item = items[head];
+      items[head] = undefined;
+      head += 1;
+      // Drop the consumed front now and then, so the array does not grow without end.
+      if (head > 1024 && head * 2 > items.length) {
+        items = items.slice(head);
+        head = 0;
+      }
+      return item;
+    },
+    clear() {
+      items = [];
+      head = 0;
+    },
+  };
+}
+
+/** Exponential backoff settings of hook retries. */
+export interface BackoffOptions {
+  /** The ceiling of the first retry's delay. Default 1000 ms. */
+  baseMs?: number;
+  /** The largest ceiling. Default 300 000 ms (5 min). */
+  maxMs?: number;
+}
+
+/**
+ * The delay before retry number `failedAttempt` (1 after the first failure): "full jitter", a
+ * uniform pick in `[0, min(maxMs, baseMs * 2^(failedAttempt - 1)))`, so that many votes failing
+ * together (a bot restarting) do not come back together.
+ */
+export function backoffDelay(failedAttempt: number, random: () => number, options: BackoffOptions = {}): number {
+  const baseMs = options.baseMs ?? 1_000;
+  const maxMs = options.maxMs ?? 300_000;
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, failedAttempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+/** A hook failure as one line for logs and dead letters (the hook implementations keep secrets out). */
+export function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}...` : text;
+}
+
+/** The error of a call the pipeline cannot take (not started, or stopped). */
+export const notRunning = (what: string) =>
+  new ListingAgentError(
+    'votes_not_running',
+    `cannot ${what}: the vote pipeline is not running (call start() first; after stop() it takes no new votes)`,
+  );
 
 /** Where the pipeline is in its life. */
 type PipelinePhase = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -26,12 +118,12 @@ export interface PipelineState {
   /** Votes waiting for their hooks before the poller is held. */
   readonly maxBacklog: number;
   /** Votes with hooks outstanding in this run, by key. */
-  readonly jobs: ChurnMap<string, Job>;
+  readonly jobs: Map<string, Job>;
   /**
    * Per hook, per user: the tasks queued behind the one running or waiting (`null`: none behind).
    * A user has an entry while one of their tasks for that hook is active.
    */
-  readonly lanes: Map<VoteHook, ChurnMap<string, Task[] | null>>;
+  readonly lanes: Map<VoteHook, Map<string, Task[] | null>>;
   /** Tasks free to run, waiting for a slot. */
   readonly ready: Fifo<Task>;
   /** Hook calls running. */
@@ -51,14 +143,20 @@ export type FailureAction = 'abandon' | 'retry' | 'dead_letter';
 function hooksByName(hooks: readonly VoteHook[]): Map<string, VoteHook> {
   const byName = new Map<string, VoteHook>();
   for (const hook of hooks) {
-    if (byName.has(hook.name)) throw new ListingAgentError('votes_hook_name', `two vote hooks are named "${hook.name}": hook names must be unique (they key the ledger's records)`);
+    if (byName.has(hook.name)) {
+      const message = `two vote hooks are named "${hook.name}": hook names must be unique (they key the ledger's records)`;
+      throw new ListingAgentError('votes_hook_name', message);
+    }
     byName.set(hook.name, hook);
   }
   return byName;
 }
 
 /** A new pipeline's state (`concurrency` default 16, at least 1; `maxBacklog` default 2000). */
-export function createPipelineState(hooks: readonly VoteHook[], options: { concurrency?: number | undefined; maxBacklog?: number | undefined } = {}): PipelineState {
+export function createPipelineState(
+  hooks: readonly VoteHook[],
+  options: { concurrency?: number | undefined; maxBacklog?: number | undefined } = {},
+): PipelineState {
   return {
     phase: 'new',
     generation: 0,
@@ -66,9 +164,8 @@ export function createPipelineState(hooks: readonly VoteHook[], options: { concu
     hookNames: hooks.map((hook) => hook.name),
     concurrency: Math.max(1, options.concurrency ?? 16),
     maxBacklog: options.maxBacklog ?? 2_000,
-    // Entries come and go with every vote: see ChurnMap for why not a plain Map.
-    jobs: new ChurnMap(),
-    lanes: new Map(hooks.map((hook) => [hook, new ChurnMap()])),
+    jobs: new Map(),
+    lanes: new Map(hooks.map((hook) => [hook, new Map()])),
     ready: createFifo<Task>(),
     running: 0,
     unconfirmed: new Map(),
@@ -81,7 +178,7 @@ export const isCurrent = (state: PipelineState, task: Task): boolean => task.gen
 /** Queues `hook` for `job`, behind the same user's earlier votes for that hook; true when it is ready to run now. */
 function enqueue(state: PipelineState, job: Job, hook: VoteHook): boolean {
   const task: Task = { job, hook, attempt: 1, generation: state.generation };
-  const users = state.lanes.get(hook) as ChurnMap<string, Task[] | null>;
+  const users = state.lanes.get(hook) as Map<string, Task[] | null>;
   const { userId } = job.vote;
   if (!users.has(userId)) {
     users.set(userId, null);
@@ -97,7 +194,7 @@ function enqueue(state: PipelineState, job: Job, hook: VoteHook): boolean {
 /** The lane's head is done (succeeded, dead-lettered or abandoned); true when its next task became ready. */
 export function advanceLane(state: PipelineState, task: Task): boolean {
   if (!isCurrent(state, task)) return false;
-  const users = state.lanes.get(task.hook) as ChurnMap<string, Task[] | null>;
+  const users = state.lanes.get(task.hook) as Map<string, Task[] | null>;
   const { userId } = task.job.vote;
   const next = users.get(userId)?.shift();
   if (next === undefined) {
@@ -113,8 +210,7 @@ export function advanceLane(state: PipelineState, task: Task): boolean {
  * The job is finished at once when nothing is left of it (`outstanding` 0): the caller records that.
  */
 export function addJob(state: PipelineState, vote: Vote, wanted: readonly string[], recordEachHook: boolean, gaveUp = false): Job {
-  // Every hook (a new vote): no filtered copy of the list per vote.
-  const names = wanted === state.hookNames ? wanted : wanted.filter((name) => state.hooks.has(name));
+  const names = wanted.filter((name) => state.hooks.has(name));
   let job = state.jobs.get(vote.key);
   if (job === undefined) {
     job = { vote, outstanding: 0, recordEachHook, gaveUp };
@@ -164,11 +260,13 @@ export function failureAction(state: PipelineState, task: Task): FailureAction {
 /** The dead letter of a hook that gave up on a vote. */
 export function deadLetterOf(task: Task, failure: unknown, now: number): DeadLetter {
   const { vote } = task.job;
-  return { key: vote.key, hook: task.hook.name, vote, attempts: task.attempt, error: errorText(failure), failedAt: new Date(now).toISOString() };
+  const failedAt = new Date(now).toISOString();
+  return { key: vote.key, hook: task.hook.name, vote, attempts: task.attempt, error: errorText(failure), failedAt };
 }
 
 /** The votes of a batch, each marked with the road it came by. */
-export const onRoad = (votes: readonly Vote[], road: Vote['road']): Vote[] => votes.map((vote) => (vote.road === road ? vote : { ...vote, road }));
+export const onRoad = (votes: readonly Vote[], road: Vote['road']): Vote[] =>
+  votes.map((vote) => (vote.road === road ? vote : { ...vote, road }));
 
 /**
  * The votes of a batch that are new now: those the ledger accepted, plus those of an earlier
@@ -190,7 +288,8 @@ export function confirmIngested(state: PipelineState, marked: readonly Vote[], a
 }
 
 /** Whether an ingest from `road` holds its caller until the backlog drains (the poller only, never a webhook). */
-export const holdsCaller = (state: PipelineState, road: Vote['road']): boolean => road === 'poll' && state.phase === 'running' && state.jobs.size > state.maxBacklog;
+export const holdsCaller = (state: PipelineState, road: Vote['road']): boolean =>
+  road === 'poll' && state.phase === 'running' && state.jobs.size > state.maxBacklog;
 
 /** Whether held pollers may go on: the backlog is down to half of `maxBacklog`, or the pipeline stops. */
 export const backlogDrained = (state: PipelineState): boolean => state.jobs.size <= state.maxBacklog / 2 || state.phase !== 'running';

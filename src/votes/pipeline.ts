@@ -1,22 +1,121 @@
 import { setMaxListeners } from 'node:events';
 import { ListingAgentError } from '../errors.js';
-import { ChurnSet } from '../runtime/churn-map.js';
-import { notRunning, realSchedule } from './pipeline-parts.js';
-import { checkIdle, drain, pump, pumpAfterWriteStage, recover, releaseDrained, resume, scheduleCompaction, startJob, type PipelineRun } from './pipeline-run.js';
-import { confirmIngested, createPipelineState, holdsCaller, onRoad } from './pipeline-state.js';
-import type { IngestDetails, IngestResult, VotePipeline, VotePipelineOptions } from './pipeline-types.js';
-import type { DeadLetter, LedgerEntry, Vote } from './types.js';
+import type { AgentLogger } from '../log/agent-logger.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { IngestDetails, IngestResult } from '../runtime/votes.js';
+import {
+  checkIdle,
+  drain,
+  realSchedule,
+  recover,
+  releaseDrained,
+  resume,
+  scheduleCompaction,
+  startJob,
+  type PipelineRun,
+  type Schedule,
+  type VotePipelineEmit,
+} from './pipeline-run.js';
+import { confirmIngested, createPipelineState, holdsCaller, notRunning, onRoad, type BackoffOptions } from './pipeline-state.js';
+import type { DeadLetter, LedgerEntry, Vote, VoteHook, VoteLedger } from './types.js';
 import { createVoteLog } from './vote-log.js';
 import { createRecordFailureLog } from './record-failures.js';
 
-export { type BackoffOptions, type Schedule } from './pipeline-parts.js';
-export type { IngestResult, VotePipeline, VotePipelineEmit, VotePipelineOptions } from './pipeline-types.js';
+export type { BackoffOptions } from './pipeline-state.js';
+export type { Schedule, VotePipelineEmit } from './pipeline-run.js';
+export type { IngestResult } from '../runtime/votes.js';
 
 /*
- * The pipeline's life (start, ingest, stop, retry) over one state object; its scheduling
- * decisions are pure functions in `pipeline-state.ts`, its hook calls and their records in
- * `pipeline-run.ts`.
+ * The pipeline's options, its shape and its life (start, ingest, stop, retry) over one state
+ * object; its scheduling decisions are pure functions in `pipeline-state.ts`, its hook calls and
+ * their records in `pipeline-run.ts`.
  */
+
+/** Options of `createVotePipeline`. */
+export interface VotePipelineOptions {
+  /** Where votes are recorded. The pipeline opens it in `start()`; its owner closes it after `stop()`. */
+  ledger: VoteLedger;
+  /** The reward hooks; names must be unique. Each vote reaches each of them. */
+  hooks: readonly VoteHook[];
+  logger: AgentLogger;
+  /** Counts `votesReceived{road}` and `hookRuns{hook, result}`. Default: none. */
+  metrics?: Pick<AgentMetrics, 'votesReceived' | 'hookRuns'>;
+  /** Current time in epoch ms. */
+  now: () => number;
+  /** Emits `voteReceived`, `voteHookRan` and `voteDeadLettered`. Default: none. */
+  emit?: VotePipelineEmit;
+  /** Uniform in [0, 1), for the retry jitter. Default `Math.random`. */
+  random?: () => number;
+  /** Retry backoff. Default `{ baseMs: 1000, maxMs: 300000 }`. */
+  backoff?: BackoffOptions;
+  /** The timer of retries, compaction and the stop deadline. Default: unref'd `setTimeout`. */
+  schedule?: Schedule;
+  /** Hook calls in flight at once, over all hooks. Default 16. */
+  concurrency?: number;
+  /** How often the ledger is compacted while running. Default 300 000 ms (5 min). */
+  compactEveryMs?: number;
+  /**
+   * Votes waiting for their hooks before `ingest(votes, 'poll')` holds its caller (the poller
+   * then fetches its next page only once the hooks caught up to half of this), so catching up a
+   * long history never holds it all in memory. Webhook deliveries are never held: they must be
+   * answered within the service's deadline. Default 2000.
+   */
+  maxBacklog?: number;
+  /**
+   * The `info` lines of votes (`vote received`, `vote rewarded`): at most `linesPerInterval` (50)
+   * of each kind per `intervalMs` (10 s), then one summary line per interval with the counts (see
+   * `vote-log.ts`). Its timer is `schedule`.
+   */
+  voteLog?: { linesPerInterval?: number; intervalMs?: number };
+  /**
+   * Called once a vote's hooks are all done in this run: `gaveUp` when one of them was
+   * dead-lettered. Counts reminders (not hook calls). Default: none.
+   */
+  onFinished?: (vote: Vote, gaveUp: boolean) => void;
+}
+
+/**
+ * The vote pipeline: one for both roads (the votes cursor and signed deliveries).
+ *
+ * **The guarantee.** Every vote reaches every hook at least once. A hook sees a key a second time
+ * only if the process died (or was stopped past its deadline while the hook ignored the abort
+ * signal) between that hook's success and the durable record of it. Every call carries the vote
+ * key as `idempotencyKey`, so a reward can be made idempotent downstream. A key seen before, on
+ * either road, is not fired again while the ledger keeps it (until `expiresAt` plus
+ * `votes.keepKeysFor`). Hooks that gave up after their retries leave a dead letter instead, which
+ * {@link VotePipeline.retry} replays.
+ */
+export interface VotePipeline {
+  /** Opens the ledger and re-runs the unfinished hooks of every pending vote (crash recovery). */
+  start(): Promise<void>;
+  /**
+   * Records the new votes of a batch as pending, durably, then resolves; their hooks run in the
+   * background, after this resolves (a webhook receiver answers 2xx at once). Each new vote is
+   * logged at `info` (`vote received`, with `details.traceId`), and again once every hook
+   * succeeded (`vote rewarded`), within the limits of `voteLog`. Rejects, recording
+   * nothing it cannot stand behind, when the pipeline is not running or the ledger cannot write.
+   */
+  ingest(votes: readonly Vote[], road: Vote['road'], details?: IngestDetails): Promise<IngestResult>;
+  /**
+   * Takes no new work, lets hook calls in flight finish until `deadline` (epoch ms), then aborts
+   * the rest. Unfinished votes stay pending in the ledger and re-run at the next `start()`. Does
+   * not close the ledger.
+   */
+  stop(deadline: number): Promise<void>;
+  /** The dead letters: votes a hook gave up on. */
+  failed(): Promise<DeadLetter[]>;
+  /**
+   * Takes the matching dead letters (of configured hooks only) and runs those hooks again, with
+   * fresh retries; resolves with how many were taken. Unknown `hook` names throw.
+   */
+  retry(filter?: { keys?: readonly string[]; hook?: string }): Promise<number>;
+  /** Resolves when no vote has hooks left to run or record (for tests, benchmarks, the CLI). */
+  idle(): Promise<void>;
+  /** Votes with hooks outstanding, calls running, calls waiting for a slot, retries waiting. */
+  stats(): { votes: number; running: number; waiting: number; retrying: number };
+  /** `stop()` with a 10 s deadline. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
 
 /**
  * Creates the vote pipeline shared by the votes poller and the webhook receiver: it dedupes votes
@@ -58,11 +157,6 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
 function pipelineRun(options: VotePipelineOptions): PipelineRun {
   const { ledger, logger, now } = options;
   const schedule = options.schedule ?? realSchedule;
-  const pumpNow = () => {
-    s.kicked = false;
-    pump(s);
-  };
-  const pumpAfterStage = () => pumpAfterWriteStage(s, pumpNow);
   const s: PipelineRun = {
     ...createPipelineState(options.hooks, { concurrency: options.concurrency, maxBacklog: options.maxBacklog }),
     ledger,
@@ -79,18 +173,10 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     recordFailures: createRecordFailureLog({ logger, now, schedule }),
     retryTimers: new Set(),
     aborter: runAborter(),
-    finishing: undefined,
-    inFlight: new ChurnSet(),
+    inFlight: new Set(),
     idleWaiters: [],
     drainWaiters: [],
-    kicked: false,
-    // Two check phases on, and after the ledger's write stage: see `kick`.
-    pumpSoon: () => void setImmediate(pumpAfterStage),
-    kickedNext: false,
-    pumpNext: () => {
-      s.kickedNext = false;
-      pump(s);
-    },
+    pumpDue: false,
     cancelCompaction: undefined,
     starting: undefined,
     stopping: undefined,
@@ -137,7 +223,7 @@ function start(s: PipelineRun): Promise<void> {
   return s.starting;
 }
 
-async function ingest(s: PipelineRun, votes: readonly Vote[], road: Vote['road'], details: IngestDetails | undefined): Promise<IngestResult> {
+async function ingest(s: PipelineRun, votes: readonly Vote[], road: Vote['road'], details?: IngestDetails): Promise<IngestResult> {
   if (s.phase !== 'running') throw notRunning('ingest votes');
   s.metrics?.votesReceived.inc({ road }, votes.length);
   const marked = onRoad(votes, road);
@@ -188,11 +274,13 @@ async function stop(s: PipelineRun, deadline: number): Promise<void> {
 async function retry(s: PipelineRun, filter: { keys?: readonly string[]; hook?: string }): Promise<number> {
   if (s.phase !== 'running') throw notRunning('retry dead letters');
   if (filter.hook !== undefined && !s.hooks.has(filter.hook)) {
-    throw new ListingAgentError('votes_unknown_hook', `no vote hook is named "${filter.hook}"; the hooks are: ${[...s.hooks.keys()].join(', ') || '(none)'}`);
+    const known = [...s.hooks.keys()].join(', ') || '(none)';
+    throw new ListingAgentError('votes_unknown_hook', `no vote hook is named "${filter.hook}"; the hooks are: ${known}`);
   }
   const names = filter.hook === undefined ? [...s.hooks.keys()] : [filter.hook];
   const taken: DeadLetter[] = [];
-  for (const hook of names) taken.push(...(await s.ledger.takeDeadLetters({ ...(filter.keys === undefined ? {} : { keys: filter.keys }), hook })));
+  const keys = filter.keys === undefined ? {} : { keys: filter.keys };
+  for (const hook of names) taken.push(...(await s.ledger.takeDeadLetters({ ...keys, hook })));
   // Taken letters are pending again in the ledger: a crash from here on re-runs them at start.
   if (s.phase === 'running') for (const letter of taken) startJob(s, letter.vote, [letter.hook], true);
   return taken.length;

@@ -245,7 +245,9 @@ function announceFirstPoll(p: PollerState, projectId: string, startDate: Date): 
 function fellBackFrom(p: PollerState, projectId: string, state: CursorState | undefined, error: BadRequestError): Date {
   const startDate = fallbackStartDate(state, p.now());
   const fields = { project: projectId, startDate: startDate.toISOString(), newestKey: state?.newestKey ?? null, err: error.message };
-  const message = 'the service refused the votes cursor (expired or invalid); listing again from the newest vote already seen (repeats are dropped as duplicates)';
+  const message =
+    'the service refused the votes cursor (expired or invalid); listing again from the newest vote already seen ' +
+    '(repeats are dropped as duplicates)';
   if (p.warnedFallback.has(projectId)) p.logger.debug(fields, message);
   else p.logger.warn(fields, message);
   p.warnedFallback.add(projectId);
@@ -278,7 +280,8 @@ function finish(p: PollerState, result: PollResult): PollResult {
   mark(p, readiness.ready, readiness.detail);
   if (result.failures.length > 0) {
     for (const failure of result.failures) {
-      p.logger.warn({ project: failure.project, err: failure.error.message, retryInMs: p.pollIntervalMs }, 'votes poll failed; the cursor stays where it was and the next poll retries');
+      const fields = { project: failure.project, err: failure.error.message, retryInMs: p.pollIntervalMs };
+      p.logger.warn(fields, 'votes poll failed; the cursor stays where it was and the next poll retries');
       p.reportError(failure.error);
     }
   } else {

@@ -1,5 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { errorText, realSchedule, type Schedule } from './pipeline-parts.js';
+import { unrefDelay, type Delay } from '../runtime/line-limiter.js';
+import { errorText } from './pipeline-state.js';
 
 /**
  * The `warn` lines about records of finished hooks that could not be written (a full or read-only
@@ -21,7 +22,7 @@ export interface RecordFailureLogOptions {
   /** The interval of the summary, ms. Default 10 000. */
   intervalMs?: number;
   /** The summary's timer. Default: an unref'd `setTimeout`. */
-  schedule?: Schedule;
+  schedule?: Delay;
 }
 
 /** See the module comment. */
@@ -35,11 +36,18 @@ export interface RecordFailureLog {
 const KEYS_LISTED = 20;
 
 /** The first line of an interval (pure): the message and its fields. */
-export function recordFailureLine(kind: RecordKind, key: string, hook: string | undefined, error: unknown): { fields: Record<string, unknown>; message: string } {
+export function recordFailureLine(
+  kind: RecordKind,
+  key: string,
+  hook: string | undefined,
+  error: unknown,
+): { fields: Record<string, unknown>; message: string } {
   const what = kind === 'finished' ? 'that a vote is finished (its hooks are done)' : `that hook ${hook ?? ''} succeeded for a vote`;
   return {
     fields: { key, ...(hook === undefined ? {} : { hook }), error: errorText(error) },
-    message: `could not record ${what}: the record waits in memory and is written with the next write that succeeds; if none does before the agent stops, this vote is rewarded again at the next start`,
+    message:
+      `could not record ${what}: the record waits in memory and is written with the next write that succeeds; ` +
+      'if none does before the agent stops, this vote is rewarded again at the next start',
   };
 }
 
@@ -47,7 +55,7 @@ export function recordFailureLine(kind: RecordKind, key: string, hook: string | 
 export function createRecordFailureLog(options: RecordFailureLogOptions): RecordFailureLog {
   const { logger, now } = options;
   const intervalMs = options.intervalMs ?? 10_000;
-  const schedule = options.schedule ?? realSchedule;
+  const schedule = options.schedule ?? unrefDelay;
   let since: number | undefined;
   let more = 0;
   let keys: string[] = [];
@@ -60,7 +68,9 @@ export function createRecordFailureLog(options: RecordFailureLogOptions): Record
     if (more > 0) {
       logger.warn(
         { records: more, keys, error: lastError, intervalMs },
-        `${more} more record(s) of finished votes or hooks could not be written in the last ${intervalMs / 1000} s (${lastError}): they wait in memory for the next write that succeeds; if none does before the agent stops, those votes are rewarded again at the next start`,
+        `${more} more record(s) of finished votes or hooks could not be written in the last ${intervalMs / 1000} s (${lastError}): ` +
+          'they wait in memory for the next write that succeeds; ' +
+          'if none does before the agent stops, those votes are rewarded again at the next start',
       );
     }
     since = undefined;

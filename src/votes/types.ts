@@ -101,13 +101,6 @@ export interface VoteLedger {
    * writes nowhere that fills up (memory), or says so through its errors alone (Redis).
    */
   readonly writeHealth?: WriteHealth;
-  /**
-   * While an append is handing its data to the disk (before its fsync starts): keeps `run` and
-   * calls it once the fsync has started or the write failed, and answers true; otherwise answers
-   * false and keeps nothing. The pipeline starts hooks then, so that they run during the fsync and
-   * do not hold up its start. Optional (the file ledger has it).
-   */
-  afterWriteStage?(run: () => void): boolean;
 }
 
 

@@ -1,6 +1,5 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter } from '../runtime/line-limiter.js';
-import type { Schedule } from './pipeline-parts.js';
+import { createLineLimiter, type Delay } from '../runtime/line-limiter.js';
 import type { Vote } from './types.js';
 
 /**
@@ -26,7 +25,7 @@ export interface VoteLogOptions {
   /** The interval, ms. Default 10 000. */
   intervalMs?: number;
   /** The timer of the summary at an interval's end. Default: an unref'd `setTimeout`. */
-  schedule?: Schedule;
+  schedule?: Delay;
 }
 
 /** The vote lines of one pipeline (see the module comment). */
@@ -60,7 +59,8 @@ export function createVoteLog(options: VoteLogOptions): VoteLog {
       const rewarded = kinds.get('rewarded')?.total ?? 0;
       logger.info(
         { received, rewarded, loggedOneByOne: limit, intervalMs },
-        `votes in the last ${intervalMs / 1000} s: ${received} received, ${rewarded} rewarded (the first ${limit} of each were logged one by one)`,
+        `votes in the last ${intervalMs / 1000} s: ${received} received, ${rewarded} rewarded ` +
+          `(the first ${limit} of each were logged one by one)`,
       );
     },
   });

@@ -87,7 +87,11 @@ function report(options: WebhookHandlerOptions, problem: WebhookProblem): void {
  * The framework-free core: verifies one delivery, calls `onEvent` and says what to answer
  * (204, 200 with JSON, 400, 401 or 500). Never throws.
  */
-export async function handleWebhookDelivery(rawBody: Uint8Array | string, headers: IncomingHttpHeaders, options: WebhookHandlerOptions): Promise<WebhookAnswer> {
+export async function handleWebhookDelivery(
+  rawBody: Uint8Array | string,
+  headers: IncomingHttpHeaders,
+  options: WebhookHandlerOptions,
+): Promise<WebhookAnswer> {
   let result;
   try {
     const secrets = typeof options.secrets === 'function' ? options.secrets() : options.secrets;
@@ -172,7 +176,9 @@ export function expressWebhookHandler(options: WebhookHandlerOptions): (req: Exp
       } else if (req.readableEnded || (body !== undefined && body !== null)) {
         report(options, {
           kind: 'misconfigured',
-          message: "the request body was already parsed, so its exact bytes are gone: mount express.raw({ type: 'application/json' }) on the webhook route instead of express.json()",
+          message:
+            'the request body was already parsed, so its exact bytes are gone: ' +
+            "mount express.raw({ type: 'application/json' }) on the webhook route instead of express.json()",
         });
         return send(res, { status: 500 });
       } else {
@@ -220,7 +226,9 @@ export interface FastifyLikeReply {
  * (default 1 MiB) caps the body. Answers as {@link expressWebhookHandler}; a body that Fastify
  * already parsed into an object is answered 500 (and `onError` says why).
  */
-export function fastifyWebhookHandler(options: WebhookHandlerOptions): (request: FastifyLikeRequest, reply: FastifyLikeReply) => Promise<FastifyLikeReply> {
+export function fastifyWebhookHandler(
+  options: WebhookHandlerOptions,
+): (request: FastifyLikeRequest, reply: FastifyLikeReply) => Promise<FastifyLikeReply> {
   return async (request, reply) => {
     const body = request.body;
     let answer: WebhookAnswer;
@@ -232,7 +240,9 @@ export function fastifyWebhookHandler(options: WebhookHandlerOptions): (request:
     } else {
       report(options, {
         kind: 'misconfigured',
-        message: "the request body was parsed as JSON, so its exact bytes are gone: add a content type parser with { parseAs: 'buffer' } for application/json in the webhook route's scope",
+        message:
+          'the request body was parsed as JSON, so its exact bytes are gone: ' +
+          "add a content type parser with { parseAs: 'buffer' } for application/json in the webhook route's scope",
       });
       answer = { status: 500 };
     }

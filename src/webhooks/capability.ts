@@ -28,7 +28,10 @@ export interface WebhooksCapabilityOptions {
   secretsRedis?: RedisConnection;
   /** Receiver tuning and test seams (timeouts, limits, self-signed handshakes). Default: the receiver's. */
   receiver?: Partial<
-    Pick<WebhookReceiverOptions, 'timeouts' | 'maxConnections' | 'maxBodyBytes' | 'answerWithinMs' | 'acceptSelfSignedHandshakes' | 'toleranceSeconds' | 'onDelivery'>
+    Pick<
+      WebhookReceiverOptions,
+      'timeouts' | 'maxConnections' | 'maxBodyBytes' | 'answerWithinMs' | 'acceptSelfSignedHandshakes' | 'toleranceSeconds' | 'onDelivery'
+    >
   >;
 }
 
@@ -50,7 +53,16 @@ export interface WebhooksCapability extends Capability {
  * deadline); the pipeline is its owner's to stop.
  */
 export function createWebhooksCapability(options: WebhooksCapabilityOptions): WebhooksCapability {
-  const h: WebhooksState = { options, receiver: undefined, secrets: undefined, url: undefined, now: Date.now, project: undefined, serviceProblem: 'not reached yet', started: undefined };
+  const h: WebhooksState = {
+    options,
+    receiver: undefined,
+    secrets: undefined,
+    url: undefined,
+    now: Date.now,
+    project: undefined,
+    serviceProblem: 'not reached yet',
+    started: undefined,
+  };
   return {
     name: WEBHOOKS_COMPONENT,
     startsBeforeService: true,
@@ -98,7 +110,8 @@ interface WebhooksState {
 /** `webhooks`: where it listens, and whether v0 votes wait for the service. */
 function markListening(h: WebhooksState): void {
   if (h.started === undefined || h.url === undefined) return;
-  const waiting = h.started.legacy && h.project === undefined ? `; v0 votes wait for the service (${h.serviceProblem}): answered 503 until then` : '';
+  const waitsForService = h.started.legacy && h.project === undefined;
+  const waiting = waitsForService ? `; v0 votes wait for the service (${h.serviceProblem}): answered 503 until then` : '';
   h.started.readiness.set(WEBHOOKS_COMPONENT, true, `listening at ${h.url}${waiting}`);
 }
 
@@ -143,6 +156,8 @@ async function start(h: WebhooksState, context: CapabilityContext): Promise<void
   markListening(h);
   if (config.webhooks.legacyAuthorization !== undefined && config.votes.enabled) {
     // v0 deliveries carry no created_at, so their keys cannot match the cursor's.
-    context.logger.warn({}, 'legacy v0 votes and the votes cursor both run: a vote that comes by both is rewarded twice; use one of them per project');
+    const message =
+      'legacy v0 votes and the votes cursor both run: a vote that comes by both is rewarded twice; use one of them per project';
+    context.logger.warn({}, message);
   }
 }

@@ -5,8 +5,6 @@
  * sender adds (or an attacker smuggles in, like `__proto__`) reaches the hooks.
  */
 
-import { isDateText } from '../contract/iso-time.js';
-
 /** `project` of an event payload. */
 interface WebhookProject {
   /** The service's project ID. */
@@ -110,7 +108,7 @@ function id(value: unknown): string | undefined {
 }
 
 function isoDate(value: unknown): string | undefined {
-  return typeof value === 'string' && isDateText(value) ? value : undefined;
+  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : undefined;
 }
 
 const project: Check<WebhookProject> = (value) => {

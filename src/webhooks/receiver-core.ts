@@ -1,26 +1,43 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SIGNATURE_HEADER } from '../contract/limits.js';
+import { voteKey } from '../contract/vote-key.js';
 import type { WebhookDeliveriesLabels } from '../runtime/metrics.js';
 import type { Vote } from '../runtime/votes.js';
 import type { IntegrationCreateData, IntegrationDeleteData, LegacyVote, VoteCreateData, WebhookEvent, WebhookTestData } from './events.js';
-import type { Reply } from './receiver-http.js';
-import type { ReceivedDelivery } from './receiver-types.js';
-import { parseLegacyVote, verifyDelivery, verifyLegacyAuthorization, type VerifyFailure, type VerifyResult, type WebhookHeaders } from './verify.js';
-import { voteFromEvent } from './vote-from-event.js';
+import {
+  parseLegacyVote,
+  verifyDelivery,
+  verifyLegacyAuthorization,
+  type VerifyFailure,
+  type VerifyResult,
+  type WebhookHeaders,
+} from './verify.js';
 
 /**
  * The webhook receiver's decisions, apart from its sockets: from a delivery's bytes, its headers,
  * the secrets accepted now and the clock, to a {@link Verdict} (what to answer, and the vote to
- * record). Nothing here reads a socket, starts a timer, logs or counts; `receiver.ts` (node:http)
- * acts on the verdicts, and the framework adapters verify through {@link verifySignedDelivery}, the
- * way octokit/webhooks keeps `verify` apart from its middleware.
+ * record). Nothing here reads a socket, starts a timer, logs or counts: `receiver-record.ts` acts
+ * on the verdicts and `receiver.ts` (node:http) writes the answers. The framework adapters verify
+ * through {@link verifySignedDelivery}, the way octokit/webhooks keeps `verify` apart from its
+ * middleware.
  */
+
+/** What the receiver answers. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Close the connection after the answer without reading what is left of the body. */
+  close?: boolean;
+}
+
+/** A delivery the receiver accepted, as its `onDelivery` option hears it (after the answer). */
+export type ReceivedDelivery =
+  | { generation: 'v1'; event: WebhookEvent; traceId: string | undefined; outcome: 'accepted' | 'duplicate' }
+  | { generation: 'v0'; vote: LegacyVote; outcome: 'accepted' | 'duplicate' };
 
 /** The counter label of a delivery (`listing_agent_webhook_deliveries_total{outcome}`). */
 export type Outcome = WebhookDeliveriesLabels['outcome'];
-
-/** How a recorded vote ended: `error` is a vote the pipeline did not take in time (answered 503). */
-export type RecordOutcome = 'accepted' | 'duplicate' | 'error';
 
 /** A delivery refused: counted under `outcome`, logged with `reason`, answered `reply`. */
 export interface Refusal {
@@ -89,7 +106,7 @@ export interface ReceiverRulesOptions {
   projectId?: (() => string | undefined) | undefined;
 }
 
-/** The answers the receiver gives, made once (a delivery need not allocate its answer). */
+/** The answers the receiver gives. */
 export const REPLIES = {
   noContent: Object.freeze({ status: 204 }),
   notInTime: Object.freeze({ status: 503, body: { error: 'not recorded in time, retry' }, headers: { 'retry-after': '1' } }),
@@ -103,7 +120,8 @@ export const REPLIES = {
   secretNotForgotten: Object.freeze({ status: 503, body: { error: 'could not forget the secret' } }),
 } satisfies Record<string, Reply>;
 
-const refusal = (outcome: Outcome, reason: string, reply: Reply): Refusal => Object.freeze({ kind: 'refuse', outcome, reason, reply: Object.freeze(reply) });
+const refusal = (outcome: Outcome, reason: string, reply: Reply): Refusal =>
+  Object.freeze({ kind: 'refuse', outcome, reason, reply: Object.freeze(reply) });
 
 const OUTCOME_OF: Record<VerifyFailure, Outcome> = {
   missing_signature: 'bad_signature',
@@ -116,21 +134,33 @@ const OUTCOME_OF: Record<VerifyFailure, Outcome> = {
 };
 
 /** A refused v1 delivery: the status `verifyDelivery` gave, and the reason as the body of a 400. */
-const v1Refusal = (reason: VerifyFailure, status: number): Refusal => refusal(OUTCOME_OF[reason], reason, status === 400 ? { status, body: { error: reason } } : { status });
+const v1Refusal = (reason: VerifyFailure, status: number): Refusal =>
+  refusal(OUTCOME_OF[reason], reason, status === 400 ? { status, body: { error: reason } } : { status });
 
 /** The refusal of each verification failure at its usual status, made once. */
 const V1_REFUSALS = Object.fromEntries(
-  (Object.keys(OUTCOME_OF) as VerifyFailure[]).map((reason) => [reason, v1Refusal(reason, reason === 'malformed_body' || reason === 'unknown_event' ? 400 : 401)]),
+  (Object.keys(OUTCOME_OF) as VerifyFailure[]).map((reason) => {
+    const status = reason === 'malformed_body' || reason === 'unknown_event' ? 400 : 401;
+    return [reason, v1Refusal(reason, status)];
+  }),
 ) as Record<VerifyFailure, Refusal>;
 
-const METHOD_NOT_ALLOWED = refusal('rejected', 'method', { status: 405, body: { error: 'only POST is allowed' }, headers: { allow: 'POST' }, close: true });
+const METHOD_NOT_ALLOWED = refusal('rejected', 'method', {
+  status: 405,
+  body: { error: 'only POST is allowed' },
+  headers: { allow: 'POST' },
+  close: true,
+});
 const LEGACY_UNAUTHORIZED = refusal('bad_signature', 'legacy_authorization', { status: 401 });
 const LEGACY_MALFORMED = {
   malformed_body: refusal('malformed', 'legacy_malformed_body', { status: 400, body: { error: 'malformed_body' } }),
   unknown_event: refusal('malformed', 'legacy_unknown_event', { status: 400, body: { error: 'unknown_event' } }),
 };
 /** An `integration.create` to a receiver with no store for secrets. */
-export const INTEGRATIONS_OFF = refusal('rejected', 'integrations_off', { status: 400, body: { error: 'this receiver does not take integrations' } });
+export const INTEGRATIONS_OFF = refusal('rejected', 'integrations_off', {
+  status: 400,
+  body: { error: 'this receiver does not take integrations' },
+});
 const NOT_READY: NotReady = Object.freeze({ kind: 'not_ready', reply: REPLIES.notReady });
 
 /** The rules of a receiver, with the refusals that name them. */
@@ -144,7 +174,11 @@ export function receiverRules(options: ReceiverRulesOptions): ReceiverRules {
     acceptSelfSignedHandshakes: options.acceptSelfSignedHandshakes === true,
     projectId: options.projectId ?? (() => undefined),
     notFound: refusal('rejected', 'not_found', { status: 404, body: { error: `not found: deliveries go to POST ${path}` }, close: true }),
-    tooLarge: refusal('too_large', 'too_large', { status: 413, body: { error: `the body is larger than ${maxBodyBytes} bytes` }, close: true }),
+    tooLarge: refusal('too_large', 'too_large', {
+      status: 413,
+      body: { error: `the body is larger than ${maxBodyBytes} bytes` },
+      close: true,
+    }),
   };
 }
 
@@ -168,8 +202,33 @@ export function judgeRequest(rules: ReceiverRules, method: string | undefined, u
  * `verifyDelivery` with the secrets and clock of this moment and a tolerance (default 300 s): the
  * one verification of signed deliveries, shared by the receiver and the framework adapters.
  */
-export function verifySignedDelivery(rawBody: Uint8Array | string, headers: WebhookHeaders, secrets: readonly string[], now: number, toleranceSeconds: number | undefined): VerifyResult {
-  return verifyDelivery(toleranceSeconds === undefined ? { rawBody, headers, secrets, now } : { rawBody, headers, secrets, now, toleranceSeconds });
+export function verifySignedDelivery(
+  rawBody: Uint8Array | string,
+  headers: WebhookHeaders,
+  secrets: readonly string[],
+  now: number,
+  toleranceSeconds: number | undefined,
+): VerifyResult {
+  const delivery = { rawBody, headers, secrets, now };
+  return verifyDelivery(toleranceSeconds === undefined ? delivery : { ...delivery, toleranceSeconds });
+}
+
+/** The vote of a `vote.create`: keyed like the poller's, so one vote on both roads fires once. */
+function voteFromEvent(data: VoteCreateData): Vote {
+  const createdMs = Date.parse(data.created_at);
+  return {
+    key: voteKey(data.user.id, createdMs),
+    userId: data.user.id,
+    platformId: data.user.platform_id,
+    projectId: data.project.id,
+    weight: data.weight,
+    // Not a date: `toISOString` throws a RangeError (the event check lets none through).
+    createdAt: new Date(createdMs).toISOString(),
+    expiresAt: new Date(Date.parse(data.expires_at)).toISOString(),
+    road: 'webhook',
+    voteId: data.id,
+    user: { name: data.user.name, avatarUrl: data.user.avatar_url },
+  };
 }
 
 /** The verdict of a verification: a refusal, the vote of a `vote.create`, or another event. */
@@ -179,7 +238,6 @@ function verdictOfVerified(result: VerifyResult): Refusal | VoteVerdict | EventV
     return known.reply.status === result.status ? known : v1Refusal(result.reason, result.status);
   }
   const { event, traceId } = result;
-  // `voteFromEvent` throws for an instant no Date can hold; the receiver answers that 500.
   if (event.type === 'vote.create') return { kind: 'vote', event, traceId, vote: voteFromEvent(event.data) };
   return { kind: 'event', event, traceId };
 }
@@ -203,7 +261,13 @@ function judgeLegacyDelivery(rules: ReceiverRules, rawBody: Uint8Array, headers:
  * (epoch ms). A v1 `bad_signature` may still pass after a refresh of the secrets or as a
  * self-signed handshake ({@link judgeHandshake}): the receiver tries those before refusing.
  */
-export function judgeDelivery(rules: ReceiverRules, rawBody: Uint8Array, headers: IncomingHttpHeaders, secrets: readonly string[], now: number): Verdict {
+export function judgeDelivery(
+  rules: ReceiverRules,
+  rawBody: Uint8Array,
+  headers: IncomingHttpHeaders,
+  secrets: readonly string[],
+  now: number,
+): Verdict {
   if (isLegacy(rules, headers)) return judgeLegacyDelivery(rules, rawBody, headers);
   return verdictOfVerified(verifySignedDelivery(rawBody, headers, secrets, now, rules.toleranceSeconds));
 }
@@ -215,7 +279,12 @@ export const mayPassWithNewSecrets = (verdict: Verdict): boolean => verdict.kind
  * An `integration.create` signed with the secret it carries (the emulator's handshake), when the
  * rules accept those; undefined for anything else.
  */
-export function judgeHandshake(rules: ReceiverRules, rawBody: Uint8Array, headers: IncomingHttpHeaders, now: number): EventVerdict | undefined {
+export function judgeHandshake(
+  rules: ReceiverRules,
+  rawBody: Uint8Array,
+  headers: IncomingHttpHeaders,
+  now: number,
+): EventVerdict | undefined {
   if (!rules.acceptSelfSignedHandshakes) return undefined;
   let carried: unknown;
   try {
@@ -228,16 +297,21 @@ export function judgeHandshake(rules: ReceiverRules, rawBody: Uint8Array, header
   }
   if (typeof carried !== 'string' || carried === '') return undefined;
   const verdict = verdictOfVerified(verifySignedDelivery(rawBody, headers, [carried], now, rules.toleranceSeconds));
-  return verdict.kind === 'event' && verdict.event.type === 'integration.create' && verdict.event.data.webhook_secret === carried ? verdict : undefined;
+  if (verdict.kind !== 'event' || verdict.event.type !== 'integration.create') return undefined;
+  return verdict.event.data.webhook_secret === carried ? verdict : undefined;
 }
 
 /** The answer to an `integration.create`: where votes go, and which events it wants. */
-export const integrationReply = (webhookUrl: string | undefined): Reply => ({ status: 200, body: { webhook_url: webhookUrl, routes: ['vote.create'] } });
+export const integrationReply = (webhookUrl: string | undefined): Reply => ({
+  status: 200,
+  body: { webhook_url: webhookUrl, routes: ['vote.create'] },
+});
 
-/** The log fields of a recorded vote (built only for a line that is written). */
+/** The log fields of a recorded vote. */
 export function recordFields(verdict: VoteVerdict | LegacyVerdict): Record<string, unknown> {
   if (verdict.kind !== 'vote') return { generation: 'v0' };
-  return verdict.traceId ? { type: verdict.event.type, traceId: verdict.traceId, voteId: verdict.event.data.id } : { type: verdict.event.type, voteId: verdict.event.data.id };
+  const fields = { type: verdict.event.type, voteId: verdict.event.data.id };
+  return verdict.traceId ? { type: fields.type, traceId: verdict.traceId, voteId: fields.voteId } : fields;
 }
 
 /** The log fields of a v1 event. */
@@ -246,6 +320,8 @@ export const eventFields = (verdict: EventVerdict | VoteVerdict): Record<string,
 
 /** What `onDelivery` hears of a delivery that was accepted (or a duplicate). */
 export function receivedOf(verdict: VoteVerdict | EventVerdict | LegacyVerdict, outcome: 'accepted' | 'duplicate'): ReceivedDelivery {
-  if (verdict.kind === 'vote' || verdict.kind === 'event') return { generation: 'v1', event: verdict.event as WebhookEvent, traceId: verdict.traceId, outcome };
+  if (verdict.kind === 'vote' || verdict.kind === 'event') {
+    return { generation: 'v1', event: verdict.event as WebhookEvent, traceId: verdict.traceId, outcome };
+  }
   return { generation: 'v0', vote: verdict.vote, outcome };
 }

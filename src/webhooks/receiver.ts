@@ -1,34 +1,130 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { silentLogger } from '../log/agent-logger.js';
 import { ListingAgentError } from '../errors.js';
-import { createLocalServer, LOCAL_SERVER_LIMITS } from '../http/local-server.js';
-import { readBodyThen, type BodyResult } from '../http/read-body.js';
-import { createLateWatch } from './late-watch.js';
-import { createLegacyVoteKeys } from './legacy-votes.js';
-import { act } from './receiver-act.js';
-import { judgeDelivery, judgeRequest, receiverRules, REPLIES, type Verdict } from './receiver-core.js';
-import { createTurnBatch, send } from './receiver-http.js';
-import { answerLate, newRecording, recordThen } from './receiver-record.js';
-import { count, currentSecrets, debugCheck, errorText, failed, finish, finishRecording, refusalSummary, refuse, type ReceiverState, type Recording } from './receiver-state.js';
-import { createUnrecordedLog } from './receiver-unrecorded.js';
+import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
+import { createLocalServer, LOCAL_SERVER_LIMITS, type LocalServerStopOptions } from '../http/local-server.js';
+import { readBody } from '../http/read-body.js';
+import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { createLineLimiter, unrefDelay } from '../runtime/line-limiter.js';
-import { RECEIVER_DEFAULTS, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { VoteSink } from '../runtime/votes.js';
+import { createLegacyVoteKeys, type AnchorStore } from './legacy-votes.js';
+import { judgeDelivery, judgeRequest, receiverRules, REPLIES, type ReceivedDelivery, type Reply } from './receiver-core.js';
+import {
+  act,
+  count,
+  createUnrecordedLog,
+  currentSecrets,
+  errorText,
+  refusalSummary,
+  refuse,
+  type ReceiverState,
+} from './receiver-record.js';
+import type { SecretSource, WebhookSecrets } from './secrets.js';
 
-
-export { RECEIVER_DEFAULTS, type ReceivedDelivery, type WebhookReceiver, type WebhookReceiverOptions } from './receiver-types.js';
+export type { ReceivedDelivery } from './receiver-core.js';
 
 /*
  * The node:http shell of the receiver: sockets, the body, the answer. What a delivery is and what
- * to answer is decided in `receiver-core.ts` (pure); recording a vote within the deadline is
- * `receiver-record.ts`, every other verdict `receiver-act.ts`.
+ * to answer is decided in `receiver-core.ts` (pure); what each verdict does (a vote recorded
+ * within the deadline, a secret stored) is `receiver-record.ts`.
  */
+
+/** Options of {@link createWebhookReceiver}. */
+export interface WebhookReceiverOptions {
+  /** Where it listens (`webhooks.listen`). Port 0 picks a free one (see `url()`). */
+  listen: ListenAddress;
+  /** The one path it answers (`webhooks.path`). Default `/webhooks/listing`. */
+  path?: string;
+  /**
+   * The accepted secrets: a fixed list, or a {@link SecretSource} read on every delivery (and
+   * refreshed after a signature that matched none, so a rotation counts at once). A
+   * {@link WebhookSecrets} also stores the secrets of integration handshakes.
+   */
+  secrets: readonly string[] | SecretSource | WebhookSecrets;
+  /** The legacy v0 `Authorization` secret (`webhooks.legacyAuthorization`). Default: v0 deliveries refused. */
+  legacyAuthorization?: string;
+  /**
+   * Where votes go: the agent's vote pipeline (`ingest(votes, 'webhook', { traceId })` resolves
+   * once they are durable; it logs each new vote, so the receiver logs only duplicates, at debug).
+   */
+  pipeline: VoteSink;
+  /** The agent's project (service ID), for v0 votes, which do not carry it. Default: none (v0 upvotes answered 503). */
+  projectId?: () => string | undefined;
+  /** Where v0 vote anchors survive a restart (see `legacy-votes.ts`). Default: memory. */
+  anchorStore?: AnchorStore;
+  /** The URL an `integration.create` answer gives as `webhook_url`. Default: the listening URL. */
+  publicUrl?: string;
+  /**
+   * Also accept an `integration.create` signed only with the secret it carries (the emulator's
+   * handshake). Anyone who reaches the receiver could then register a secret and sign votes: keep
+   * it off unless only the service can reach the path. Default false: a handshake must be signed
+   * with a secret already accepted.
+   */
+  acceptSelfSignedHandshakes?: boolean;
+  /** Seconds `t` may be from the clock, both directions. Default 300. */
+  toleranceSeconds?: number;
+  /** Bodies above this are refused with 413 unread. Default 65 536 (64 KiB). */
+  maxBodyBytes?: number;
+  /** Open connections at most; more are closed at once. Default 256. */
+  maxConnections?: number;
+  /**
+   * Time to send the headers, and the whole request, before the connection is cut, and how often
+   * that is checked. Default 5 000, 10 000 and 5 000 ms (a slow client is cut within 5 s past its
+   * timeout; checking more often wakes an idle agent more often).
+   */
+  timeouts?: { headersMs?: number; requestMs?: number; checkEveryMs?: number };
+  /**
+   * Past this, a vote not yet recorded is answered 503 (the service retries): inside its 5 s
+   * deadline. One timer per delivery, from its verdict on; the record goes on and stands if it
+   * lands later. Default 4 000 ms.
+   */
+  answerWithinMs?: number;
+  /** Told of each accepted delivery after its answer went out; its errors are logged. Default: none. */
+  onDelivery?: (delivery: ReceivedDelivery) => void;
+  logger?: AgentLogger;
+  metrics?: Pick<AgentMetrics, 'webhookDeliveries'>;
+  /** Epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * The timer of the log's summaries (refusals and 503s past the first of each kind: one summary
+   * per 10 s). Default: an unref'd `setTimeout`; tests pass a manual one.
+   */
+  schedule?: (callback: () => void, delayMs: number) => () => void;
+  /** The setting a `ListenError` names. Default `webhooks.listen` (`LISTING_AGENT_WEBHOOKS_LISTEN`). */
+  setting?: ListenSetting;
+}
+
+/** The defaults of {@link WebhookReceiverOptions}. */
+export const RECEIVER_DEFAULTS = {
+  path: '/webhooks/listing',
+  maxBodyBytes: 64 * 1024,
+  maxConnections: 256,
+  answerWithinMs: 4_000,
+  setting: { path: 'webhooks.listen', env: 'LISTING_AGENT_WEBHOOKS_LISTEN' },
+} as const;
+
+/** The webhook receiver: `start()`, `stop()`, `url()`. */
+export interface WebhookReceiver {
+  /**
+   * Listens; resolves with the receiver's URL (`http://127.0.0.1:9465/webhooks/listing`). Rejects
+   * with a `ListenError`. After `stop()` it listens again.
+   */
+  start(): Promise<string>;
+  /** Stops accepting; requests in flight finish until `deadline` (epoch ms), then every connection closes. */
+  stop(options?: LocalServerStopOptions): Promise<void>;
+  /** The receiver's URL. Throws before `start()` resolved. */
+  url(): string;
+  [Symbol.asyncDispose](): Promise<void>;
+}
 
 /**
  * The receiver's options that come from the config's `webhooks` section (listen, path, the v0
  * authorization, the public URL): what the agent's capability and `webhooks serve` both pass.
  */
-export function receiverSettings(webhooks: ListingAgentConfig['webhooks']): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
+export function receiverSettings(
+  webhooks: ListingAgentConfig['webhooks'],
+): Pick<WebhookReceiverOptions, 'listen' | 'path' | 'legacyAuthorization' | 'publicUrl'> {
   return {
     listen: webhooks.listen,
     path: webhooks.path,
@@ -69,7 +165,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       requestTimeout: timeouts.requestMs ?? LOCAL_SERVER_LIMITS.requestTimeout,
       connectionsCheckingInterval: timeouts.checkEveryMs ?? LOCAL_SERVER_LIMITS.connectionsCheckingInterval,
     },
-    handler: (req, res) => handle(s, req, res),
+    handler: (req, res) => void handle(s, req, res),
   });
 
   // Counts the stops: a listen that resolves after a later stop() must not say it listens.
@@ -94,7 +190,9 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       s.unrecorded.flush();
     },
     url() {
-      if (s.listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the webhook receiver is not listening: await start() first');
+      if (s.listeningUrl === undefined) {
+        throw new ListingAgentError('not_listening', 'the webhook receiver is not listening: await start() first');
+      }
       return s.listeningUrl;
     },
     [Symbol.asyncDispose]: () => receiver.stop(),
@@ -109,9 +207,8 @@ const LOG_INTERVAL_MS = 10_000;
 function receiverState(options: WebhookReceiverOptions): ReceiverState {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
-  const answerWithinMs = options.answerWithinMs ?? RECEIVER_DEFAULTS.answerWithinMs;
   const schedule = options.schedule ?? unrefDelay;
-  const s: ReceiverState = {
+  return {
     rules: receiverRules({
       path: options.path ?? RECEIVER_DEFAULTS.path,
       maxBodyBytes: options.maxBodyBytes ?? RECEIVER_DEFAULTS.maxBodyBytes,
@@ -125,73 +222,90 @@ function receiverState(options: WebhookReceiverOptions): ReceiverState {
     logger,
     metrics: options.metrics,
     now,
-    answerWithinMs,
+    answerWithinMs: options.answerWithinMs ?? RECEIVER_DEFAULTS.answerWithinMs,
     publicUrl: options.publicUrl,
     onDelivery: options.onDelivery,
     legacyKeys: createLegacyVoteKeys({ now, ...(options.anchorStore ? { store: options.anchorStore } : {}) }),
-    refusals: createLineLimiter({ now, linesPerInterval: 1, intervalMs: LOG_INTERVAL_MS, schedule, summarise: (summary) => refusalSummary(logger, summary) }),
-    unrecorded: createUnrecordedLog({ logger, now, intervalMs: LOG_INTERVAL_MS, schedule }),
-    labelsOf: new Map(),
-    // A queue and one coarse timer: a timer, or a promise race, per delivery costs more than its verification.
-    lateWatch: createLateWatch<Recording>({
-      withinMs: answerWithinMs,
-      onLate: (recording) => answerLate(s, recording),
-      onError: (error) => logger.error({ err: errorText(error) }, 'answering a late webhook vote failed'),
+    refusals: createLineLimiter({
+      now,
+      linesPerInterval: 1,
+      intervalMs: LOG_INTERVAL_MS,
+      schedule,
+      summarise: (summary) => refusalSummary(logger, summary),
     }),
-    // Answers written back to back cost less than the same answers each written between two reads.
-    finishSoon: createTurnBatch<Recording>(
-      (recording) => finishRecording(s, recording),
-      (error) => logger.error({ err: errorText(error) }, 'answering a webhook delivery failed'),
-    ),
-    debugOn: debugCheck(logger),
+    unrecorded: createUnrecordedLog({ logger, now, intervalMs: LOG_INTERVAL_MS, schedule }),
     listeningUrl: undefined,
   };
-  return s;
 }
 
-function handle(s: ReceiverState, req: IncomingMessage, res: ServerResponse): void {
+/** One request: refused before its body (path, method), or read, judged, acted on and answered. Never rejects. */
+async function handle(s: ReceiverState, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
     const refused = judgeRequest(s.rules, req.method, req.url);
     if (refused !== undefined) {
       send(req, res, refuse(s, req, refused));
       return;
     }
-    readBodyThen(req, s.rules.maxBodyBytes, (body) => {
-      try {
-        onBody(s, req, res, body);
-      } catch (error) {
-        failed(s, req, res, error);
-      }
-    });
+    const body = await readBody(req, s.rules.maxBodyBytes);
+    if (body.kind === 'gone') {
+      count(s, 'rejected');
+      send(req, res, REPLIES.gone);
+      return;
+    }
+    if (body.kind === 'too_large') {
+      send(req, res, refuse(s, req, s.rules.tooLarge));
+      return;
+    }
+    const verdict = judgeDelivery(s.rules, body.bytes, req.headers, currentSecrets(s), s.now());
+    const answer = await act(s, req, body.bytes, verdict);
+    send(req, res, answer.reply);
+    if (answer.accepted !== undefined) tell(s, answer.accepted);
   } catch (error) {
-    failed(s, req, res, error);
+    // Nothing here should throw; if it does, the sender gets a 500 and retries, and we stay up.
+    s.logger.error({ err: errorText(error) }, 'webhook request failed');
+    count(s, 'error');
+    send(req, res, REPLIES.internalError);
   }
 }
 
-/**
- * The body is in. The hot path, a v1 `vote.create` that verifies at the first try, runs without
- * a promise of its own until the pipeline's, and is answered with the others of its turn; every
- * other verdict goes through `act`.
- */
-function onBody(s: ReceiverState, req: IncomingMessage, res: ServerResponse, body: BodyResult): void {
-  if (body.kind === 'gone') {
-    count(s, 'rejected');
-    send(req, res, REPLIES.gone);
-    return;
+/** Tells `onDelivery` of a delivery accepted and answered; what it throws is logged. */
+function tell(s: ReceiverState, delivery: ReceivedDelivery): void {
+  try {
+    s.onDelivery?.(delivery);
+  } catch (error) {
+    s.logger.warn({ err: errorText(error) }, 'onDelivery threw');
   }
-  if (body.kind === 'too_large') {
-    send(req, res, refuse(s, req, s.rules.tooLarge));
-    return;
-  }
-  const verdict = judgeDelivery(s.rules, body.bytes, req.headers, currentSecrets(s), s.now());
-  if (verdict.kind === 'vote') recordThen(s, newRecording(verdict, [verdict.vote], req, res, s.finishSoon));
-  else answerLater(s, req, res, body.bytes, verdict);
 }
 
-/** Answers what the slow paths decide. */
-function answerLater(s: ReceiverState, req: IncomingMessage, res: ServerResponse, rawBody: Buffer, verdict: Verdict): void {
-  act(s, req, rawBody, verdict).then(
-    (answer) => finish(s, req, res, answer.reply, answer.accepted),
-    (error: unknown) => failed(s, req, res, error),
-  );
+/** How long a refused connection may still drain before it is destroyed, so the client can read the answer first. */
+const LINGER_MS = 250;
+
+/** The headers of every answer. */
+const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+
+/** Writes `reply`; a connection that is gone is left alone. Never throws. */
+function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  if (res.headersSent || res.destroyed || req.socket.destroyed) return;
+  const text = reply.body === undefined || reply.status === 204 ? '' : JSON.stringify(reply.body);
+  const close = reply.close === true || !req.complete;
+  res.writeHead(reply.status, {
+    ...(text ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+    // A 204 carries no Content-Length at all (RFC 9110 8.6).
+    ...(reply.status === 204 ? {} : { 'content-length': String(Buffer.byteLength(text)) }),
+    ...COMMON_HEADERS,
+    ...(close ? { connection: 'close' } : {}),
+    ...reply.headers,
+  });
+  if (close) {
+    // Node would otherwise read (and discard) the rest of the body, 10 MB of it if that was sent.
+    if (!req.complete) req.pause();
+    res.once('finish', () => {
+      const socket = req.socket;
+      socket.end();
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+      timer.unref();
+      socket.once('close', () => clearTimeout(timer));
+    });
+  }
+  res.end(text);
 }

@@ -17,7 +17,10 @@ import { errnoCode, fsReason } from '../store/errors.js';
 /** The file's name in the state directory. */
 const WEBHOOK_SECRETS_FILE = 'webhook-secrets.json';
 
-/** How long a rotated-out secret stays valid: deliveries signed before the rotation are still retried for ~7 s; a clock skew or a slow queue gets the rest. */
+/**
+ * How long a rotated-out secret stays valid: deliveries signed before the rotation are still
+ * retried for ~7 s; a clock skew or a slow queue gets the rest.
+ */
 export const DEFAULT_SECRET_GRACE_MS = 10 * 60_000;
 
 const entrySchema = z.object({
@@ -101,17 +104,28 @@ export function liveContent(content: SecretFileContent | undefined, at: number):
  * A rotation recorded: the new secret added, and the webhook's earlier rotated secrets given
  * `graceMs` more (deliveries signed before the rotation may still be retried), after which they drop.
  */
-export function withRotatedSecret(content: SecretFileContent, input: { webhookId: string; secret: string; graceMs?: number }, at: number): SecretFileContent {
+export function withRotatedSecret(
+  content: SecretFileContent,
+  input: { webhookId: string; secret: string; graceMs?: number },
+  at: number,
+): SecretFileContent {
   const retireAt = new Date(at + (input.graceMs ?? DEFAULT_SECRET_GRACE_MS)).toISOString();
   const secrets = content.secrets
     .filter((entry) => entry.secret !== input.secret)
-    .map((entry) => (entry.source === 'rotate' && entry.webhookId === input.webhookId && entry.expiresAt === undefined ? { ...entry, expiresAt: retireAt } : entry));
+    .map((entry) => {
+      const retires = entry.source === 'rotate' && entry.webhookId === input.webhookId && entry.expiresAt === undefined;
+      return retires ? { ...entry, expiresAt: retireAt } : entry;
+    });
   secrets.push({ secret: input.secret, source: 'rotate', webhookId: input.webhookId, addedAt: new Date(at).toISOString() });
   return { version: 1, secrets };
 }
 
 /** An integration connection's secret recorded, replacing an earlier one of the same connection. */
-export function withIntegrationSecret(content: SecretFileContent, input: { connectionId: string; secret: string }, at: number): SecretFileContent {
+export function withIntegrationSecret(
+  content: SecretFileContent,
+  input: { connectionId: string; secret: string },
+  at: number,
+): SecretFileContent {
   return {
     version: 1,
     secrets: [
@@ -146,7 +160,9 @@ async function takeLock(lockPath: string, now: () => number): Promise<() => Prom
       continue;
     }
     if (now() > deadline) {
-      throw new ListingAgentError('webhook_secrets', `the webhook secret file is locked by another writer (${lockPath}); if no listing-agent is writing it, delete the lock file`);
+      const message =
+        `the webhook secret file is locked by another writer (${lockPath}); ` + 'if no listing-agent is writing it, delete the lock file';
+      throw new ListingAgentError('webhook_secrets', message);
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -160,7 +176,11 @@ const queues = new Map<string, Promise<unknown>>();
  * none) with the expired entries already dropped, and returns the new one. Resolves once the new
  * file is on disk. Creates the state directory when missing.
  */
-function updateSecretFile(path: string, change: (content: SecretFileContent) => SecretFileContent, now: () => number = Date.now): Promise<SecretFileContent> {
+function updateSecretFile(
+  path: string,
+  change: (content: SecretFileContent) => SecretFileContent,
+  now: () => number = Date.now,
+): Promise<SecretFileContent> {
   const run = async () => {
     try {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
@@ -197,7 +217,11 @@ export function recordRotatedSecret(
 }
 
 /** Records the secret of an integration connection in the file (replacing an earlier one of the same connection). */
-export function recordIntegrationSecret(path: string, input: { connectionId: string; secret: string }, now: () => number = Date.now): Promise<SecretFileContent> {
+export function recordIntegrationSecret(
+  path: string,
+  input: { connectionId: string; secret: string },
+  now: () => number = Date.now,
+): Promise<SecretFileContent> {
   return updateSecretFile(path, (content) => withIntegrationSecret(content, input, now()), now);
 }
 

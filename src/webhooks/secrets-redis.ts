@@ -70,5 +70,7 @@ export async function updateRedisSecrets(
     }
     if (Number(stored) === 1) return next;
   }
-  throw new ListingAgentError('webhook_secrets', `the webhook secrets at the Redis key ${key} changed ${MAX_TRIES} times while this write tried to store its change; try again`);
+  const message =
+    `the webhook secrets at the Redis key ${key} changed ${MAX_TRIES} times ` + 'while this write tried to store its change; try again';
+  throw new ListingAgentError('webhook_secrets', message);
 }

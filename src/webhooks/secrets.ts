@@ -218,7 +218,9 @@ async function readRedis(w: SecretsState, connection: RedisConnection): Promise<
     return changed;
   } catch (error) {
     const problem = error instanceof Error ? error.message : String(error);
-    if (problem !== w.redisProblem) w.logger.warn({ err: problem }, 'cannot read the webhook secrets in Redis; keeping the secrets already loaded');
+    if (problem !== w.redisProblem) {
+      w.logger.warn({ err: problem }, 'cannot read the webhook secrets in Redis; keeping the secrets already loaded');
+    }
     w.redisProblem = problem;
     return false;
   }
@@ -264,7 +266,8 @@ async function reload(w: SecretsState, force: boolean): Promise<boolean> {
   } catch (error) {
     // A half-edited or broken file: keep the secrets we had, say why once per change.
     w.stamp = seen;
-    w.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'webhook secret file unreadable; keeping the secrets already loaded');
+    const err = error instanceof Error ? error.message : String(error);
+    w.logger.warn({ err }, 'webhook secret file unreadable; keeping the secrets already loaded');
     return false;
   }
 }
@@ -320,7 +323,9 @@ async function start(w: SecretsState): Promise<void> {
 async function addIntegration(w: SecretsState, connectionId: string, secret: string): Promise<void> {
   const { file, redis } = w.options;
   const { now } = w;
-  if (redis !== undefined) adoptRedis(w, await updateRedisSecrets(redis, (content) => withIntegrationSecret(content, { connectionId, secret }, now()), now));
+  if (redis !== undefined) {
+    adoptRedis(w, await updateRedisSecrets(redis, (content) => withIntegrationSecret(content, { connectionId, secret }, now()), now));
+  }
   else if (file === undefined) w.memory.set(connectionId, secret);
   else adopt(w, await recordIntegrationSecret(file, { connectionId, secret }, now));
   // The stamp stays the old one: the next look reads the file again, with any other writer's change.
@@ -333,7 +338,9 @@ async function removeIntegration(w: SecretsState, connectionId: string): Promise
   if (redis !== undefined) {
     adoptRedis(w, await updateRedisSecrets(redis, (content) => withoutIntegration(content, connectionId), now));
     // Stored in the file before Redis was set up: forget it there too.
-    if (file !== undefined && w.entries.some((entry) => entry.connectionId === connectionId)) adopt(w, await forgetIntegrationSecret(file, connectionId, now));
+    if (file !== undefined && w.entries.some((entry) => entry.connectionId === connectionId)) {
+      adopt(w, await forgetIntegrationSecret(file, connectionId, now));
+    }
   } else if (file === undefined) w.memory.delete(connectionId);
   else adopt(w, await forgetIntegrationSecret(file, connectionId, now));
   rebuild(w);

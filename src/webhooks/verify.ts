@@ -4,7 +4,7 @@
  * framework. Nothing here reads a clock, a socket or `process`, and nothing here throws: every
  * input, however hostile, ends in a typed answer.
  */
-import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DECISION_DEFAULTS, SIGNATURE_HEADER, TRACE_HEADER } from '../contract/limits.js';
 import { parseJson, toLegacyVote, toWebhookEvent, type LegacyVote, type WebhookEvent } from './events.js';
 
@@ -95,8 +95,6 @@ const ENTRY = /^([a-z][a-z0-9]*)=([^\s,=]*)$/;
 const TIMESTAMP = /^(?:0|[1-9]\d{0,11})$/;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 const PRINTABLE = /^[\x21-\x7e]+$/;
-/** `t=<t>,v1=<hex>`, the usual header: the same rules as {@link ENTRY}, {@link TIMESTAMP} and {@link HEX_SHA256}. */
-const COMMON_HEADER = /^t=(0|[1-9]\d{0,11}),v1=([0-9a-f]{64})$/;
 
 const rejected = (reason: VerifyFailure, status: 400 | 401 = 401): RejectedDelivery => ({ ok: false, reason, status });
 
@@ -106,13 +104,6 @@ const rejected = (reason: VerifyFailure, status: 400 | 401 = 401): RejectedDeliv
  * skipped so a new scheme can be added beside `v1`. Undefined when malformed; never throws.
  */
 export function parseSignatureHeader(header: string): ParsedSignatureHeader | undefined {
-  // The header as the service sends it, one `t` and one `v1`: one match instead of the general walk
-  // below (which accepts everything this accepts, with the same result).
-  const common = COMMON_HEADER.exec(header);
-  if (common !== null) {
-    const timestampText = common[1]!;
-    return { timestampText, timestamp: Number(timestampText), signatures: [Buffer.from(common[2]!, 'hex')] };
-  }
   if (header.length === 0 || header.length > MAX_HEADER_LENGTH) return undefined;
   const parts = header.split(',');
   if (parts.length > MAX_HEADER_ENTRIES + 1) return undefined;
@@ -136,22 +127,6 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader | un
 }
 
 /**
- * The HMAC key of a secret, made once: turning a string into a key on every delivery is a
- * measurable share of a receiver's time at thousands of deliveries a second. Secrets are few (a
- * rotation holds two or three), so the cache stays tiny; it is cleared past 64 entries anyway.
- */
-const hmacKeys = new Map<string, KeyObject>();
-function hmacKey(secret: string): KeyObject {
-  let key = hmacKeys.get(secret);
-  if (key === undefined) {
-    if (hmacKeys.size >= 64) hmacKeys.clear();
-    key = createSecretKey(Buffer.from(secret, 'utf8'));
-    hmacKeys.set(secret, key);
-  }
-  return key;
-}
-
-/**
  * Compares two digests in constant time. `timingSafeEqual` throws on buffers of different lengths
  * (the bug that let one short signature kill other receivers), so a wrong length compares the
  * expected digest with itself, to spend the same time, and then fails on the length check.
@@ -162,29 +137,13 @@ function digestsEqual(expected: Buffer, candidate: Buffer): boolean {
   return sameLength && equal;
 }
 
-/**
- * The usual header's one signature, decoded into one buffer for every delivery rather than a new
- * one each: it never leaves {@link verifyUnsafe}, which is synchronous.
- */
-const commonSignature = Buffer.alloc(32);
-const commonParsed: ParsedSignatureHeader = { timestampText: '', timestamp: 0, signatures: [commonSignature] };
-
-/** {@link parseSignatureHeader} for {@link verifyUnsafe} only: the usual header without allocating. */
-function parseHeaderForVerify(header: string): ParsedSignatureHeader | undefined {
-  const common = COMMON_HEADER.exec(header);
-  if (common === null || commonSignature.write(common[2]!, 'hex') !== 32) return parseSignatureHeader(header);
-  commonParsed.timestampText = common[1]!;
-  commonParsed.timestamp = Number(commonParsed.timestampText);
-  return commonParsed;
-}
-
 /** Whether any `v1` entry matches any secret; tries every pair so the time says nothing of which. */
 function anySignatureMatches(parsed: ParsedSignatureHeader, rawBody: Uint8Array | string, secrets: readonly string[]): boolean {
   let matched = false;
   for (const secret of secrets) {
     // An empty secret would let anyone sign: a configuration slip must not open the door.
     if (typeof secret !== 'string' || secret.length === 0) continue;
-    const expected = createHmac('sha256', hmacKey(secret)).update(`${parsed.timestampText}.`).update(rawBody).digest();
+    const expected = createHmac('sha256', secret).update(`${parsed.timestampText}.`).update(rawBody).digest();
     for (const candidate of parsed.signatures) {
       if (digestsEqual(expected, candidate)) matched = true;
     }
@@ -223,7 +182,7 @@ function verifyUnsafe(options: VerifyDeliveryOptions): VerifyResult {
   if (header === undefined || (Array.isArray(header) && header.length === 0)) return rejected('missing_signature');
   if (typeof header !== 'string' && !(Array.isArray(header) && header.length === 1)) return rejected('malformed_signature');
   const text = typeof header === 'string' ? header : header[0];
-  const parsed = typeof text === 'string' ? parseHeaderForVerify(text) : undefined;
+  const parsed = typeof text === 'string' ? parseSignatureHeader(text) : undefined;
   if (!parsed) return rejected('malformed_signature');
   if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return rejected('bad_signature');
   if (!Array.isArray(secrets) || !anySignatureMatches(parsed, rawBody, secrets)) return rejected('bad_signature');

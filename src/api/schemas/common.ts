@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { isDateText } from '../../contract/iso-time.js';
 
 /**
  * Building blocks shared by the v1 modules: pieces of the response schemas,. Response schemas are plain
@@ -19,9 +18,8 @@ export function openEnum<const T extends string>(known: readonly T[]) {
 
 /**
  * An ISO 8601 timestamp as the service sends it (`2026-03-04T10:00:00.000Z`), kept as the string
- * that came over the wire; it must at least be a date `Date.parse` reads (`isDateText`: the
- * service's spelling without `Date.parse`, twice per vote of a votes page).
+ * that came over the wire; it must at least be a date `Date.parse` reads.
  */
-export const timestampSchema = z.string().refine(isDateText, {
+export const timestampSchema = z.string().refine((text) => !Number.isNaN(Date.parse(text)), {
   message: 'must be an ISO 8601 timestamp',
 });

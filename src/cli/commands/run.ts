@@ -9,6 +9,7 @@ import { parseCommandArgs } from '../args.js';
 import { loadCommandConfig } from '../command-config.js';
 import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-memory.js';
 import { keepProcessAlive } from '../keep-alive.js';
+import { daemonHookOptions } from '../hook-environment.js';
 import { describeTokenSource } from '../token-source.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
@@ -39,16 +40,6 @@ Exit codes: 0 clean stop, 1 runtime failure (port in use, unwritable state direc
 deadline of ${STOP_DEADLINE_MS / 1000} s passed), 2 usage error, 78 invalid configuration.
 A second signal during the stop exits at once with 130.
 `;
-
-/** The environment exec hooks get: the daemon's, without the variables the config read. */
-export function hookEnvironment(env: Readonly<Record<string, string | undefined>>, configVariables: readonly string[]): Record<string, string> {
-  const hidden = new Set(configVariables);
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !hidden.has(name) && !name.startsWith('LISTING_AGENT_')) out[name] = value;
-  }
-  return out;
-}
 
 /** `listing-agent run`: the daemon. */
 export async function runRunCommand(argv: string[], io: CliIo): Promise<number> {
@@ -92,9 +83,10 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       ...(config.state.redis === undefined
         ? { store: createFileStore({ directory: config.state.directory, owner: io.owner, isProcessAlive: io.isProcessAlive }) }
         : { agentId: config.state.redis.agentId ?? `${io.owner.host}/${io.owner.pid}` }),
-      // Exec hooks inherit the daemon's environment, less every variable the config was built
-      // from (LISTING_AGENT_* and the ${VAR}s): a reward script never sees the agent's secrets.
-      votes: { hookOptions: { env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd } },
+      // Exec hooks get PATH, HOME, LANG, TZ and the names each lists, never a variable the config
+      // was built from (LISTING_AGENT_* and the ${VAR}s) nor LISTING_OAUTH_*: a reward script never
+      // sees the agent's secrets.
+      votes: { hookOptions: daemonHookOptions(io, loaded.sources.env) },
       // Named in the fix when the service refuses the token.
       tokenSource: describeTokenSource(loaded.sources, io.env, config.service.token),
       mode: 'daemon',

@@ -1,4 +1,6 @@
 import { createListingClient } from '../../api/client.js';
+import { redactUrl } from '../../api/redact.js';
+import { secretValues } from '../../config/secrets.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { createConfiguredSource, type ConfiguredSourceOptions } from '../../stats/configured-source.js';
 import { postStatsOnce, type PostOnceResult } from '../../stats/post-once.js';
@@ -50,19 +52,21 @@ function oneShotProblem(config: ListingAgentConfig): string | undefined {
   }
 }
 
-function report(result: Extract<PostOnceResult, { ready: true }>, io: CliIo): number {
+function report(result: Extract<PostOnceResult, { ready: true }>, config: ListingAgentConfig, io: CliIo): number {
   const { sample } = result;
+  // service.v1 or v0 may carry a password or a ?token=: printed as every URL is, redacted.
+  const secrets = secretValues(config);
   io.stdout(`counts from ${result.source}: ${sample.serverCount} servers, ${sample.shardCount} shards\n`);
   let failed = 0;
   for (const post of result.posts) {
     const body = JSON.stringify(post.body);
     if (result.dryRun) {
-      io.stdout(`would send (${post.target}): ${post.method} ${post.url}\n${body}\n`);
+      io.stdout(`would send (${post.target}): ${post.method} ${redactUrl(post.url, secrets)}\n${body}\n`);
     } else if (post.error) {
       failed += 1;
       io.stderr(`listing-agent stats post: ${post.target} failed: ${post.error.message}\n`);
     } else {
-      io.stdout(`posted (${post.target}): ${post.method} ${post.url} ${body}\n`);
+      io.stdout(`posted (${post.target}): ${post.method} ${redactUrl(post.url, secrets)} ${body}\n`);
     }
   }
   return failed > 0 ? EXIT.failure : EXIT.ok;
@@ -95,7 +99,7 @@ async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dr
       io.stderr(`listing-agent stats post: the counts are not ready (${result.source}): ${result.reason}\n`);
       return EXIT.failure;
     }
-    return report(result, io);
+    return report(result, config, io);
   } finally {
     await source.stop?.().catch(() => undefined);
     await client?.close().catch(() => undefined);

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { LoadedConfig } from '../../config/loader.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { loadCommandConfig } from '../command-config.js';
 import { UsageError, type CliIo } from '../io.js';
@@ -22,10 +23,15 @@ export function parseVotesArgs(sub: string, argv: string[], options: VotesOption
   return parsed;
 }
 
-/** The config of `--config` (or the environment); a number is the exit code of a config that does not load. */
-export async function loadVotesConfig(io: CliIo, sub: string, values: VotesValues): Promise<ListingAgentConfig | number> {
+/** The loaded config of `--config` (or the environment), with its sources; a number is the exit code of a config that does not load. */
+export async function loadVotesConfigAndSources(io: CliIo, sub: string, values: VotesValues): Promise<LoadedConfig | number> {
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', `votes ${sub}`);
-  const loaded = await loadCommandConfig(io, `votes ${sub}`, file);
+  return loadCommandConfig(io, `votes ${sub}`, file);
+}
+
+/** The config of `--config` (or the environment); a number is the exit code of a config that does not load. */
+export async function loadVotesConfig(io: CliIo, sub: string, values: VotesValues): Promise<ListingAgentConfig | number> {
+  const loaded = await loadVotesConfigAndSources(io, sub, values);
   return typeof loaded === 'number' ? loaded : loaded.config;
 }

@@ -1,7 +1,9 @@
 import { createListingClient, type ListingClient } from '../../api/client.js';
+import { redact } from '../../api/redact.js';
 import type { VoteRecord } from '../../api/schemas/votes.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
+import { secretValues } from '../../config/secrets.js';
 import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
 import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
@@ -10,7 +12,8 @@ import { askRunningAgent } from '../agent-admin.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { runSubcommand } from '../subcommands.js';
 import { cliAgentId, cliState } from '../state.js';
-import { loadVotesConfig, parseVotesArgs } from './votes-args.js';
+import { daemonHookOptions } from '../hook-environment.js';
+import { loadVotesConfig, loadVotesConfigAndSources, parseVotesArgs } from './votes-args.js';
 import { runVotesReminders } from './votes-reminders.js';
 
 export const VOTES_HELP = `Usage: listing-agent votes <subcommand> [options]
@@ -65,7 +68,10 @@ async function runFailed(argv: string[], io: CliIo): Promise<number> {
   const config = await load(io, 'failed', values);
   if (typeof config === 'number') return config;
   await using state = cliState(config, io);
-  const reading = await state.deadLetters();
+  const read = await state.deadLetters();
+  // Scrubbed again as shown: a journal written before 0.2 may hold a credential a hook's answer repeated.
+  const secrets = secretValues(config);
+  const reading = { ...read, letters: read.letters.map((letter) => ({ ...letter, error: redact(letter.error, secrets) })) };
   if (values.json === true) {
     for (const letter of reading.letters) io.stdout(`${JSON.stringify(letter)}\n`);
     return EXIT.ok;
@@ -94,15 +100,17 @@ async function retryInAgent(config: ListingAgentConfig, io: CliIo, filter: { key
 async function runRetry(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse('retry', argv, { key: { type: 'string', multiple: true }, hook: { type: 'string' }, agent: { type: 'boolean' } });
   if (values.help) return help(io);
-  const config = await load(io, 'retry', values);
-  if (typeof config === 'number') return config;
+  const loaded = await loadVotesConfigAndSources(io, 'retry', values);
+  if (typeof loaded === 'number') return loaded;
+  const { config } = loaded;
   const keys = values.key as string[] | undefined;
   const hook = values.hook as string | undefined;
   if (values.agent === true) return retryInAgent(config, io, { ...(keys === undefined ? {} : { keys }), ...(hook === undefined ? {} : { hook }) });
   // Its own agent ID in Redis, never the daemon's: the replayed votes are pending under it meanwhile.
   await using state = cliState(config, io, { agentId: cliAgentId(io, 'votes-retry') });
   // Hooks first: a bad hook is a configuration error, before the lock or Redis is touched.
-  const hooks = state.hooks({ env: io.env, cwd: io.cwd });
+  // The daemon's exec hook environment: a replay sees no more of this shell's variables than a run.
+  const hooks = state.hooks(daemonHookOptions(io, loaded.sources.env));
   // File: the ledger comes with the state lock (a running agent and this replay never append to
   // one journal at once). Redis: the shared ledger, beside the running agents.
   // A replay is short-lived: it must not take over the votes of a dead agent only to drop them.

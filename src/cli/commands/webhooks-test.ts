@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
 import type { VoteCreateData, WebhookTestData } from '../../webhooks/events.js';
+import { credentialForms, redact, redactUrl, urlCredentialForms } from '../../api/redact.js';
 import { signDelivery } from '../../contract/signature.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -66,11 +67,6 @@ function v0TestBody(type: TestType, nowMs: number): string {
   });
 }
 
-/** The URL without credentials or query, which may carry secrets of their own. */
-function displayUrl(url: URL): string {
-  return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
-}
-
 function parseType(value: string | undefined, v0: boolean): TestType {
   switch (value) {
     case undefined:
@@ -115,6 +111,10 @@ function parse(argv: string[]): TestRequest | 'help' {
     throw new UsageError(`--url is not a URL (got '${urlText}')`, COMMAND);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must be http or https (got '${url.protocol}')`, COMMAND);
+  if (url.username !== '' || url.password !== '') {
+    // fetch refuses such a URL, and its message would repeat the password; this one repeats nothing of it.
+    throw new UsageError('--url holds user info (a user or a password before the @), which fetch cannot send: give the URL without it', COMMAND);
+  }
   const v0 = values.v0 === true;
   const secret = str('secret');
   const authorization = str('authorization');
@@ -152,7 +152,10 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
       : signDelivery({ secret: request.secret, rawBody, timestampSeconds: Math.floor(now / 1000), traceId })),
   };
   const what = request.v0 ? `legacy ${request.type === 'vote.create' ? 'upvote' : 'test'}` : request.type;
-  const target = displayUrl(request.url);
+  // What is printed never holds the secret, the URL's password or its ?token=, even when the
+  // receiver's answer or an error repeats them.
+  const secrets = [...credentialForms(request.secret), ...urlCredentialForms(request.url.href)];
+  const target = redactUrl(request.url.href, secrets);
   const started = performance.now();
   const elapsed = () => `${Math.round(performance.now() - started)} ms`;
   try {
@@ -163,13 +166,13 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
     const trace = request.v0 ? '' : `, trace ${traceId}`;
     io.stdout(`${what} to ${target}: ${status} in ${elapsed()}${trace}\n`);
-    if (text !== '') io.stdout(`answer: ${excerpt(text)}\n`);
+    if (text !== '') io.stdout(`answer: ${excerpt(redact(text, secrets))}\n`);
     if (!ok) io.stderr(`listing-agent webhooks test: the URL did not accept the delivery (a receiver answers 2xx)\n`);
     return ok ? EXIT.ok : EXIT.failure;
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
-    const why = timedOut ? `no answer within ${request.timeoutMs} ms` : `could not be reached (${cause})`;
+    const why = timedOut ? `no answer within ${request.timeoutMs} ms` : `could not be reached (${redact(cause, secrets)})`;
     io.stderr(`listing-agent webhooks test: ${what} to ${target}: ${why} after ${elapsed()}\n`);
     return EXIT.failure;
   }

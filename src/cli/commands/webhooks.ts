@@ -20,7 +20,8 @@ import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-
 import { runSubcommand } from '../subcommands.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { cliAgentId, cliState } from '../state.js';
-import { hookEnvironment, STOP_DEADLINE_MS } from './run.js';
+import { STOP_DEADLINE_MS } from './run.js';
+import { daemonHookOptions } from '../hook-environment.js';
 import { runWebhooksTestCommand } from './webhooks-test.js';
 
 /** Where `webhooks rotate` reads the OAuth access token when no `--access-token-file` is given (not `LISTING_AGENT_*`: it is no config field). */
@@ -112,7 +113,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   // With state.redis this receiver is one more agent on the shared ledger, named like 'run' names one.
   await using state = cliState(config, io, { agentId: config.state.redis?.agentId ?? cliAgentId(io), logger: logger.child({ component: 'redis' }) });
   // Hooks first: a bad hook is a configuration error, before any file, port or connection is touched.
-  const hooks = state.hooks({ env: hookEnvironment(io.env, loaded.sources.env), cwd: io.cwd });
+  const hooks = state.hooks(daemonHookOptions(io, loaded.sources.env));
   if (config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
     const redis = await state.redis();
     const stored = [(await readSecretFile(file).catch(() => undefined))?.secrets.length ?? 0, redis ? ((await readRedisSecrets(redis).catch(() => undefined))?.secrets.length ?? 0) : 0];

@@ -1,19 +1,10 @@
+import { redactUrl } from '../../api/redact.js';
 import { formatAddress } from '../../http/listen-error.js';
 import { createWebhookReceiver, type ReceivedDelivery } from '../../webhooks/receiver.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 import { askLocal, type LocalAnswer } from './local-http.js';
 import { acceptedSecrets, testDelivery, type TestDelivery } from './webhook-secrets.js';
 import { receiverPort, WEBHOOKS_OFF } from './webhooks.js';
-
-/** The URL without credentials or query, which may carry secrets of their own. */
-export function displayUrl(text: string): string {
-  try {
-    const url = new URL(text);
-    return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
-  } catch {
-    return '(not a URL)';
-  }
-}
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
 
@@ -30,7 +21,8 @@ export const webhookUrlCheck: DoctorCheck = {
       );
     }
     const url = new URL(webhooks.publicUrl);
-    const shown = displayUrl(webhooks.publicUrl);
+    // As every printout shows a URL: its password and token-like query values redacted.
+    const shown = redactUrl(webhooks.publicUrl, []);
     if (url.protocol !== 'https:' && !LOOPBACK.test(url.hostname)) {
       return warn(`webhooks.publicUrl ${shown} is plain http: the service delivers only to https URLs`, 'serve the receiver behind TLS (a reverse proxy or a tunnel) and give that https URL', { publicUrl: shown });
     }
@@ -90,7 +82,7 @@ export const webhookProbeCheck: DoctorCheck = {
     if (!webhooks.enabled) return skip(WEBHOOKS_OFF);
     if (!deps.probe) return skip('not asked: run with --probe to send a signed test delivery to webhooks.publicUrl and see it reach this receiver');
     if (webhooks.publicUrl === undefined) return skip('webhooks.publicUrl is not set: there is no public URL to send the test to');
-    const shown = displayUrl(webhooks.publicUrl);
+    const shown = redactUrl(webhooks.publicUrl, []);
     const delivery = testDelivery(await acceptedSecrets(deps), deps.now());
     if (delivery === undefined) return skip('no webhook secret to sign a test with (see webhooks.secret)');
     const port = await receiverPort(deps);

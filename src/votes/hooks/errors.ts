@@ -1,3 +1,4 @@
+import { redact } from '../../api/redact.js';
 import { ListingAgentError } from '../../errors.js';
 
 /** Why a hook call failed. */
@@ -52,6 +53,15 @@ export class VoteHookError extends ListingAgentError {
     this.exitCode = details.exitCode;
     this.signal = details.signal;
   }
+}
+
+/**
+ * A {@link VoteHookError} whose message is scrubbed of `secrets` first: every credential form of
+ * the hook (its authorization, secret, URL) and of the agent's configuration. What an answer or a
+ * command's output repeats of them never reaches a log line, a dead letter or the status page.
+ */
+export function hookError(hook: string, reason: VoteHookFailureReason, message: string, secrets: readonly string[], details: VoteHookErrorDetails = {}): VoteHookError {
+  return new VoteHookError(hook, reason, redact(message, secrets), details);
 }
 
 /** An error as one short line: the innermost useful message, with its errno code. */

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { HookCallContext, Vote, VoteHook } from '../types.js';
 import { voteHookBody, voteHookEnvironment } from './body.js';
-import { HOOK_DEFAULTS, oneLine, VoteHookError } from './errors.js';
+import { redact, urlCredentialForms } from '../../api/redact.js';
+import { HOOK_DEFAULTS, hookError, oneLine, type VoteHookError } from './errors.js';
 import { OutputTail } from './output-tail.js';
 import { timerDelay } from '../../contract/timer-delay.js';
 
@@ -29,6 +30,12 @@ export interface ExecHookOptions {
   maxOutputBytes?: number;
   /** Where the hook is configured (`votes.hooks[1]`), to point error messages at it. Default: none. */
   configPath?: string;
+  /**
+   * Values to keep out of the hook's error texts (what the command prints is quoted there), besides
+   * the passwords and token-like query values of URLs in its arguments, which are always kept out.
+   * The agent passes every credential form of its configuration. Default: none.
+   */
+  secrets?: readonly string[];
 }
 
 /** The defaults of {@link ExecHookOptions} not shared with other hooks. */
@@ -75,6 +82,7 @@ export function createExecHook(options: ExecHookOptions): VoteHook {
     where: options.configPath === undefined ? '' : `: check ${options.configPath}.command`,
     // Only the program is shown: its arguments may carry tokens the owner put there.
     shown: `"${first}"`,
+    secrets: [...args.flatMap(urlCredentialForms), ...(options.secrets ?? [])],
   };
   return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run: (vote, context) => runCommand(spec, vote, context) };
 }
@@ -93,6 +101,8 @@ interface ExecSpec {
   readonly where: string;
   /** The program as error messages show it. */
   readonly shown: string;
+  /** What error messages are scrubbed of. */
+  readonly secrets: readonly string[];
 }
 
 /** Why a run was stopped, and the last signal sent. */
@@ -118,7 +128,7 @@ interface Run {
 }
 
 function runCommand(spec: ExecSpec, vote: Vote, context: HookCallContext): Promise<void> {
-  if (context.signal.aborted) return Promise.reject(new VoteHookError(spec.name, 'aborted', `${spec.shown} not run: the call was aborted (the agent is stopping)`));
+  if (context.signal.aborted) return Promise.reject(hookError(spec.name, 'aborted', `${spec.shown} not run: the call was aborted (the agent is stopping)`, spec.secrets));
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(spec.env)) if (value !== undefined) env[key] = value;
   Object.assign(env, voteHookEnvironment(vote, context));
@@ -207,7 +217,7 @@ function stop(run: Run, reason: 'timeout' | 'aborted'): void {
 
 function settle(run: Run): void {
   if (run.settled || !run.exit) return;
-  finish(run, exitError(run.spec, run.stopping, run.exit, quote(run.stderr, run.stdout)));
+  finish(run, exitError(run.spec, run.stopping, run.exit, quote(run.spec, run.stderr, run.stdout)));
 }
 
 /** The error of a command that ended (none for exit 0 when not stopped); `output` quotes its last lines. */
@@ -215,12 +225,12 @@ function exitError(spec: ExecSpec, stopping: Stopping | undefined, exit: Exit, o
   const { name, shown } = spec;
   const { code, signal } = exit;
   if (stopping?.reason === 'timeout') {
-    return new VoteHookError(name, 'timeout', `${shown} did not finish within ${spec.timeoutMs} ms and was killed with ${stopping.signal}${output}`, { exitCode: code, signal });
+    return hookError(name, 'timeout', `${shown} did not finish within ${spec.timeoutMs} ms and was killed with ${stopping.signal}${output}`, spec.secrets, { exitCode: code, signal });
   }
-  if (stopping?.reason === 'aborted') return new VoteHookError(name, 'aborted', `${shown} was stopped with ${stopping.signal} (the agent is stopping)${output}`, { exitCode: code, signal });
+  if (stopping?.reason === 'aborted') return hookError(name, 'aborted', `${shown} was stopped with ${stopping.signal} (the agent is stopping)${output}`, spec.secrets, { exitCode: code, signal });
   if (code === 0) return undefined;
-  if (signal !== null) return new VoteHookError(name, 'signal', `${shown} was killed by ${signal}${output}`, { exitCode: code, signal });
-  return new VoteHookError(name, 'exit', `${shown} exited with code ${code}${output}`, { exitCode: code, signal });
+  if (signal !== null) return hookError(name, 'signal', `${shown} was killed by ${signal}${output}`, spec.secrets, { exitCode: code, signal });
+  return hookError(name, 'exit', `${shown} exited with code ${code}${output}`, spec.secrets, { exitCode: code, signal });
 }
 
 function spawnError(spec: ExecSpec, error: unknown): VoteHookError {
@@ -230,15 +240,15 @@ function spawnError(spec: ExecSpec, error: unknown): VoteHookError {
   if (code === 'ENOENT') {
     // Node says ENOENT for a missing working directory too: name both, the owner knows which.
     const orCwd = cwd === undefined ? '' : ` (or the working directory ${cwd} does not exist)`;
-    return new VoteHookError(name, 'spawn', `command not found: ${shown}${orCwd}${where}`, { cause: error });
+    return hookError(name, 'spawn', `command not found: ${shown}${orCwd}${where}`, spec.secrets, { cause: error });
   }
-  if (code === 'EACCES') return new VoteHookError(name, 'spawn', `${shown} is not executable (EACCES)${where}`, { cause: error });
-  return new VoteHookError(name, 'spawn', `${shown} could not be started: ${oneLine(message, 200)}${where}`, { cause: error });
+  if (code === 'EACCES') return hookError(name, 'spawn', `${shown} is not executable (EACCES)${where}`, spec.secrets, { cause: error });
+  return hookError(name, 'spawn', `${shown} could not be started: ${oneLine(message, 200)}${where}`, spec.secrets, { cause: error });
 }
 
-/** `: <last lines>` of stderr, or of stdout when stderr is empty, or '' when both are. */
-function quote(stderr: OutputTail, stdout: OutputTail): string {
+/** `: <last lines>` of stderr, or of stdout when stderr is empty, or '' when both are; scrubbed before they are cut. */
+function quote(spec: ExecSpec, stderr: OutputTail, stdout: OutputTail): string {
   const [tail, label] = stderr.size > 0 ? [stderr, 'stderr'] : [stdout, 'stdout'];
-  const lines = tail.lastLines(EXEC_HOOK_DEFAULTS.messageLines, EXEC_HOOK_DEFAULTS.messageChars);
+  const lines = tail.lastLines(EXEC_HOOK_DEFAULTS.messageLines, EXEC_HOOK_DEFAULTS.messageChars, (text) => redact(text, spec.secrets));
   return lines === '' ? '' : `; ${label}: ${lines}`;
 }

@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { redact, redactUrl } from '../../api/redact.js';
+import { credentialForms, redact, redactUrl, urlCredentialForms } from '../../api/redact.js';
 import { CLIENT_VERSION } from '../../api/version.js';
 import { signDelivery } from '../../contract/signature.js';
 import type { HookCallContext, Vote, VoteHook } from '../types.js';
 import { voteHookBody } from './body.js';
-import { errorLine, HOOK_DEFAULTS, oneLine, VoteHookError } from './errors.js';
+import { errorLine, HOOK_DEFAULTS, hookError, oneLine, type VoteHookError } from './errors.js';
 
 /** The header that carries the call's number (1 for the first call, 2 for the first retry, ...). */
 const ATTEMPT_HEADER = 'x-listing-agent-attempt';
@@ -39,13 +39,22 @@ export interface HttpHookOptions {
   dispatcher?: Dispatcher;
   /** The clock for the signature's `t`, in epoch milliseconds. Default `Date.now`. */
   now?: () => number;
+  /**
+   * More values to keep out of the hook's error texts, besides its own credentials (`secret`,
+   * `authorization` with and without its scheme word, Basic's password, the URL's password and
+   * token-like query values), which are always kept out. The agent passes every credential form
+   * of its configuration. Default: none.
+   */
+  secrets?: readonly string[];
 }
 
 /**
  * A hook that POSTs each vote as JSON ({@link VoteHookBody}) to a URL, typically the bot's own
  * local endpoint. A 2xx answer is success; any other status (redirects are not followed), a
  * timeout or a network error rejects with a {@link VoteHookError} that says what happened (the
- * status and the start of the answer) and never shows the secret or the authorization.
+ * status and the start of the answer) and never shows a credential: the secret, the
+ * authorization (with or without its scheme word, Basic's password), the URL's password and
+ * token-like query values, and `secrets`, wherever the answer repeats them.
  *
  * Headers: `content-type: application/json`, `idempotency-key: <vote key>`,
  * `x-listing-agent-attempt: <n>`, `x-topgg-signature` when `secret` is set, `authorization` when
@@ -55,11 +64,12 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
   const { name, url, secret, authorization } = options;
   const timeoutMs = options.timeoutMs ?? HOOK_DEFAULTS.timeoutMs;
   const now = options.now ?? Date.now;
-  const secrets = [secret, authorization].filter((value): value is string => value !== undefined);
+  const own = [secret, authorization].flatMap((value) => (value === undefined ? [] : credentialForms(value)));
+  const secrets = [...own, ...urlCredentialForms(url), ...(options.secrets ?? [])];
   const shownUrl = redactUrl(url, secrets);
 
   const fail = (reason: 'status' | 'timeout' | 'network' | 'aborted', message: string, details: { cause?: unknown; status?: number } = {}) =>
-    new VoteHookError(name, reason, redact(message, secrets), details);
+    hookError(name, reason, message, secrets, details);
 
   async function run(vote: Vote, context: HookCallContext): Promise<void> {
     if (context.signal.aborted) throw fail('aborted', `POST ${shownUrl} not sent: the call was aborted (the agent is stopping)`);
@@ -97,7 +107,8 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
         await drain(response.body).catch(() => undefined);
         return;
       }
-      excerpt = await readExcerpt(response.body);
+      // Scrubbed before it is cut: a credential the answer repeats never shows in part.
+      excerpt = oneLine(redact(await readExcerpt(response.body), secrets), EXCERPT_CHARS);
     } catch (error) {
       if (timeout.aborted || isUndiciTimeout(error)) {
         throw fail('timeout', `POST ${shownUrl} got no answer within ${timeoutMs} ms (raise votes.hooks[].timeout or make the receiver answer sooner)`, { cause: error });
@@ -124,7 +135,7 @@ async function drain(body: Dispatcher.ResponseData['body']): Promise<void> {
   else await readExcerpt(body);
 }
 
-/** The start of an answer's body on one line, reading at most {@link EXCERPT_READ_BYTES}. */
+/** The start of an answer's body, reading at most {@link EXCERPT_READ_BYTES}. */
 async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -138,7 +149,7 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
   } catch {
     // The status is the failure; a body that breaks off only shortens the excerpt.
   }
-  return oneLine(Buffer.concat(chunks).subarray(0, EXCERPT_READ_BYTES).toString('utf8'), EXCERPT_CHARS);
+  return Buffer.concat(chunks).subarray(0, EXCERPT_READ_BYTES).toString('utf8');
 }
 
 /** undici's own timeouts (a custom dispatcher may set them shorter than the hook's). */

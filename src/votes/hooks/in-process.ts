@@ -50,78 +50,41 @@ export interface InProcessHookOptions {
 export function createInProcessHook(options: InProcessHookOptions): VoteHook {
   const name = options.name ?? IN_PROCESS_HOOK_NAME;
   const event = options.event ?? 'vote';
-  const noListener = `no ${event} listener is attached: attach one with agent.on('${event}', ...); the ${event} stays pending and is retried`;
+  const noListener = `no ${event} listener is attached: attach one with agent.on('${event}', ...); ` +
+    `the ${event} stays pending and is retried`;
 
-  /** Not `async`: the usual call (one listener) makes no promise of its own here. */
-  function run(vote: Vote, context: HookCallContext): Promise<void> {
-    if (context.signal.aborted) return Promise.reject(new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)'));
-    const current = options.listeners();
-    if (current.length === 0) return Promise.reject(new VoteHookError(name, 'no_listener', noListener));
-    if (current.length === 1) return runOne(current[0]!, vote, context);
-    return runAll([...current], vote, context);
-  }
-
-  async function runAll(listeners: VoteListener[], vote: Vote, context: HookCallContext): Promise<void> {
+  async function run(vote: Vote, context: HookCallContext): Promise<void> {
+    if (context.signal.aborted) {
+      throw new VoteHookError(name, 'aborted', 'listeners not called: the call was aborted (the agent is stopping)');
+    }
+    const listeners = [...options.listeners()];
+    if (listeners.length === 0) throw new VoteHookError(name, 'no_listener', noListener);
     const all = Promise.allSettled(
       listeners.map(async (listener) => {
         // Inside an async function, a listener that throws becomes a rejection like any other.
         await listener(vote);
       }),
     );
-    // Most listeners finish within a few microtasks. Only a slow one is raced against the call's
-    // signal: an abort listener per vote costs memory at tens of thousands of votes a second.
-    let settled = false;
-    void all.then(() => (settled = true));
-    for (let turn = 0; turn < 8 && !settled; turn += 1) await null;
-    const results = settled && options.timeoutMs === undefined ? await all : await race(all, context.signal, options.timeoutMs, name);
-    const failures = results.flatMap((result, index) => (result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : []));
-    if (failures.length > 0) throw listenersFailed(name, listeners, failures);
-  }
-
-  /**
-   * The usual case, one listener, without `allSettled`, an async wrapper and a copy of the list
-   * (about 2 KiB and a microsecond per vote): the same outcome as the general path.
-   */
-  function runOne(listener: VoteListener, vote: Vote, context: HookCallContext): Promise<void> {
-    let returned: unknown;
-    try {
-      returned = listener(vote);
-    } catch (error) {
-      return Promise.reject(listenersFailed(name, [listener], [{ index: 0, reason: error }]));
-    }
-    return isThenable(returned) ? awaitOne(listener, returned, context) : DONE;
-  }
-
-  /** Waits for one listener's promise: a few turns, then raced against the call's signal and the timeout. */
-  async function awaitOne(listener: VoteListener, returned: PromiseLike<unknown>, context: HookCallContext): Promise<void> {
-    const outcome: { settled: boolean; rejected: boolean; reason: unknown } = { settled: false, rejected: false, reason: undefined };
-    const done = Promise.resolve(returned).then(
-      () => void (outcome.settled = true),
-      (reason: unknown) => {
-        outcome.settled = true;
-        outcome.rejected = true;
-        outcome.reason = reason;
-      },
+    const results = await race(all, context.signal, options.timeoutMs, name);
+    const failures = results.flatMap((result, index) =>
+      result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : [],
     );
-    for (let turn = 0; turn < 8 && !outcome.settled; turn += 1) await null;
-    if (!outcome.settled || options.timeoutMs !== undefined) await race(done, context.signal, options.timeoutMs, name);
-    if (outcome.rejected) throw listenersFailed(name, [listener], [{ index: 0, reason: outcome.reason }]);
+    if (failures.length > 0) throw listenersFailed(name, listeners, failures);
   }
 
   return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run };
 }
 
-/** The outcome of a call with nothing to wait for, shared: a resolved promise cannot change. */
-const DONE: Promise<void> = Promise.resolve();
-
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
-
 /** The hook's error for the listeners that threw or rejected (`index` into `listeners`). */
-function listenersFailed(name: string, listeners: readonly VoteListener[], failures: ReadonlyArray<{ index: number; reason: unknown }>): VoteHookError {
+function listenersFailed(
+  name: string,
+  listeners: readonly VoteListener[],
+  failures: ReadonlyArray<{ index: number; reason: unknown }>,
+): VoteHookError {
   const of = `of ${listeners.length}`;
   const described = failures.map(({ index, reason }) => `#${index + 1} ${of}${label(listeners[index]!)}: ${errorLine(reason)}`);
-  const message = failures.length === 1 ? `vote listener ${described[0]}` : `${failures.length} vote listeners failed: ${described.join('; ')}`;
+  const message =
+    failures.length === 1 ? `vote listener ${described[0]}` : `${failures.length} vote listeners failed: ${described.join('; ')}`;
   const cause = failures.length === 1 ? failures[0]!.reason : new AggregateError(failures.map((failure) => failure.reason), message);
   return new VoteHookError(name, 'listener', message, { cause });
 }
@@ -144,7 +107,7 @@ function race<T>(work: Promise<T>, signal: AbortSignal, timeoutMs: number | unde
       done();
       reject(new VoteHookError(name, 'aborted', 'stopped waiting for the vote listeners (the agent is stopping)'));
     };
-    // It may have aborted while the listeners had their first turns.
+    // A listener may have aborted it while it ran.
     if (signal.aborted) {
       onAbort();
       return;

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { urlCredentialForms } from '../../api/redact.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { ValidationError, type FieldIssue } from '../../errors.js';
 import type { VoteHook } from '../types.js';
@@ -17,8 +18,20 @@ export type HookConfigs = ListingAgentConfig['votes']['hooks'];
 
 /** Options of {@link hooksFromConfig}: what the configuration cannot say. */
 export interface HooksFromConfigOptions {
-  /** The base environment of exec hooks (the CLI passes `process.env`). Default: empty. */
+  /**
+   * The base environment of every exec hook, under the vote's variables. The daemon passes `PATH`,
+   * `HOME`, `LANG` and `TZ` of its own environment (less a variable the config reads); an
+   * embedded bot passes what it wants its commands to see. Default: empty (a command is then looked
+   * up on the system's default `PATH`).
+   */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where the names an exec hook lists (`votes.hooks[].env`) are copied from, over the base: the
+   * daemon passes its environment less its own credentials (`LISTING_AGENT_*`, `LISTING_OAUTH_*`,
+   * a variable the config reads); an embedded bot may pass `process.env`. A listed name that is
+   * not set there is left out. Default: none, so a hook gets no listed name beyond `env`.
+   */
+  parentEnv?: Readonly<Record<string, string | undefined>>;
   /** The working directory of exec hooks. Default: the agent's. */
   cwd?: string;
   /** The undici dispatcher of http hooks. Default: undici's global dispatcher. */
@@ -32,6 +45,21 @@ export interface HooksFromConfigOptions {
   reservedNames?: readonly string[];
   /** Where the list is in the config, for messages. Default `votes.hooks` (`votes.reminders.hooks` for the reminders'). */
   configPath?: string;
+  /**
+   * Values kept out of every hook's error texts, besides each hook's own credentials: the agent
+   * passes every credential form of its configuration (`secretValues`). Default: none.
+   */
+  secrets?: readonly string[];
+}
+
+/** The variables of `names` that `parentEnv` sets. */
+function listedVariables(names: readonly string[], parentEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = parentEnv[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
 }
 
 /** The default name of the hook at `index` (0-based): `http-1`, `exec-2`, ... by position. */
@@ -88,16 +116,20 @@ export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOpti
         retries: hook.retries,
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
         ...(options.now ? { now: options.now } : {}),
+        ...(options.secrets ? { secrets: options.secrets } : {}),
       });
     }
+    const listed = listedVariables(hook.env ?? [], options.parentEnv ?? {});
     return createExecHook({
       name,
       command: hook.command,
       timeoutMs: hook.timeout,
       retries: hook.retries,
-      ...(options.env ? { env: options.env } : {}),
+      env: { ...options.env, ...listed },
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       configPath: `${list}[${index}]`,
+      // A listed DATABASE_URL's password never shows in what the command prints either.
+      secrets: [...(options.secrets ?? []), ...Object.values(listed).flatMap(urlCredentialForms)],
     });
   });
 }

@@ -48,13 +48,14 @@ export class OutputTail {
   /**
    * The last `lines` non-empty lines on one line (joined with ` | `), at most `maxChars` characters
    * (the end is kept: the last words are usually the error). A line cut by the truncation is left
-   * out rather than shown half, unless it is the only one.
+   * out rather than shown half, unless it is the only one. `scrub` rewrites the lines before they
+   * are cut (so a secret it removes never shows in part). Default: as they are.
    */
-  lastLines(lines: number, maxChars: number): string {
+  lastLines(lines: number, maxChars: number, scrub: (text: string) => string = (text) => text): string {
     let all = this.text().split(/\r?\n/);
     if (this.truncated && all.length > 1) all = all.slice(1);
     const kept = all.map((line) => line.trim()).filter((line) => line !== '').slice(-lines);
-    const joined = kept.join(' | ');
+    const joined = scrub(kept.join(' | '));
     return joined.length > maxChars ? `…${joined.slice(joined.length - maxChars + 1)}` : joined;
   }
 }

@@ -1,4 +1,4 @@
-import type { VotePipeline } from '../pipeline-types.js';
+import type { VotePipeline } from '../pipeline.js';
 import { onRoad } from '../pipeline-state.js';
 import type { RunningReminders } from './configured.js';
 

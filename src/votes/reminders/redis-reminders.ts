@@ -2,7 +2,7 @@ import type { AgentLogger } from '../../log/agent-logger.js';
 import { redisFailure, type RedisConnection } from '../../redis/connection.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { stepDelay } from '../../runtime/scheduler.js';
-import type { Schedule } from '../pipeline-parts.js';
+import type { Schedule } from '../pipeline.js';
 import type { Vote } from '../types.js';
 import { createLateLog, type LateLog } from './late-log.js';
 import { realTimer, type Reminders } from './reminders.js';

@@ -1,6 +1,6 @@
 import type { AgentLogger } from '../../log/agent-logger.js';
 import { stepDelay } from '../../runtime/scheduler.js';
-import type { Schedule } from '../pipeline-parts.js';
+import type { Schedule } from '../pipeline.js';
 import type { Vote } from '../types.js';
 import { createLateLog, type LateLog } from './late-log.js';
 import { createReminderSchedule, recordInfo, recordOfVote, reminderVote } from './schedule.js';

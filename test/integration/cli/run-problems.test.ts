@@ -92,6 +92,21 @@ describe('run, config check and doctor refuse the same configurations in the sam
       'votes.hooks[0].secret: ${REWARD_HOOK_SECRET} is empty or not set (set REWARD_HOOK_SECRET in the environment or .env, or remove the field: a secret is not left out silently)',
     ]);
   });
+
+  it("an exec hook that lists one of the agent's own variables (LISTING_*, a ${VAR} the config reads): refused by all three", async () => {
+    const base = { service: { token: 'a.b.c', v1: 'http://127.0.0.1:1/api/v1' }, health: { listen: '127.0.0.1:0' } };
+    const signed = { url: 'http://127.0.0.1:1/r', secret: '${REWARD_HOOK_SECRET}' };
+    const script = (env: string[]) => ({ command: [process.execPath, '-e', ''], env });
+    const env = { REWARD_HOOK_SECRET: 'reward-hook-secret' };
+    await refusedByAll({ ...base, votes: { enabled: true, hooks: [script(['DATABASE_URL', 'LISTING_OAUTH_ACCESS_TOKEN', 'LISTING_VOTE_KEY']), signed] } }, [
+      "votes.hooks[0].env[1]: LISTING_OAUTH_ACCESS_TOKEN is one of the agent's own variables (LISTING_AGENT_*, LISTING_OAUTH_*): an exec hook never gets the agent's settings or credentials; give the hook what it needs under a name of its own",
+      "votes.hooks[0].env[2]: LISTING_VOTE_KEY begins with LISTING_, the agent's own names (it sets LISTING_VOTE_*, LISTING_IDEMPOTENCY_KEY and LISTING_HOOK_TYPE for each call): give the variable a name of its own",
+    ], env);
+    // Which variables the config reads is known where it is loaded: refused there, in the same words.
+    await refusedByAll({ ...base, votes: { enabled: true, hooks: [script(['DATABASE_URL', 'REWARD_HOOK_SECRET']), signed] } }, [
+      'votes.hooks[0].env[1]: REWARD_HOOK_SECRET is a variable this configuration reads (${REWARD_HOOK_SECRET}): an exec hook never gets what the agent reads, its credentials among them; give the hook what it needs under a name of its own',
+    ], env);
+  });
 });
 
 describe('the shipped config.example.json', { timeout: 40_000 }, () => {

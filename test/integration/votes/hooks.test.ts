@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReceiver } from '../../helpers/receiver.js';
 import { verifySignature } from '../../helpers/verify-signature.js';
-import { createExecHook, createHttpHook, voteHookBody } from '../../../src/votes/hooks/index.js';
+import { createExecHook, createHttpHook, hooksFromConfig, voteHookBody } from '../../../src/votes/hooks/index.js';
 import { hookContext, hookFailure, sampleVote } from '../../helpers/votes.js';
 
 const SECRET = 'whs_integration_secret_1234';
@@ -121,6 +121,21 @@ describe('exec hook', () => {
       LISTING_IDEMPOTENCY_KEY: vote.key,
       LISTING_HOOK_TYPE: 'vote',
     });
+  });
+
+  it("from the config: the base env, the listed names copied from parentEnv, and a listed URL's password kept out of its failure", async () => {
+    const out = join(await temp(), 'seen.json');
+    const script = `require('node:fs').writeFileSync(process.argv[1], JSON.stringify(process.env)); console.error('cannot reach ' + process.env.DATABASE_URL); process.exit(2)`;
+    const [hook] = hooksFromConfig([{ type: 'exec', command: node(script, out), env: ['DATABASE_URL', 'NOT_SET'], timeout: 10_000, retries: 0 }], {
+      env: { PATH: '/usr/bin' },
+      parentEnv: { DATABASE_URL: 'postgres://app:db-password-77@db/rewards', UNLISTED_SECRET: 'unlisted-secret-88' },
+    });
+    const error = await hookFailure(hook!.run(vote, context()));
+    const seen = JSON.parse(await readFile(out, 'utf8')) as Record<string, string>;
+    expect(Object.keys(seen).filter((name) => !name.startsWith('LISTING_')).sort()).toEqual(['DATABASE_URL', 'PATH']);
+    expect(seen.DATABASE_URL).toBe('postgres://app:db-password-77@db/rewards');
+    expect(error.message).toContain('stderr: cannot reach postgres://[redacted]@db/rewards');
+    expect(error.message).not.toContain('db-password-77');
   });
 
   it('succeeds on exit 0 even when the command never reads stdin', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redact, redactUrl } from '../../../src/api/redact.js';
+import { credentialForms, redact, redactUrl, urlCredentialForms } from '../../../src/api/redact.js';
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJpZCI6IjEyMyJ9.c2lnbmF0dXJl';
 
@@ -50,6 +50,12 @@ describe('redactUrl', () => {
     expect(redactUrl(`https://top.gg/api/bots/${TOKEN}/stats?x=${TOKEN}`, [TOKEN])).toBe('https://top.gg/api/bots/[redacted]/stats?x=[redacted]');
   });
 
+  it('replaces the values of key=, auth=, sig= and signature= too', () => {
+    expect(redactUrl('https://user:pw@bot.example/hooks?key=k1&auth=a1&sig=s1&signature=s2&page=2', [])).toBe(
+      'https://user:redacted@bot.example/hooks?key=redacted&auth=redacted&sig=redacted&signature=redacted&page=2',
+    );
+  });
+
   it('replaces the password of user info', () => {
     const shown = redactUrl('https://user:hunter22@top.gg/api', []);
     expect(shown).not.toContain('hunter22');
@@ -64,5 +70,44 @@ describe('redactUrl', () => {
 
   it('redacts a string that is not a URL as text', () => {
     expect(redactUrl(`/relative?token=${TOKEN}`, [TOKEN])).toBe('/relative?token=[redacted]');
+  });
+});
+
+describe('credentialForms', () => {
+  it('lists an authorization value with and without its scheme word', () => {
+    expect(credentialForms('Bearer abc123def')).toEqual(['Bearer abc123def', 'abc123def']);
+    expect(credentialForms('a.b.c-no-scheme')).toEqual(['a.b.c-no-scheme']);
+  });
+
+  it("lists Basic's base64, its decoded user:password and the password alone", () => {
+    const encoded = Buffer.from('bot:hunter22').toString('base64');
+    expect(credentialForms(`Basic ${encoded}`)).toEqual([`Basic ${encoded}`, encoded, 'bot:hunter22', 'hunter22']);
+    // Not base64 of a user:password pair: only the scheme-less form.
+    expect(credentialForms('Basic not!base64')).toEqual(['Basic not!base64', 'not!base64']);
+  });
+
+  it("lists a URL's password and token-like query values, as written and decoded", () => {
+    expect(credentialForms('redis://app:p%40ss@h:6379')).toEqual(['redis://app:p%40ss@h:6379', 'p%40ss', 'p@ss', 'app:p%40ss', 'app:p@ss']);
+  });
+});
+
+describe('urlCredentialForms', () => {
+  it('finds the password, user:password and the values of secret-looking query keys', () => {
+    expect(urlCredentialForms('https://u:pw%2F1@bot.example/hook?token=t%20ok&page=2&API_KEY=k1')).toEqual(['pw%2F1', 'pw/1', 'u:pw%2F1', 'u:pw/1', 't%20ok', 't ok', 'k1']);
+  });
+
+  it('finds the credentials of URLs inside a text, such as an argument', () => {
+    expect(urlCredentialForms('--db=postgres://app:pw-1234@db/rewards, then https://x.example/?token=t-5678.')).toEqual(['pw-1234', 'app:pw-1234', 't-5678']);
+  });
+
+  it('finds nothing in a URL without credentials, or in text that is not a URL', () => {
+    expect(urlCredentialForms('https://bot.example/hook?page=2&token=')).toEqual([]);
+    expect(urlCredentialForms('/usr/bin/node')).toEqual([]);
+  });
+
+  it('is what redact needs to scrub every form from a text', () => {
+    const url = 'https://u:pw-5678@bot.example/hook?token=tok-1234';
+    const text = `POST ${url} answered 500: pw-5678 u:pw-5678 tok-1234`;
+    expect(redact(text, [...credentialForms('Bearer zz-9999'), ...urlCredentialForms(url)])).not.toMatch(/pw-5678|tok-1234/);
   });
 });

@@ -75,6 +75,17 @@ describe('createHttpHook', () => {
     expect(error.message).not.toContain(SECRET);
   });
 
+  it('keeps every form of its credentials and of the given secrets out, and never shows a piece of one at the cut', async () => {
+    const basic = `Basic ${Buffer.from('bot:hunter2222').toString('base64')}`;
+    const echoed = `${'x'.repeat(123)} auth-token-value ${'y'.repeat(100)}`;
+    const { hook } = setup({ status: 500, body: `hunter2222 ${basic.slice(6)} bot:hunter2222 config-secret-1234 ${echoed}` }, { authorization: basic, secrets: ['config-secret-1234', 'auth-token-value'] });
+    const error = await hookFailure(hook.run(vote, context()));
+    expect(error.message).toContain('answered 500 Internal Server Error: [redacted] [redacted] [redacted] [redacted] xxx');
+    // The cut at 200 characters falls after the scrub: no start of the echoed token survives.
+    expect(error.message).not.toMatch(/hunter|auth-t|config-secret/);
+    expect(error.message).toContain('[redacted] yyy');
+  });
+
   it('does not follow a redirect, and says so', async () => {
     const { hook } = setup({ status: 302, headers: { location: '/elsewhere' } });
     const error = await hookFailure(hook.run(vote, context()));

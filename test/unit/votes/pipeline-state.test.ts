@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Task } from '../../../src/votes/pipeline-parts.js';
 import {
   addJob,
   advanceLane,
@@ -14,6 +13,7 @@ import {
   onRoad,
   resumeOf,
   type PipelineState,
+  type Task,
 } from '../../../src/votes/pipeline-state.js';
 import type { VoteHook } from '../../../src/votes/types.js';
 import { makeVote, T0 } from './votes-fixtures.js';

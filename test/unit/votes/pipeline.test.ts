@@ -100,13 +100,13 @@ describe('vote pipeline: ingest', () => {
     return { pipeline, ledger, release: () => release(), hooked: () => events.filter((event) => event.startsWith('hook')) };
   }
 
-  it('runs a webhook vote\'s hooks at once, without waiting for the next write (its reward is not held up)', async () => {
+  it.each(['poll', 'webhook'] as const)("runs a vote's hooks once its ingest resolved, without waiting for the next write (%s)", async (road) => {
     const { pipeline, ledger, hooked, release } = await secondWriteHangs();
 
-    await pipeline.ingest([makeVote(1)], 'webhook');
-    const next = pipeline.ingest([makeVote(3)], 'webhook');
+    await pipeline.ingest([makeVote(1)], road);
+    const next = pipeline.ingest([makeVote(3)], road);
     await settle(10);
-    // Vote 3's write hangs before its fsync; vote 1's hook did not wait for it (a poller's would, up to 10 ms).
+    // Vote 3's write hangs; vote 1's hook did not wait for it, whichever road brought it.
     expect(hooked()).toEqual(['hook 1']);
     release();
     await next;
@@ -269,7 +269,7 @@ describe('vote pipeline: backlog', () => {
 });
 
 describe('vote pipeline: finished records of one write', () => {
-  it('tracks the records a ledger answers with one promise once, and names every vote when that write fails', async () => {
+  it('names every vote whose finished record a failed group write lost: the first on a line, the rest in the summary', async () => {
     const ledger = createMemoryVoteLedger();
     const failure = new Error('EROFS: read-only file system');
     // One promise for the records of a turn, as a ledger with group commits gives (the file ledger).
