@@ -16,16 +16,17 @@ import { ListingAgentError } from '../../errors.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { createRedisVoteLedger } from '../ledger-redis.js';
 import type { AgentLogger } from '../../log/agent-logger.js';
-import { createFileReminderStore } from './file-store.js';
-import { createRedisReminders } from './redis-reminders.js';
-import { createMemoryReminderStore, createReminders, type Reminders, type ReminderStore } from './reminders.js';
+import { createLocalReminderStore } from './local-store.js';
+import { createRedisReminderStore } from './redis-store.js';
+import { createReminders, type Reminders, type ReminderStore } from './reminders.js';
 
 /*
  * The reminders as the config describes them, wired from the vote pipeline's own parts: a second
  * pipeline instance (its own ledger, `<state.directory>/reminders/votes.journal`, its own hooks)
  * gives each reminder the rewards' retries, dead letters and crash recovery; the schedule is kept
- * in `<state.directory>/reminders.journal` (`file-store.ts`), in memory, or in Redis. The votes
- * capability schedules each batch of votes after recording it (`ingest.ts`), whatever its ledger.
+ * in `<state.directory>/reminders.journal` or in memory (`local-store.ts`), or in Redis
+ * (`redis-store.ts`), under one timer (`reminders.ts`). The votes capability schedules each batch
+ * of votes after recording it (`ingest.ts`), whatever its ledger.
  */
 
 /** The in-process reminder hook's name (the `reminder` event). */
@@ -80,7 +81,7 @@ export interface StartRemindersOptions {
   kind: 'file' | 'memory' | 'redis';
   /** This agent's ID (`redis`). */
   agentId?: string;
-  /** With `redis`: the longest wait between two looks of the leader at the shared schedule. Default 5 000 ms. */
+  /** The longest timer step: with `redis`, how often the leader looks at the shared schedule. Default 60 000 ms (`redis`: 5 000). */
   lookMs?: number;
   hookOptions?: HooksFromConfigOptions;
   redis?: RedisConnection;
@@ -105,8 +106,8 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...redis });
   if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_REMINDER_HOOK);
   const directory = options.directory ?? stateDirectory(config);
-  const store = options.kind === 'redis' ? undefined : reminderStore(options.kind, directory, settings.delay, logger);
-  await store?.open();
+  const store = reminderStore(options, directory, settings.delay, logger);
+  await store.open();
   // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
   const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
   const ledger = reminderLedger(context, options, directory, keepKeysForMs);
@@ -120,7 +121,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
     },
   });
   await pipeline.start().catch(async (error: unknown) => {
-    await store?.close();
+    await store.close();
     throw error;
   });
   const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes), store);
@@ -129,7 +130,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   } catch (error) {
     await pipeline.stop(now());
     await ledger.close();
-    await store?.close();
+    await store.close();
     throw error;
   }
   const leadership = options.leadership;
@@ -148,9 +149,12 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   };
 }
 
-/** This agent's schedule: its journal in the state directory, or memory. */
-function reminderStore(kind: 'file' | 'memory', directory: string, delayMs: number, logger: AgentLogger): ReminderStore {
-  return kind === 'file' ? createFileReminderStore({ directory, delayMs, logger }) : createMemoryReminderStore({ delayMs });
+/** Where the schedule is kept: this agent's journal in the state directory, memory, or the Redis every agent shares. */
+function reminderStore(options: StartRemindersOptions, directory: string, delayMs: number, logger: AgentLogger): ReminderStore {
+  if (options.kind === 'memory') return createLocalReminderStore({ delayMs });
+  if (options.kind === 'file') return createLocalReminderStore({ directory, delayMs, logger });
+  if (options.redis === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need a Redis connection');
+  return createRedisReminderStore({ connection: options.redis, delayMs });
 }
 
 /** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
@@ -174,27 +178,24 @@ function reminderLedger(
   return createFileVoteLedger({ directory: join(directory, 'reminders'), keepKeysForMs, now });
 }
 
-/** The timer over the schedule: shared in Redis (the leader fires), or this agent's own store's. */
+/**
+ * The one timer over the schedule. Only the leader fires (with several agents); with Redis, the
+ * leader looks at the shared schedule at least every `lookMs` (5 s: other agents schedule there
+ * too); alone, steps of at most a minute, each re-reading the clock (an injected clock that jumps
+ * 12 h fires too).
+ */
 function makeReminders(
   context: CapabilityContext<VotesEvents>,
   options: StartRemindersOptions,
   send: (votes: readonly Vote[]) => Promise<unknown>,
-  store: ReminderStore | undefined,
+  store: ReminderStore,
 ): Reminders {
   const { config, logger, metrics, now } = context;
-  const settings = config.votes.reminders;
   const count = (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n);
-  const common = { send, maxLatenessMs: settings.maxLateness, logger, now, count };
   const leadership = options.leadership;
-  if (store === undefined) {
-    const connection = options.redis;
-    if (connection === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need a Redis connection');
-    const look = options.lookMs ? { lookMs: options.lookMs } : {};
-    return createRedisReminders({ ...common, ...look, delayMs: settings.delay, connection, mayFire: () => leadership?.isLeader ?? true });
-  }
-  // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
   const mayFire = leadership ? { mayFire: () => leadership.isLeader } : {};
-  return createReminders({ ...common, ...mayFire, store, maxStepMs: options.lookMs ?? 60_000 });
+  const maxStepMs = options.lookMs ?? (options.kind === 'redis' ? 5_000 : 60_000);
+  return createReminders({ store, send, maxLatenessMs: config.votes.reminders.maxLateness, logger, now, count, ...mayFire, maxStepMs });
 }
 
 /** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */

@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger } from '../../log/agent-logger.js';
 import type { RedisConnection } from '../../redis/connection.js';
 import { errnoCode, fsReason, StoreError } from '../../store/errors.js';
 import { carryOver } from './carry-over.js';
-import { newerJournalError, REMINDERS_JOURNAL, replayReminders } from './file-store.js';
-import { createRedisReminders } from './redis-reminders.js';
-import { createReminderSchedule, recordInfo, type ReminderInfo, type ReminderRecord } from './schedule.js';
+import { newerJournalError, REMINDERS_JOURNAL, replayReminders } from './local-store.js';
+import { createRedisReminderStore } from './redis-store.js';
+import { createReminderSchedule, recordInfo, type DueReminder, type ReminderInfo, type ReminderRecord } from './schedule.js';
 
 /*
  * The reminders as an operator reads them beside a running agent (`listing-agent votes
@@ -61,14 +60,8 @@ export async function readFileReminders(directory: string, delayMs: number, limi
 
 /** The reminders shared in Redis (`state.redis`), read only: nothing is scheduled, fired or removed. */
 export async function readRedisReminders(connection: RedisConnection, delayMs: number, limit = 10): Promise<RemindersReading> {
-  const reminders = createRedisReminders({
-    connection,
-    delayMs,
-    send: () => Promise.reject(new Error('a reader sends no reminder')),
-    mayFire: () => false,
-    logger: silentLogger,
-    now: Date.now,
-  });
-  const [size, next, lastSent] = await Promise.all([reminders.size(), reminders.next(limit), reminders.lastSent()]);
-  return { exists: true, size, next, lastSent };
+  const store = createRedisReminderStore({ connection, delayMs });
+  const info = (reminders: DueReminder[]) => reminders.map(({ record, due }) => recordInfo(record, due));
+  const [size, next, lastSent] = await Promise.all([store.size(), store.list(limit), store.lastSent()]);
+  return { exists: true, size, next: info(next), lastSent: info(lastSent) };
 }

@@ -79,6 +79,12 @@ export function recordInfo(record: ReminderRecord, due: number): ReminderInfo {
   };
 }
 
+/** A reminder and when it is due (its vote's expiry plus `votes.reminders.delay`). */
+export interface DueReminder {
+  record: ReminderRecord;
+  due: number;
+}
+
 /** What {@link ReminderSchedule.put} did. */
 type PutResult =
   /** A new reminder. */
@@ -97,13 +103,13 @@ export interface ReminderSchedule {
   put(record: ReminderRecord): PutResult;
   /** Removes the voter's reminder when it is still the one of the vote created at `createdMs`; true when removed. */
   remove(projectId: string, userId: string, createdMs: number): boolean;
-  /** Takes every reminder due at `now` off the schedule, soonest first: those to send, and those due more than `maxLatenessMs` ago. */
-  takeDue(now: number, maxLatenessMs: number): { send: ReminderRecord[]; late: ReminderRecord[] };
+  /** Every reminder due at `now`, soonest first (they stay until removed). */
+  due(now: number): DueReminder[];
   /** When the next reminder is due (epoch ms), or undefined when none is scheduled. */
   nextDue(): number | undefined;
   dueOf(record: Pick<ReminderRecord, 'expiresMs'>): number;
   /** The first `limit` reminders by due time (default all), soonest first. */
-  list(limit?: number): { due: number; record: ReminderRecord }[];
+  list(limit?: number): DueReminder[];
   /** Every reminder scheduled, in no particular order. */
   records(): ReminderRecord[];
   clear(): void;
@@ -165,25 +171,10 @@ export function createReminderSchedule(delayMs = 0): ReminderSchedule {
       if (old.expiresMs === soonest) soonest = undefined;
       return true;
     },
-    takeDue(now, maxLatenessMs) {
-      const taken = { send: [] as ReminderRecord[], late: [] as ReminderRecord[] };
-      let next = Number.POSITIVE_INFINITY;
-      for (const voters of byProject.values()) {
-        for (const [userId, record] of voters) {
-          const due = record.expiresMs + delayMs;
-          if (due > now) {
-            next = Math.min(next, record.expiresMs);
-            continue;
-          }
-          (now - due > maxLatenessMs ? taken.late : taken.send).push(record);
-          voters.delete(userId);
-          size -= 1;
-        }
-      }
-      soonest = next;
-      taken.send.sort(byDue);
-      taken.late.sort(byDue);
-      return taken;
+    due(now) {
+      const due: ReminderRecord[] = [];
+      for (const record of all()) if (record.expiresMs + delayMs <= now) due.push(record);
+      return due.sort(byDue).map((record) => ({ record: { ...record }, due: record.expiresMs + delayMs }));
     },
     nextDue() {
       if (soonest === undefined) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFileReminderStore } from '../../../../src/votes/reminders/file-store.js';
+import { createLocalReminderStore } from '../../../../src/votes/reminders/local-store.js';
 import { readFileReminders } from '../../../../src/votes/reminders/read.js';
 import { recordOfVote } from '../../../../src/votes/reminders/schedule.js';
 import { voteAt } from '../../../helpers/votes.js';
@@ -30,12 +30,10 @@ async function directory(): Promise<string> {
 describe('reading the reminders of a state directory beside the agent', () => {
   it('lists the next due, soonest first, how many, and the last sent, newest first', async () => {
     const dir = await directory();
-    const store = createFileReminderStore({ directory: dir, delayMs: 5 * 60_000 });
+    const store = createLocalReminderStore({ directory: dir, delayMs: 5 * 60_000 });
     await store.open();
     const records = Array.from({ length: 14 }, (_, i) => recordOfVote(voteAt(`u${i}`, T0 + i * 60_000))!);
-    for (const record of records) store.schedule.put(record);
-    await store.keep(records);
-    store.schedule.takeDue(T0 + 12 * HOUR + 5 * 60_000 + 2 * 60_000, HOUR);
+    await store.schedule(records);
     await store.end(records.slice(0, 3), []);
     const reading = await readFileReminders(dir, 5 * 60_000, 2);
     expect(reading).toMatchObject({ path: join(dir, 'reminders.journal'), exists: true, size: 11 });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger, type AgentLogger } from '../../../../src/log/agent-logger.js';
 import { MAX_TIMER_MS } from '../../../../src/runtime/scheduler.js';
-import { createMemoryReminderStore, createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
-import { createReminderSchedule, recordOfVote, type ReminderRecord, type ReminderSchedule } from '../../../../src/votes/reminders/schedule.js';
+import { createLocalReminderStore } from '../../../../src/votes/reminders/local-store.js';
+import { createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
+import { createReminderSchedule, recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
 import type { Vote } from '../../../../src/votes/types.js';
 import { manualTime } from '../pipeline-harness.js';
 
@@ -23,14 +24,14 @@ function vote(userId: string, createdMs: number, expiresMs: number | null = crea
 }
 
 const record = (v: Vote): ReminderRecord => recordOfVote(v)!;
-/** The vote keys a schedule holds, soonest first. */
-const keysOf = (schedule: ReminderSchedule) => schedule.list().map(({ record: r }) => `${r.userId}:${r.createdMs}`);
+/** The vote keys a store holds, soonest first. */
+const keysOf = async (store: ReturnType<typeof createLocalReminderStore>) => (await store.list(100)).map(({ record: r }) => `${r.userId}:${r.createdMs}`);
 
 function harness(extra: Partial<RemindersOptions> & { delayMs?: number } = {}, initial: ReminderRecord[] = []) {
   const time = manualTime(T0);
   const { delayMs, ...rest } = extra;
-  const store = createMemoryReminderStore(delayMs === undefined ? {} : { delayMs });
-  for (const r of initial) store.schedule.put(r);
+  const store = createLocalReminderStore(delayMs === undefined ? {} : { delayMs });
+  void store.schedule(initial);
   const sent: Vote[] = [];
   const warnings: { obj: unknown; msg: string | undefined }[] = [];
   const logger: AgentLogger = { ...silentLogger, warn: (obj, msg) => void warnings.push({ obj, msg }), child: () => logger };
@@ -47,7 +48,7 @@ function harness(extra: Partial<RemindersOptions> & { delayMs?: number } = {}, i
     count: (result, n) => (counts[result] += n),
     ...rest,
   });
-  return { time, table: store.schedule, sent, warnings, counts, reminders };
+  return { time, store, sent, warnings, counts, reminders };
 }
 
 describe('reminder schedule (pure rules)', () => {
@@ -65,9 +66,9 @@ describe('reminder schedule (pure rules)', () => {
     expect(schedule.put(record(vote('1', T0)))).toBe('known');
     expect(schedule.put(record(vote('1', T0 + 13 * HOUR)))).toBe('known');
     // Only the newer one is ever due; the older one's time passes with nothing taken.
-    expect(schedule.takeDue(T0 + 14 * HOUR, HOUR)).toEqual({ send: [], late: [] });
-    expect(schedule.takeDue(T0 + 27 * HOUR, HOUR).send).toEqual([record(vote('1', T0 + 13 * HOUR))]);
-    expect(schedule.size).toBe(0);
+    expect(schedule.due(T0 + 14 * HOUR)).toEqual([]);
+    expect(schedule.due(T0 + 27 * HOUR).map((due) => due.record)).toEqual([record(vote('1', T0 + 13 * HOUR))]);
+    expect(schedule.size).toBe(1);
   });
 });
 
@@ -85,7 +86,7 @@ describe('reminders (timer, store, sender)', () => {
     expect(h.time.pending()).toBe(1);
     await h.time.advance(2 * HOUR);
     expect(h.sent.map((v) => v.userId)).toEqual(['1', '2', '3']);
-    expect(h.table.size).toBe(0);
+    expect(await h.reminders.size()).toBe(0);
     expect(h.counts).toEqual({ scheduled: 3, skipped: 0 });
   });
 
@@ -116,7 +117,7 @@ describe('reminders (timer, store, sender)', () => {
     expect(h.counts.skipped).toBe(2);
     expect(h.warnings).toHaveLength(1);
     expect(h.warnings[0]!.obj).toMatchObject({ skipped: 2 });
-    expect(h.table.records()).toEqual([future]);
+    expect((await h.store.list(10)).map((due) => due.record)).toEqual([future]);
   });
 
   it('logs skipped reminders once per start; those skipped later in the run in one summary per 10 min, and at stop', async () => {
@@ -164,11 +165,11 @@ describe('reminders (timer, store, sender)', () => {
     await h.reminders.schedule([vote('1', T0)]);
     await h.time.advance(12 * HOUR);
     expect(sent).toEqual([]);
-    expect(h.table.size).toBe(1);
+    expect(await h.reminders.size()).toBe(1);
     fail = false;
     await h.time.advance(5_000);
     expect(sent.map((v) => v.userId)).toEqual(['1']);
-    expect(h.table.size).toBe(0);
+    expect(await h.reminders.size()).toBe(0);
   });
 
   it('does not fire while mayFire is false (a standby), and fires once it is true', async () => {
@@ -189,7 +190,7 @@ describe('reminders (timer, store, sender)', () => {
     await h.reminders.schedule([vote('1', T0)]);
     await h.time.advance(13 * HOUR);
     await h.reminders.schedule([vote('1', T0 + 13 * HOUR)]);
-    expect(keysOf(h.table)).toEqual([`1:${T0 + 13 * HOUR}`]);
+    expect(await keysOf(h.store)).toEqual([`1:${T0 + 13 * HOUR}`]);
     await h.time.advance(3 * HOUR);
     expect(h.sent).toEqual([]);
     expect(h.counts.skipped).toBe(1);
@@ -214,7 +215,7 @@ describe('reminders: what is scheduled, and when the timer is armed again', () =
     const timers: { delay: number; fire: () => void; cancelled: boolean }[] = [];
     const sent: Vote[] = [];
     const reminders = createReminders({
-      store: createMemoryReminderStore(),
+      store: createLocalReminderStore(),
       send: (votes) => {
         sent.push(...votes);
         return Promise.resolve();

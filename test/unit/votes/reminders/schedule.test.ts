@@ -38,8 +38,8 @@ describe('the reminder schedule (a Map by project and voter)', () => {
       reminder('7', T0 + 3, { projectId: 'another project', weight: -2 }),
     ];
     for (const r of given) expect(schedule.put(r)).toBe('scheduled');
-    expect(schedule.takeDue(T0 + 13 * HOUR, 2 * HOUR).send).toEqual(given);
-    expect(schedule.size).toBe(0);
+    expect(schedule.due(T0 + 13 * HOUR)).toEqual(given.map((record) => ({ record, due: record.expiresMs })));
+    expect(schedule.records()).toHaveLength(4);
   });
 
   it('keeps one reminder per voter and project: a newer vote replaces, an older one is known', () => {
@@ -58,12 +58,13 @@ describe('the reminder schedule (a Map by project and voter)', () => {
     expect(schedule.records()).toEqual([reminder('5', T0, { projectId: 'other' })]);
   });
 
-  it('splits due reminders into those to send and those later than maxLateness', () => {
+  it('lists what is due, soonest first, and knows the next due once those are removed', () => {
     const schedule = createReminderSchedule();
-    for (const r of [reminder('1', T0), reminder('2', T0 + 2 * HOUR), reminder('3', T0 + 5 * HOUR)]) schedule.put(r);
-    const due = schedule.takeDue(T0 + 15 * HOUR, HOUR);
-    expect(due.late).toEqual([reminder('1', T0)]);
-    expect(due.send).toEqual([reminder('2', T0 + 2 * HOUR)]);
+    for (const r of [reminder('2', T0 + 2 * HOUR), reminder('1', T0), reminder('3', T0 + 5 * HOUR)]) schedule.put(r);
+    const due = schedule.due(T0 + 15 * HOUR);
+    expect(due.map((each) => each.record)).toEqual([reminder('1', T0), reminder('2', T0 + 2 * HOUR)]);
+    expect(schedule.nextDue()).toBe(T0 + 12 * HOUR);
+    for (const { record } of due) schedule.remove(record.projectId, record.userId, record.createdMs);
     expect(schedule.nextDue()).toBe(T0 + 17 * HOUR);
   });
 
@@ -94,10 +95,11 @@ describe('the reminder schedule (a Map by project and voter)', () => {
         if (old?.createdMs === createdMs) model.delete(slot(old));
       } else if (roll < 0.9) {
         now += Math.floor(next() * HOUR);
-        const taken = schedule.takeDue(now, HOUR);
+        const taken = schedule.due(now);
         const expected = [...model.values()].filter((r) => due(r) <= now).sort(order);
-        expect([...taken.send, ...taken.late].sort(order)).toEqual(expected);
-        expect(taken.late.sort(order)).toEqual(expected.filter((r) => now - due(r) > HOUR));
+        expect(taken.map((each) => each.record).sort(order)).toEqual(expected);
+        expect(taken.map((each) => each.due)).toEqual(expected.map(due).sort((a, b) => a - b));
+        for (const { record } of taken) expect(schedule.remove(record.projectId, record.userId, record.createdMs)).toBe(true);
         for (const r of expected) model.delete(slot(r));
       } else {
         const sorted = [...model.values()].sort(order);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger, type AgentLogger } from '../../../../src/log/agent-logger.js';
 import { StoreError } from '../../../../src/store/errors.js';
 import { createFileVoteLedger } from '../../../../src/votes/ledger-file.js';
-import { createFileReminderStore, type FileReminderStoreOptions } from '../../../../src/votes/reminders/file-store.js';
+import { createLocalReminderStore, type LocalReminderStoreOptions } from '../../../../src/votes/reminders/local-store.js';
 import { recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
 import { voteAt } from '../../../helpers/votes.js';
 
@@ -33,17 +33,23 @@ async function directory(): Promise<string> {
 const reminder = (user: string, createdMs: number): ReminderRecord => recordOfVote(voteAt(user, createdMs, { platformId: `9${user}` }))!;
 const users = (records: readonly ReminderRecord[]) => records.map((record) => record.userId).sort();
 
-async function opened(options: FileReminderStoreOptions) {
-  const store = createFileReminderStore(options);
+async function opened(options: LocalReminderStoreOptions) {
+  const store = createLocalReminderStore(options);
   await store.open();
   return store;
 }
 
-/** Schedules `records` as the reminders do: in the schedule, then kept. */
-async function schedule(store: Awaited<ReturnType<typeof opened>>, records: ReminderRecord[]) {
-  for (const record of records) store.schedule.put(record);
-  await store.keep(records);
+type Store = Awaited<ReturnType<typeof opened>>;
+const schedule = (store: Store, records: ReminderRecord[]) => store.schedule(records);
+/** Every reminder the store holds. */
+const held = async (store: Store) => (await store.list(1_000)).map((due) => due.record);
+/** What is due at `now`, ended as sent. */
+async function sendDue(store: Store, now: number): Promise<ReminderRecord[]> {
+  const due = (await store.due(now, 1_000)).map((each) => each.record);
+  await store.end(due, []);
+  return due;
 }
+const lastSent = async (store: Store) => (await store.lastSent()).map((due) => due.record);
 
 describe('the reminders journal', () => {
   it('gives back the schedule and the last sent at the next open, ended reminders gone', async () => {
@@ -51,24 +57,21 @@ describe('the reminders journal', () => {
     const first = await opened({ directory: dir });
     const [a, b, c, newerB] = [reminder('a', T0), reminder('b', T0 + 1), reminder('c', T0 + 2), reminder('b', T0 + HOUR)];
     await schedule(first, [a, b, c]);
-    await schedule(first, [newerB]);
-    const { send } = first.schedule.takeDue(a.expiresMs, HOUR);
-    expect(send).toEqual([a]);
-    await first.end(send, []);
+    expect(await schedule(first, [newerB])).toEqual({ scheduled: 1, replaced: 1, soonest: newerB.expiresMs });
+    expect(await sendDue(first, a.expiresMs)).toEqual([a]);
     await first.close();
     expect(((await stat(join(dir, 'reminders.journal'))).mode & 0o777).toString(8)).toBe('600');
 
     const second = await opened({ directory: dir });
-    expect(users(second.schedule.records())).toEqual(['b', 'c']);
-    expect(second.schedule.records().find((record) => record.userId === 'b')).toEqual(newerB);
-    expect(second.lastSent()).toEqual([a]);
+    expect(users(await held(second))).toEqual(['b', 'c']);
+    expect((await held(second)).find((record) => record.userId === 'b')).toEqual(newerB);
+    expect(await lastSent(second)).toEqual([a]);
     // Skipped (too late) is an end too, but not a reminder sent.
-    second.schedule.takeDue(c.expiresMs, HOUR);
     await second.end([], [c]);
     await second.close();
     const third = await opened({ directory: dir });
-    expect(users(third.schedule.records())).toEqual(['b']);
-    expect(third.lastSent()).toEqual([a]);
+    expect(users(await held(third))).toEqual(['b']);
+    expect(await lastSent(third)).toEqual([a]);
     await third.close();
   });
 
@@ -78,16 +81,15 @@ describe('the reminders journal', () => {
     const records = Array.from({ length: 40 }, (_, i) => reminder(`u${i}`, T0 + i));
     for (let round = 0; round < 4; round++) {
       await schedule(store, records.slice(round * 10, round * 10 + 10));
-      const { send } = store.schedule.takeDue(T0 + 12 * HOUR + round * 10 + 5, HOUR);
-      await store.end(send, []);
+      await sendDue(store, T0 + 12 * HOUR + round * 10 + 5);
     }
     await store.close();
     const text = await readFile(join(dir, 'reminders.journal'), 'utf8');
     // Every reminder was scheduled and ended: a rewrite has dropped most of those lines.
     expect(text.split('\n').length).toBeLessThan(60);
     const again = await opened({ directory: dir });
-    expect(users(again.schedule.records())).toEqual(users(records.slice(36)));
-    expect(again.lastSent().map((record) => record.userId)).toEqual(Array.from({ length: 10 }, (_, i) => `u${35 - i}`));
+    expect(users(await held(again))).toEqual(users(records.slice(36)));
+    expect((await lastSent(again)).map((record) => record.userId)).toEqual(Array.from({ length: 10 }, (_, i) => `u${35 - i}`));
     await again.close();
   });
 
@@ -100,7 +102,7 @@ describe('the reminders journal', () => {
     const warnings: string[] = [];
     const logger: AgentLogger = { ...silentLogger, warn: (_obj, msg) => void warnings.push(msg ?? '') };
     const repaired = await opened({ directory: dir, logger });
-    expect(users(repaired.schedule.records())).toEqual(['a', 'b']);
+    expect(users(await held(repaired))).toEqual(['a', 'b']);
     expect(warnings).toEqual([expect.stringContaining('had damaged lines: kept its 2 readable records and rewrote it')]);
     expect(await readFile(join(dir, 'reminders.journal'), 'utf8')).not.toContain('garbage');
     await repaired.close();
@@ -110,7 +112,7 @@ describe('the reminders journal', () => {
     const dir = await directory();
     const text = '{"t":"journal","format":"listing-agent reminders","version":9}\n{"t":"z"}\n';
     await writeFile(join(dir, 'reminders.journal'), text);
-    const error = await createFileReminderStore({ directory: dir }).open().catch((caught: unknown) => caught);
+    const error = await createLocalReminderStore({ directory: dir }).open().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StoreError);
     expect((error as Error).message).toMatch(/written by a newer listing-agent \(reminders journal version 9\); upgrade listing-agent or set state\.directory/);
     expect(await readFile(join(dir, 'reminders.journal'), 'utf8')).toBe(text);
@@ -124,15 +126,14 @@ describe('the schedule of a version 2 vote journal, carried over', () => {
     const dir = await directory();
     await cp(FIXTURE, dir, { recursive: true });
     const first = await opened({ directory: dir });
-    expect(users(first.schedule.records())).toEqual(scheduled);
-    expect(first.lastSent().map((record) => record.userId)).toEqual(['200000000000000006']);
-    const { send } = first.schedule.takeDue(Date.parse('2026-03-05T00:00:00.000Z'), 24 * HOUR);
-    await first.end(send, []);
+    expect(users(await held(first))).toEqual(scheduled);
+    expect((await lastSent(first)).map((record) => record.userId)).toEqual(['200000000000000006']);
+    await sendDue(first, Date.parse('2026-03-05T00:00:00.000Z'));
     await first.close();
     // The vote journal still holds its version 2 records: they are not read again.
     const second = await opened({ directory: dir });
-    expect(second.schedule.size).toBe(0);
-    expect(second.lastSent()).toHaveLength(6);
+    expect(await second.size()).toBe(0);
+    expect(await second.lastSent()).toHaveLength(6);
     await second.close();
   });
 
@@ -145,10 +146,10 @@ describe('the schedule of a version 2 vote journal, carried over', () => {
     expect(await readFile(join(dir, 'votes.journal'), 'utf8')).not.toContain('["r"');
     expect(await readdir(dir)).toContain('votes.journal.v2');
     const first = await opened({ directory: dir });
-    expect(users(first.schedule.records())).toEqual(scheduled);
+    expect(users(await held(first))).toEqual(scheduled);
     await first.close();
     const second = await opened({ directory: dir });
-    expect(users(second.schedule.records())).toEqual(scheduled);
+    expect(users(await held(second))).toEqual(scheduled);
     expect(await readdir(dir)).not.toContain('votes.journal.v2');
     await second.close();
   });

@@ -6,13 +6,14 @@ import { errnoCode, fsReason, STATE_DIRECTORY_SETTING, StoreError } from '../../
 import { nodeJournalFs, replayLines, type JournalFormat, type JournalFs, type ReplayResult } from '../journal.js';
 import { VERSION_2_ASIDE } from '../ledger-file-disk.js';
 import { carryOver } from './carry-over.js';
-import { withSent, type ReminderStore } from './reminders.js';
+import type { ReminderStore } from './reminders.js';
 import { createReminderSchedule, type ReminderRecord, type ReminderSchedule } from './schedule.js';
 
 /*
- * The vote reminders' own journal, `<state.directory>/reminders.journal`: JSON lines after a
- * header, appended and fdatasynced in group commits (`createCommitter`), rewritten as a snapshot
- * once it has grown well past what it holds.
+ * This agent's own schedule (not Redis's): a Map in memory, and on the file state the vote
+ * reminders' own journal, `<state.directory>/reminders.journal`: JSON lines after a header,
+ * appended and fdatasynced in group commits (`createCommitter`), rewritten as a snapshot once it
+ * has grown well past what it holds.
  *
  * - `{"t":"s","r":<reminder>}`: a reminder scheduled (it replaces an older vote's of the same voter);
  * - `{"t":"e","r":<reminder>,"sent":true|false}`: it ended, handed to its hooks or skipped as late.
@@ -32,6 +33,10 @@ const TMP_MARK = '.tmp-';
 const LINE_BYTES = 200;
 /** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
 const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
+
+/** The newest first, at most 10: what a store keeps of the reminders sent. */
+const withSent = (lastSent: readonly ReminderRecord[], sent: readonly ReminderRecord[]) =>
+  [...[...sent].reverse(), ...lastSent].slice(0, 10);
 
 /** One line of the journal. */
 type ReminderLine = { t: 's'; r: ReminderRecord } | { t: 'e'; r: ReminderRecord; sent: boolean };
@@ -104,10 +109,13 @@ export function newerJournalError(path: string, version: number): StoreError {
   return new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
 }
 
-/** Options of {@link createFileReminderStore}. */
-export interface FileReminderStoreOptions {
-  /** The agent's state directory (its `state.lock` held by the agent's file store). */
-  directory: string;
+/** Options of {@link createLocalReminderStore}. */
+export interface LocalReminderStoreOptions {
+  /**
+   * The agent's state directory (its `state.lock` held by the agent's file store): the schedule is
+   * kept in `<directory>/reminders.journal`. Default: none, the schedule lives in memory only.
+   */
+  directory?: string;
   /** `votes.reminders.delay`. Default 0. */
   delayMs?: number;
   /** The file system. Default `node:fs/promises`. */
@@ -138,11 +146,15 @@ interface FileState {
   readonly committer: Committer;
 }
 
-/** The reminders' {@link ReminderStore} in `<directory>/reminders.journal`. */
-export function createFileReminderStore(options: FileReminderStoreOptions): ReminderStore & { readonly path: string } {
+/**
+ * This agent's own {@link ReminderStore}: the schedule in a Map (`schedule.ts`), kept in
+ * `<directory>/reminders.journal` when a directory is given.
+ */
+export function createLocalReminderStore(options: LocalReminderStoreOptions = {}): ReminderStore & { readonly path: string | undefined } {
+  const { directory } = options;
   const s: FileState = {
-    directory: options.directory,
-    path: join(options.directory, REMINDERS_JOURNAL),
+    directory: directory ?? '',
+    path: directory === undefined ? '' : join(directory, REMINDERS_JOURNAL),
     fs: options.fs ?? nodeJournalFs,
     schedule: createReminderSchedule(options.delayMs ?? 0),
     logger: options.logger ?? silentLogger,
@@ -156,19 +168,35 @@ export function createFileReminderStore(options: FileReminderStoreOptions): Remi
     committer: createCommitter(() => write(s)),
   };
   const record = (lines: ReminderLine[]): Promise<void> => {
+    if (directory === undefined) return Promise.resolve();
     if (s.opened === undefined) return Promise.reject(new StoreError(`cannot write ${s.path}: call open() first`, s.path));
     for (const line of lines) s.queued.push(lineOf(line));
     return s.committer.commit(lines.length > 0 ? s.committer.change() : undefined);
   };
+  const due = (record: ReminderRecord) => record.expiresMs + s.schedule.delayMs;
   return {
-    path: s.path,
-    schedule: s.schedule,
-    open: () => (s.opened ??= open(s).catch((error: unknown) => {
+    path: directory === undefined ? undefined : s.path,
+    open: () => (s.opened ??= (directory === undefined ? Promise.resolve() : open(s)).catch((error: unknown) => {
       s.opened = undefined;
       throw error;
     })),
-    keep: (records) => record(records.map((r) => ({ t: 's', r }))),
+    async schedule(records) {
+      const kept: ReminderRecord[] = [];
+      let replaced = 0;
+      let soonest: number | undefined;
+      for (const r of records) {
+        const result = s.schedule.put(r);
+        if (result === 'known') continue;
+        if (result === 'replaced') replaced += 1;
+        kept.push(r);
+        soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, due(r));
+      }
+      await record(kept.map((r) => ({ t: 's', r })));
+      return { scheduled: kept.length, replaced, soonest };
+    },
+    due: (now) => Promise.resolve(s.schedule.due(now)),
     end(sent, skipped) {
+      for (const r of [...sent, ...skipped]) s.schedule.remove(r.projectId, r.userId, r.createdMs);
       s.sent = withSent(s.sent, sent);
       // Ends are what make the journal outgrow what it holds: the timer's write compacts it, not an ingestion's.
       const held = (s.schedule.size + s.sent.length) * LINE_BYTES;
@@ -176,7 +204,10 @@ export function createFileReminderStore(options: FileReminderStoreOptions): Remi
       const ended = (sentToo: boolean) => (r: ReminderRecord): ReminderLine => ({ t: 'e', r, sent: sentToo });
       return record([...sent.map(ended(true)), ...skipped.map(ended(false))]);
     },
-    lastSent: () => s.sent,
+    nextDue: () => Promise.resolve(s.schedule.nextDue()),
+    list: (limit) => Promise.resolve(s.schedule.list(limit)),
+    size: () => Promise.resolve(s.schedule.size),
+    lastSent: () => Promise.resolve(s.sent.map((record) => ({ record, due: due(record) }))),
     async close() {
       if (s.opened === undefined) return;
       s.opened = undefined;
@@ -189,7 +220,7 @@ export function createFileReminderStore(options: FileReminderStoreOptions): Remi
         s.logger.warn({ journal: s.path, err: fsReason(error) }, what);
       });
     },
-    describe: () => s.path,
+    describe: () => (directory === undefined ? 'memory' : s.path),
   };
 }
 
