@@ -11,6 +11,9 @@ export interface JournalFs extends FileStoreFs {
   truncate(path: string, length: number): Promise<void>;
 }
 
+/** Directory fsync is not supported everywhere (Windows, some FUSE file systems): losing it is not fatal. */
+export const NO_DIRECTORY_SYNC: ReadonlySet<string> = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
+
 /** The real file system. */
 export const nodeJournalFs: JournalFs = {
   ...nodeFileStoreFs,

@@ -5,7 +5,7 @@ import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../sto
 import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
-import { replayJournal, type JournalFs, type ReplayResult } from './journal.js';
+import { NO_DIRECTORY_SYNC, replayJournal, type JournalFs, type ReplayResult } from './journal.js';
 import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
@@ -23,8 +23,6 @@ export const JOURNAL = 'votes.journal';
 export const VERSION_2_ASIDE = `${JOURNAL}.v2`;
 const TMP_MARK = '.tmp-';
 const HEADER_LINE = recordLine(JOURNAL_HEADER);
-/** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
-const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
 /** Journals open in this process: a second ledger on one would interleave appends. */
 export const openHere = new Set<string>();
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { createCommitter, type Committer } from '../../store/committer.js';
 import { errnoCode, fsReason, STATE_DIRECTORY_SETTING, StoreError } from '../../store/errors.js';
-import { nodeJournalFs, replayLines, type JournalFormat, type JournalFs, type ReplayResult } from '../journal.js';
+import { NO_DIRECTORY_SYNC, nodeJournalFs, replayLines, type JournalFormat, type JournalFs, type ReplayResult } from '../journal.js';
 import { VERSION_2_ASIDE } from '../ledger-file-disk.js';
 import { carryOver } from './carry-over.js';
 import type { ReminderStore } from './reminders.js';
@@ -31,8 +31,6 @@ const HEADER_LINE = `${JSON.stringify(HEADER)}\n`;
 const TMP_MARK = '.tmp-';
 /** About how many bytes a line of one reminder takes (18-digit IDs), for the snapshot's size. */
 const LINE_BYTES = 200;
-/** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
-const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
 
 /** The newest first, at most 10: what a store keeps of the reminders sent. */
 const withSent = (lastSent: readonly ReminderRecord[], sent: readonly ReminderRecord[]) =>
