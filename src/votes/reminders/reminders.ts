@@ -274,7 +274,7 @@ function createLateLog(options: LateLogOptions): LateLog {
   };
 }
 
-export const realTimer: Schedule = (callback, delayMs) => {
+const realTimer: Schedule = (callback, delayMs) => {
   const handle = setTimeout(callback, delayMs);
   handle.unref();
   return () => clearTimeout(handle);
