@@ -33,7 +33,11 @@ export interface AgentCluster {
  * state store whose leader-only keys are fenced by the lease's token. Nothing connects until the
  * agent starts the connection.
  */
-export function createAgentCluster(redis: NonNullable<ListingAgentConfig['state']['redis']>, agentId: string, logger: AgentLogger): AgentCluster & { store: StateStore } {
+export function createAgentCluster(
+  redis: NonNullable<ListingAgentConfig['state']['redis']>,
+  agentId: string,
+  logger: AgentLogger,
+): AgentCluster & { store: StateStore } {
   const connection = redisConnectionFor(redis, { clientName: agentClientName(agentId), logger: logger.child({ component: 'redis' }) });
   const leadership = createRedisLeadership({ connection, agentId, leaseMs: redis.lease, logger: logger.child({ component: 'leader' }) });
   const store = createRedisStore({ connection, fence: { token: () => leadership.fencingToken, applies: isLeaderOnlyKey } });

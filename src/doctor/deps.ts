@@ -64,13 +64,20 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made: (c: RedisConnection) => void): Promise<RedisConnection> {
   const redis = config.state.redis;
   if (redis === undefined) throw new ListingAgentError('invalid_option', 'no state.redis in the configuration');
-  const connection = redisConnectionFor(redis, { clientName: 'listing-agent-doctor', connectTimeoutMs: timeoutMs, commandTimeoutMs: timeoutMs });
+  const connection = redisConnectionFor(redis, {
+    clientName: 'listing-agent-doctor',
+    connectTimeoutMs: timeoutMs,
+    commandTimeoutMs: timeoutMs,
+  });
   made(connection);
   connection.start();
   try {
     await connection.whenUp({ timeoutMs });
   } catch (error) {
-    throw new RedisUnavailableError(`cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`, { cause: error });
+    throw new RedisUnavailableError(
+      `cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`,
+      { cause: error },
+    );
   }
   return connection;
 }

@@ -113,7 +113,9 @@ function createClientFor(options: RedisConnectionOptions): RedisClient {
     try {
       ca = readFileSync(options.tls.caFile, 'utf8');
     } catch (error) {
-      throw new RedisUnavailableError(`state.redis.tls.caFile: cannot read ${options.tls.caFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new RedisUnavailableError(
+        `state.redis.tls.caFile: cannot read ${options.tls.caFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   }
   return redisModule().createClient({
@@ -125,7 +127,11 @@ function createClientFor(options: RedisConnectionOptions): RedisClient {
       connectTimeout: options.connectTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.connectTimeoutMs,
       reconnectStrategy: (retries: number) => delays[Math.min(retries, delays.length - 1)] ?? 2_000,
       ...(tlsEnabled
-        ? { tls: true as const, ...(ca !== undefined ? { ca } : {}), ...(options.tls?.serverName !== undefined ? { servername: options.tls.serverName } : {}) }
+        ? {
+            tls: true as const,
+            ...(ca !== undefined ? { ca } : {}),
+            ...(options.tls?.serverName !== undefined ? { servername: options.tls.serverName } : {}),
+          }
         : {}),
     },
   }) as unknown as RedisClient;
@@ -180,7 +186,15 @@ function whenUp(state: ConnectionState, options: { timeoutMs?: number; signal?: 
     const timer =
       options.timeoutMs === undefined
         ? undefined
-        : setTimeout(() => finish(new RedisUnavailableError(`Redis: ${description} not reachable after ${options.timeoutMs} ms (${state.downReason ?? 'no answer'})`)), options.timeoutMs);
+        : setTimeout(
+            () =>
+              finish(
+                new RedisUnavailableError(
+                  `Redis: ${description} not reachable after ${options.timeoutMs} ms (${state.downReason ?? 'no answer'})`,
+                ),
+              ),
+            options.timeoutMs,
+          );
     timer?.unref();
     emitter.on('up', onUp);
     if (options.signal?.aborted) onAbort();

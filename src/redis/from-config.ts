@@ -14,7 +14,10 @@ export interface RedisSection {
   tls?: RedisConnectionOptions['tls'];
 }
 
-/** The name an agent shows in `CLIENT LIST`: `listing-agent-<agent id>`, every character Redis refuses in a name (spaces, controls, non-ASCII) as `-`. */
+/**
+ * The name an agent shows in `CLIENT LIST`: `listing-agent-<agent id>`, every character Redis refuses in a name (spaces, controls,
+ * non-ASCII) as `-`.
+ */
 export function agentClientName(agentId: string): string {
   return `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-');
 }
@@ -24,7 +27,10 @@ export function agentClientName(agentId: string): string {
  * becomes one `RedisUnavailableError` naming `state.redis.url` without its password.
  * @param options Everything but the URL, prefix and TLS (default: the connection's defaults).
  */
-export function redisConnectionFor(redis: RedisSection, options: Omit<RedisConnectionOptions, 'url' | 'prefix' | 'tls'> = {}): RedisConnection {
+export function redisConnectionFor(
+  redis: RedisSection,
+  options: Omit<RedisConnectionOptions, 'url' | 'prefix' | 'tls'> = {},
+): RedisConnection {
   try {
     return createRedisConnection({ url: redis.url, prefix: redis.prefix, tls: redis.tls, ...options });
   } catch (error) {
