@@ -306,17 +306,18 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   const hooks = makeHooks(v, context);
   v.readiness = createVotesReadiness(context.readiness, VOTES_COMPONENT);
   const ledger = makeLedger(v, context);
-  const reminders = config.votes.reminders.enabled ? await startOwnReminders(v, context) : undefined;
+  // Shown (status page) as soon as they run: they fire what came due while down before the ledger opens.
+  const reminders = (v.reminders = config.votes.reminders.enabled ? await startOwnReminders(v, context) : undefined);
   v.ledger = ledger;
   const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
   try {
     await running.start();
   } catch (error) {
+    v.reminders = undefined;
     await reminders?.stop(context.now()).catch(() => undefined);
     await closeLedger(v).catch(() => undefined);
     throw error;
   }
-  v.reminders = reminders;
   // Both roads go through it: each batch is recorded, then its reminders scheduled, before the answer.
   v.pipeline = reminders === undefined ? running : withReminders(running, reminders);
   v.unwatchLedger = watchLedger(v.readiness, context, ledger);

@@ -1,14 +1,20 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { configSchema } from '../../../../src/config/schema.js';
 import { silentLogger } from '../../../../src/log/agent-logger.js';
 import type { CapabilityContext } from '../../../../src/runtime/capability.js';
 import { createAgentMetrics } from '../../../../src/runtime/metrics.js';
+import { createReadiness } from '../../../../src/runtime/readiness.js';
+import { createMemoryStore } from '../../../../src/store/memory.js';
+import { createVotesCapability } from '../../../../src/votes/capability.js';
 import { createMemoryVoteLedger } from '../../../../src/votes/ledger-memory.js';
 import { createVotePipeline } from '../../../../src/votes/pipeline.js';
 import { startReminders } from '../../../../src/votes/reminders/configured.js';
 import { withReminders } from '../../../../src/votes/reminders/ingest.js';
-import type { Vote, VotesEvents } from '../../../../src/votes/types.js';
+import type { Vote, VoteLedger, VotesEvents } from '../../../../src/votes/types.js';
 import { voteAt } from '../../../helpers/votes.js';
 
 const HOUR = 3_600_000;
@@ -51,5 +57,31 @@ describe('reminders beside the reward pipeline', () => {
     await running.stop(T0 + 13 * HOUR);
     // No listener as they start, no hook, no stream: a reminder would be `sent` to nobody.
     await expect(startReminders(setup([]).context, { kind: 'memory' })).rejects.toThrow('nothing receives the reminders');
+  });
+});
+
+describe('the votes capability with reminders', () => {
+  it('shows its reminders as soon as they run (they fire what came due first), while the vote ledger still opens', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'reminders-capability-'));
+    const { context } = setup([() => undefined]);
+    const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory }, votes: { reminders: { enabled: true } } });
+    const full = { ...context, config, store: createMemoryStore(), readiness: createReadiness(() => T0) } as unknown as CapabilityContext<VotesEvents>;
+    const inner = createMemoryVoteLedger();
+    let release = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ledger: VoteLedger = { ...inner, open: async () => (await gate, inner.open()) };
+    const votes = createVotesCapability({ ledger, poll: false, hooks: [{ name: 'reward', retries: 0, run: async () => undefined }] });
+    const starting = votes.start(full);
+    try {
+      await vi.waitFor(() => expect(votes.reminders).toBeDefined());
+      expect(await votes.reminders!.size()).toBe(0);
+      expect(votes.pipeline).toBeUndefined();
+    } finally {
+      release();
+      await starting;
+      await votes.stop(T0 + 1_000);
+      await rm(directory, { recursive: true, force: true });
+    }
+    expect(votes.reminders).toBeUndefined();
   });
 });
