@@ -12,7 +12,8 @@ import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } f
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 import { LedgerCloseError } from './ledger-file-space.js';
 import { createVotesReadiness, type VotesReadiness, watchLedger } from './ledger-readiness.js';
-import { startReminders, type RunningReminders } from './reminders/configured.js';
+import { reminderStoreFor, startReminders, type RunningReminders } from './reminders/configured.js';
+import type { ReminderStore } from './reminders/reminders.js';
 import { withReminders } from './reminders/ingest.js';
 import type { Reminders } from './reminders/reminders.js';
 
@@ -261,19 +262,32 @@ function reconcilePoller(v: VotesState): Promise<void> {
   return v.pollerChain;
 }
 
-/**
- * Starts the reminders (before the vote ledger opens: on the file state, what an earlier version
- * scheduled in the vote journal is carried over before that journal is rewritten).
- */
-function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents>): Promise<RunningReminders> {
-  const { ledger, redis, leadership, hookOptions } = v.options;
-  return startReminders(context, {
-    kind: typeof ledger === 'string' ? ledger : 'file',
-    hookOptions: withConfigSecrets(context.config, hookOptions ?? {}),
-    ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
-    ...(leadership ? { leadership } : {}),
-    ...(v.options.reminderLookMs ? { lookMs: v.options.reminderLookMs } : {}),
-  });
+/** The reminders' store kind: the ledger's, and this agent's journal beside a ledger of the bot's own. */
+const reminderKind = (v: VotesState): VoteLedgerKind => (typeof v.options.ledger === 'string' ? v.options.ledger : 'file');
+
+/** Starts the reminders over `store` (opened already), beside `running` (stopped, with the ledger, when they cannot start). */
+async function startOwnReminders(
+  v: VotesState,
+  context: CapabilityContext<VotesEvents>,
+  running: VotePipeline,
+  store: ReminderStore,
+): Promise<RunningReminders> {
+  const { redis, leadership, hookOptions } = v.options;
+  try {
+    return await startReminders(context, {
+      kind: reminderKind(v),
+      store,
+      hookOptions: withConfigSecrets(context.config, hookOptions ?? {}),
+      ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
+      ...(leadership ? { leadership } : {}),
+      ...(v.options.reminderLookMs ? { lookMs: v.options.reminderLookMs } : {}),
+    });
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    await running.stop(context.now());
+    await closeLedger(v).catch(() => undefined);
+    throw error;
+  }
 }
 
 async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvents>): Promise<void> {
@@ -305,19 +319,20 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   // Hooks first: a bad hook name is a configuration error, before any file is touched.
   const hooks = makeHooks(v, context);
   v.readiness = createVotesReadiness(context.readiness, VOTES_COMPONENT);
-  const ledger = makeLedger(v, context);
-  // Shown (status page) as soon as they run: they fire what came due while down before the ledger opens.
-  const reminders = (v.reminders = config.votes.reminders.enabled ? await startOwnReminders(v, context) : undefined);
-  v.ledger = ledger;
+  const ledger = (v.ledger = makeLedger(v, context));
+  const redis = options.redis ? { redis: options.redis.connection } : {};
+  const reminderStore = config.votes.reminders.enabled ? reminderStoreFor(context, { kind: reminderKind(v), ...redis }) : undefined;
   const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
   try {
+    // Opened before the vote ledger: what an earlier version scheduled in the vote journal is carried over before it is rewritten.
+    await reminderStore?.open();
     await running.start();
   } catch (error) {
-    v.reminders = undefined;
-    await reminders?.stop(context.now()).catch(() => undefined);
+    await reminderStore?.close().catch(() => undefined);
     await closeLedger(v).catch(() => undefined);
     throw error;
   }
+  const reminders = (v.reminders = reminderStore && (await startOwnReminders(v, context, running, reminderStore)));
   // Both roads go through it: each batch is recorded, then its reminders scheduled, before the answer.
   v.pipeline = reminders === undefined ? running : withReminders(running, reminders);
   v.unwatchLedger = watchLedger(v.readiness, context, ledger);

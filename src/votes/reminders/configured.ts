@@ -15,7 +15,6 @@ import type { Vote, VoteHook, VoteLedger, VotesEvents } from '../types.js';
 import { ListingAgentError } from '../../errors.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { createRedisVoteLedger } from '../ledger-redis.js';
-import type { AgentLogger } from '../../log/agent-logger.js';
 import { createLocalReminderStore } from './local-store.js';
 import { createRedisReminderStore } from './redis-store.js';
 import { createReminders, type Reminders, type ReminderStore } from './reminders.js';
@@ -88,13 +87,19 @@ export interface StartRemindersOptions {
   leadership?: Leadership;
   /** Directory override (tests). Default: the config's state directory. */
   directory?: string;
+  /**
+   * The schedule's store, opened already ({@link reminderStoreFor}): the votes capability opens it
+   * before its vote ledger, so that what an earlier version scheduled in the vote journal is
+   * carried over before that journal is rewritten. Default: the one `kind` says, opened here.
+   */
+  store?: ReminderStore;
 }
 
 /**
  * Starts the reminders of `context.config` (enabled): the schedule's store first (on the file
- * state it carries over what an earlier version scheduled, before any ledger rewrites the
- * journals that held it), then the reminder pipeline, then the timer (what came due while the
- * agent was down fires now).
+ * state it carries over what an earlier version scheduled, before the reminder pipeline's ledger
+ * rewrites the journal that held the last sent), then the reminder pipeline, then the timer (what
+ * came due while the agent was down fires now).
  */
 export async function startReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions): Promise<RunningReminders> {
   const { config, logger, metrics, now } = context;
@@ -106,7 +111,7 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...redis });
   if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_REMINDER_HOOK);
   const directory = options.directory ?? stateDirectory(config);
-  const store = reminderStore(options, directory, settings.delay, logger);
+  const store = options.store ?? reminderStoreFor(context, options);
   await store.open();
   // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
   const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
@@ -150,9 +155,14 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
 }
 
 /** Where the schedule is kept: this agent's journal in the state directory, memory, or the Redis every agent shares. */
-function reminderStore(options: StartRemindersOptions, directory: string, delayMs: number, logger: AgentLogger): ReminderStore {
+export function reminderStoreFor(
+  context: CapabilityContext<VotesEvents>,
+  options: Pick<StartRemindersOptions, 'kind' | 'redis' | 'directory'>,
+): ReminderStore {
+  const { config, logger } = context;
+  const delayMs = config.votes.reminders.delay;
   if (options.kind === 'memory') return createLocalReminderStore({ delayMs });
-  if (options.kind === 'file') return createLocalReminderStore({ directory, delayMs, logger });
+  if (options.kind === 'file') return createLocalReminderStore({ directory: options.directory ?? stateDirectory(config), delayMs, logger });
   if (options.redis === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need a Redis connection');
   return createRedisReminderStore({ connection: options.redis, delayMs });
 }

@@ -199,6 +199,8 @@ async function fireBatch(r: RemindersState): Promise<boolean> {
   const skipped = due.filter((each) => now - each.due > maxLatenessMs).map((each) => each.record);
   if (skipped.length > 0) o.count?.('skipped', skipped.length);
   r.late.add(skipped.length);
+  // The look's last batch: its line (every batch's count) is written before the hand-over, not after it.
+  if (due.length < BATCH) r.late.endLook();
   // Durable in the reminder pipeline (or known there) before they leave the schedule.
   if (send.length > 0) {
     await o.send(send.map(reminderVote)).catch(async (error: unknown) => {
