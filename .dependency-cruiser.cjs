@@ -1,7 +1,7 @@
 /**
  * The layers of src/, as rules: imports point down only, never in a circle, and no capability
  * imports another. The layers themselves are the table in scripts/layers.cjs (docs/architecture.md
- * draws them); test/architecture/layers.test.ts checks these rules in `npm test`, and
+ * draws them); test/architecture/layers.check.ts checks these rules in `npm run check`, and
  * `npm run lint:deps` prints the same check.
  */
 const { LAYERS, EMULATOR: EMULATOR_LAYER } = require('./scripts/layers.cjs');

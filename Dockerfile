@@ -41,12 +41,11 @@ RUN mkdir -p /var/lib/listing-agent /etc/listing-agent \
  && chmod 0700 /var/lib/listing-agent
 VOLUME /var/lib/listing-agent
 
-# Idle memory (BENCHMARKS.md, "Footprint"): the daemon gives back what its start-up grew by
-# itself (src/cli/idle-memory.ts), however it is started. On top of that, glibc gives blocks
-# over 128 KiB their own mapping, returned when freed, instead of a thread arena that can keep
-# memory freed at start-up for good; with the young generation capped at 2 MiB semi-spaces in
-# ENTRYPOINT, the start-up peak is lower and the idle daemon about 1.5 MiB smaller, at no
-# measurable cost per delivery.
+# Idle memory (BENCHMARKS.md, "Footprint"): glibc gives blocks over 128 KiB their own mapping,
+# returned when freed, instead of a thread arena that can keep memory freed at start-up for good;
+# with the young generation capped at 2 MiB semi-spaces in ENTRYPOINT, the start-up peak is lower
+# and the idle daemon smaller, at no measurable cost per delivery. The daemon itself sets no V8
+# flag and forces no collection: these two settings are the whole of its memory tuning.
 ENV MALLOC_MMAP_THRESHOLD_=131072
 
 ENV LISTING_AGENT_STATE_DIRECTORY=/var/lib/listing-agent \

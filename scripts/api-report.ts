@@ -1,7 +1,7 @@
 /**
  * Writes or checks the API report of every entry in package.json's `exports` (`api/<name>.api.md`),
- * with @microsoft/api-extractor over the built declarations in dist/. `npm test` runs the check
- * (test/architecture/api-report.test.ts): a public name added, removed or changed fails it until
+ * with @microsoft/api-extractor over the built declarations in dist/. `npm run check` runs the check
+ * (test/architecture/public-surface.check.ts): a public name added, removed or changed fails it until
  * `npm run api:update` rewrites the reports, so the surface changes only on purpose and the diff
  * shows how. Run `npm run build` first.
  *

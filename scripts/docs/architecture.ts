@@ -1,13 +1,14 @@
 /**
- * The layer graph of docs/architecture.md: dependency-cruiser reads the imports of src/, and this
+ * The layer graph of docs/architecture.md: dependency-cruiser reads the imports of src/ (one cruise,
+ * scripts/cruise-src.ts, that `npm run check` also judges the layers by), and this
  * draws them as Mermaid, one box per layer of scripts/layers.cjs and one node per folder, with an
  * arrow for each folder that imports another. The entries (cli, demo, the package entries) and the
  * composition root (agent, doctor) import most of the tree: their arrows are drawn once each, to
  * the layer below them; from the capabilities down, every folder's arrows are drawn.
  */
 import { createRequire } from 'node:module';
-import { cruise, type ICruiseResult } from 'dependency-cruiser';
-import { ROOT } from './root.js';
+import type { ICruiseResult } from 'dependency-cruiser';
+import { cruiseSrc } from '../cruise-src.js';
 
 interface Layer {
   name: string;
@@ -31,16 +32,11 @@ function layerOf(path: string): Layer | undefined {
 /** Node IDs Mermaid accepts: `errors.ts` -> `errors_ts`. */
 const id = (folder: string) => folder.replace(/[^a-zA-Z0-9]/g, '_');
 
-/** The Mermaid flowchart of src/'s folders by layer (the generated block `layer-graph`). */
-export async function renderLayerGraph(): Promise<string> {
-  const before = process.cwd();
-  process.chdir(ROOT);
-  let output: ICruiseResult;
-  try {
-    output = (await cruise(['src'], { includeOnly: '^src/', tsPreCompilationDeps: true })).output as ICruiseResult;
-  } finally {
-    process.chdir(before);
-  }
+/** The page and the generated block the layer graph fills. */
+export const LAYER_GRAPH = { page: 'docs/architecture.md', block: 'layer-graph' } as const;
+
+/** The Mermaid flowchart of src/'s folders by layer (the generated block `layer-graph`), from a cruise of src/. */
+export function layerGraph(output: ICruiseResult): string {
   const folders = new Map<string, Layer>();
   const edges = new Set<string>();
   for (const module of output.modules) {
@@ -65,4 +61,9 @@ export async function renderLayerGraph(): Promise<string> {
   lines.push(...[...edges].sort().map((edge) => `  ${edge}`));
   lines.push('```');
   return lines.join('\n');
+}
+
+/** {@link layerGraph} of a fresh cruise of src/ (`npm run docs`). */
+export async function renderLayerGraph(): Promise<string> {
+  return layerGraph(await cruiseSrc());
 }

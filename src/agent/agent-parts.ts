@@ -15,7 +15,11 @@ import type { ListingAgentOptions } from './options.js';
  * module is loaded only when used (agent/lazy.ts): a bot that passes its own store loads no file
  * store, an agent without `state.redis` no Redis.
  */
-export function agentParts(config: ListingAgentConfig, options: ListingAgentOptions, logger: AgentLogger): { store: StateStore; cluster: AgentCluster | undefined; client: ListingClient } {
+export function agentParts(
+  config: ListingAgentConfig,
+  options: ListingAgentOptions,
+  logger: AgentLogger,
+): { store: StateStore; cluster: AgentCluster | undefined; client: ListingClient } {
   let store: StateStore;
   let cluster: AgentCluster | undefined;
   const redis = config.state.redis;
@@ -28,7 +32,9 @@ export function agentParts(config: ListingAgentConfig, options: ListingAgentOpti
     // shard's process, the lock says which: a sibling shard's agent then says to make one agent, in the manager's process.
     const setting = settingName('state.directory', options.mode ?? 'embedded');
     const botProcess = botProcessOf(options.discord);
-    store = options.store ?? fileStore.get().createFileStore({ directory: config.state.directory, setting, ...(botProcess ? { botProcess } : {}) });
+    store =
+      options.store ??
+      fileStore.get().createFileStore({ directory: config.state.directory, setting, ...(botProcess ? { botProcess } : {}) });
   }
   const client =
     options.client ??

@@ -93,7 +93,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
     this.metrics = this.recorder = createMetricsRecorder(this.readiness);
     // A registry given is used at once (two agents on one registry are refused here); else one is
     // made, and prom-client loaded, when the health server or the bot first reads `registry`.
-    if (options.registry !== undefined) this.registryValue = metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded, options.registry);
+    if (options.registry !== undefined)
+      this.registryValue = metricsRegistry.get().serveRecordedMetrics(this.recorder.recorded, options.registry);
     ({ store: this.store, cluster: this.cluster, client: this.client } = agentParts(this.config, options, this.logger));
     this.ownsClient = options.client === undefined;
     this.mode = options.mode ?? 'embedded';
@@ -159,7 +160,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
    * after a failed start, the whole start. Rejects once `stop()` was called.
    */
   start(): Promise<void> {
-    if (this.stopping !== undefined) return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
+    if (this.stopping !== undefined)
+      return Promise.reject(new Error('the agent was already started and stopped: make a new one to start again'));
     if (this.starting === undefined) {
       const refused = this.checkListeners();
       if (refused) return Promise.reject(refused);
@@ -250,7 +252,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         this.phaseValue = 'running';
         // Only an agent that runs its capabilities competes for the lease.
         this.cluster?.leadership.start();
-        this.logger.info({ project: project.name, projectId: project.id, ...(this.cluster ? { agentId: this.cluster.agentId } : {}) }, HEADLINES.ready);
+        const agentId = this.cluster ? { agentId: this.cluster.agentId } : {};
+        this.logger.info({ project: project.name, projectId: project.id, ...agentId }, HEADLINES.ready);
         this.emit('ready', { projectId: project.id, projectName: project.name });
       },
     });
@@ -320,7 +323,8 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
       this.readiness.remove(capability.name);
     }
     this.started = [];
-    if (opened) await closeState({ store: this.store, key: this.stateKey(), now: this.now, logger: this.logger, reportError: (error) => this.reportError(error) });
+    const reportError = (error: unknown) => this.reportError(error);
+    if (opened) await closeState({ store: this.store, key: this.stateKey(), now: this.now, logger: this.logger, reportError });
     this.unwatchWrites();
     await this.health?.stop().catch((error: unknown) => this.reportError(error));
     if (this.ownsClient) await this.client.close().catch(() => undefined);
@@ -338,11 +342,13 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
   syncCommands(options: { force?: boolean } = {}): Promise<CommandSyncResult> {
     const gate = this.started.find((c): c is LeaderOnlyCapability => c.name === 'commands' && 'inner' in c);
     if (gate && !gate.active) {
-      return Promise.reject(new Error(`this agent stands by: the leader (${this.cluster?.leadership.leaderId ?? 'none yet'}) syncs the commands`));
+      const leader = this.cluster?.leadership.leaderId ?? 'none yet';
+      return Promise.reject(new Error(`this agent stands by: the leader (${leader}) syncs the commands`));
     }
     const capability = [gate?.inner, ...this.started].find((c): c is CommandsCapability => c?.name === 'commands' && 'syncNow' in c);
     if (!capability) {
-      return Promise.reject(new Error(this.phaseValue === 'running' ? 'commands sync is off: set commands.enabled' : `the agent is ${this.phaseValue}, not running`));
+      if (this.phaseValue === 'running') return Promise.reject(new Error('commands sync is off: set commands.enabled'));
+      return Promise.reject(new Error(`the agent is ${this.phaseValue}, not running`));
     }
     return capability.syncNow(options);
   }

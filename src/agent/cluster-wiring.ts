@@ -51,7 +51,12 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
   const markLeader = () => {
     const token = leadership.fencingToken;
     if (token !== undefined) readiness.set('leader', true, `leading (token ${token}); agent ${agentId}`);
-    else readiness.set('leader', true, `standing by (leader: ${leadership.leaderId ?? (read ? 'none yet' : 'not known yet, Redis not read')}); agent ${agentId}`);
+    else
+      readiness.set(
+        'leader',
+        true,
+        `standing by (leader: ${leadership.leaderId ?? (read ? 'none yet' : 'not known yet, Redis not read')}); agent ${agentId}`,
+      );
   };
   /** Reads who holds the lease (one read at a time), so that a standby names its leader before its first try answers. */
   let looking: Promise<void> | undefined;

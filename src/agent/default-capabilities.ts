@@ -1,6 +1,14 @@
 import type { ListingAgentConfig } from '../config/schema.js';
 import type { AgentCluster } from './cluster.js';
-import { botCountSources, commandsCapabilities, leaderGate, statsCapabilities, statsClusterCapabilities, votesCapabilities, webhooksCapabilities } from './lazy.js';
+import {
+  botCountSources,
+  commandsCapabilities,
+  leaderGate,
+  statsCapabilities,
+  statsClusterCapabilities,
+  votesCapabilities,
+  webhooksCapabilities,
+} from './lazy.js';
 import type { ListingAgentOptions } from './options.js';
 import type { Capability } from '../runtime/capability.js';
 
@@ -12,14 +20,23 @@ import type { Capability } from '../runtime/capability.js';
  * shards are reported to Redis by every agent and summed by the leader's poster, and so are the
  * counts the bot pushes to any agent's push endpoint.
  */
-export function defaultCapabilities(config: ListingAgentConfig, options: ListingAgentOptions, cluster: AgentCluster | undefined): Capability[] {
+export function defaultCapabilities(
+  config: ListingAgentConfig,
+  options: ListingAgentOptions,
+  cluster: AgentCluster | undefined,
+): Capability[] {
   const capabilities: Capability[] = [];
-  const leaderOnly = (capability: Capability): Capability => (cluster ? leaderGate.get().whileLeading(capability, cluster.leadership) : capability);
+  const leaderOnly = (capability: Capability): Capability =>
+    cluster ? leaderGate.get().whileLeading(capability, cluster.leadership) : capability;
   if (config.stats.enabled) {
     // On Redis, counts from the bot (embedded, pushed) or from Redis are shared: the leader posts their sum.
-    const shared = cluster !== undefined && options.countSource === undefined && ['embedded', 'redis', 'push'].includes(config.stats.source);
+    const shared =
+      cluster !== undefined && options.countSource === undefined && ['embedded', 'redis', 'push'].includes(config.stats.source);
     if (shared) capabilities.push(...statsClusterCapabilities.get().sharedStatsCapabilities(config, options, cluster));
-    else capabilities.push(leaderOnly(statsCapabilities.get().statsCapability(config, options, (bot) => botCountSources.get().countSourceFor(bot))));
+    else
+      capabilities.push(
+        leaderOnly(statsCapabilities.get().statsCapability(config, options, (bot) => botCountSources.get().countSourceFor(bot))),
+      );
   }
   if (config.commands.enabled) capabilities.push(leaderOnly(commandsCapabilities.get().commandsCapability(config, options)));
   if (config.votes.enabled || config.webhooks.enabled) {

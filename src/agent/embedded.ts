@@ -30,7 +30,9 @@ export function configWithShorthands(options: EmbeddedShorthands): ListingAgentC
   if (options.token !== undefined) {
     const inConfig = service?.token;
     if (inConfig !== undefined && inConfig !== options.token) {
-      const problems = [{ path: 'token', message: 'and config.service.token are both given, with different values: give the project token once' }];
+      const problems = [
+        { path: 'token', message: 'and config.service.token are both given, with different values: give the project token once' },
+      ];
       throw new ConfigError('invalid', invalidConfigSummary(problems), problems);
     }
     service = { ...service, token: options.token };
@@ -92,7 +94,8 @@ interface GatewayClientLife {
  */
 function disconnectsForGood(bot: unknown, args: readonly unknown[]): boolean {
   if (isErisClient(bot)) return !(args[0] as { reconnect?: unknown } | undefined)?.reconnect;
-  const reconnect = args[0] === undefined ? (bot as { shards?: { options?: { autoReconnect?: unknown } } }).shards?.options?.autoReconnect : args[0];
+  const reconnect =
+    args[0] === undefined ? (bot as { shards?: { options?: { autoReconnect?: unknown } } }).shards?.options?.autoReconnect : args[0];
   return !reconnect;
 }
 
@@ -102,7 +105,12 @@ function disconnectsForGood(bot: unknown, args: readonly unknown[]): boolean {
  * synchronous, so it stays so: the client disconnects at once and the agent stops beside it (a
  * bot that exits right after awaits `agent.stop()` first, or the agent's `stopped` event).
  */
-function followGatewayClient(agent: FollowedAgent, client: GatewayClientLife, start: () => void, reportError: (error: unknown) => void): () => void {
+function followGatewayClient(
+  agent: FollowedAgent,
+  client: GatewayClientLife,
+  start: () => void,
+  reportError: (error: unknown) => void,
+): () => void {
   let undone = false;
   const onReady = () => start();
   const original = client.disconnect;
@@ -158,7 +166,12 @@ export function followBot(agent: FollowedAgent, bot: unknown, logger: AgentLogge
 }
 
 /** Follows a discord.js Client (see {@link followBot}). */
-function followDiscordJsClient(agent: FollowedAgent, client: ClientLife, start: () => void, reportError: (error: unknown) => void): () => void {
+function followDiscordJsClient(
+  agent: FollowedAgent,
+  client: ClientLife,
+  start: () => void,
+  reportError: (error: unknown) => void,
+): () => void {
   let undone = false;
   let readyEvent: string | undefined;
   const onReady = () => start();

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { listenSetting, type AgentMode } from '../config/setting-names.js';
+import { listenSetting, settingName, type AgentMode } from '../config/setting-names.js';
 import { ListenError } from '../http/listen-error.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from '../runtime/readiness.js';
@@ -52,6 +52,8 @@ export async function createAgentHealth(options: AgentHealthOptions): Promise<Ag
     registry,
     logger: logger.child({ component: 'health' }),
     setting: listenSetting('health.listen', mode),
+    allowedHosts: config.health.allowedHosts,
+    allowedHostsSetting: settingName('health.allowedHosts', mode),
     ...(status ? { pages: status.pages } : {}),
   });
   let url: string | undefined;

@@ -45,7 +45,9 @@ function lazyModule<T>(specifier: string, preload: () => Promise<T>): LazyModule
           loaded = requireHere(specifier) as T;
         } catch (error) {
           throw new Error(
-            `listing-agent could not load ${specifier} with require(): run it on Node 20.19+ or 22.12+, Bun or Deno 2 (where require() loads ES modules), and keep it out of bundles, as a package of its own (${error instanceof Error ? error.message : String(error)})`,
+            `listing-agent could not ` +
+              `load ${specifier} with require(): run it on Node 20.19+ or 22.12+, Bun or Deno 2 (where require() loads ES modules), and ` +
+              `keep it out of bundles, as a package of its own (${error instanceof Error ? error.message : String(error)})`,
             { cause: error },
           );
         }
@@ -58,9 +60,15 @@ function lazyModule<T>(specifier: string, preload: () => Promise<T>): LazyModule
 /** The configuration's schema, with zod: every agent validates its configuration at construction. */
 export const configParsing = lazyModule<typeof import('./parse-config.js')>('./parse-config.js', () => import('./parse-config.js'));
 /** The config's secret values, scrubbed from the lines of the default stderr logger (no `logger` option). */
-export const configSecrets = lazyModule<typeof import('../config/secrets.js')>('../config/secrets.js', () => import('../config/secrets.js'));
+export const configSecrets = lazyModule<typeof import('../config/secrets.js')>(
+  '../config/secrets.js',
+  () => import('../config/secrets.js'),
+);
 /** The words of a configuration's problems (did-you-mean, what is missing): only for one that has some. */
-export const configProblems = lazyModule<typeof import('../config/problems.js')>('../config/problems.js', () => import('../config/problems.js'));
+export const configProblems = lazyModule<typeof import('../config/problems.js')>(
+  '../config/problems.js',
+  () => import('../config/problems.js'),
+);
 /** The service client (unless one is passed). */
 export const serviceClient = lazyModule<typeof import('../api/client.js')>('../api/client.js', () => import('../api/client.js'));
 /** The file store (unless a store is passed or the state is in Redis). */
@@ -68,21 +76,42 @@ export const fileStore = lazyModule<typeof import('../store/file.js')>('../store
 /** The Redis side of an agent (`state.redis`). */
 export const redisCluster = lazyModule<typeof import('./cluster.js')>('./cluster.js', () => import('./cluster.js'));
 /** prom-client and the agent's metrics on a registry (health on, a `registry` passed, or `agent.registry` read). */
-export const metricsRegistry = lazyModule<typeof import('../runtime/metrics.js')>('../runtime/metrics.js', () => import('../runtime/metrics.js'));
+export const metricsRegistry = lazyModule<typeof import('../runtime/metrics.js')>(
+  '../runtime/metrics.js',
+  () => import('../runtime/metrics.js'),
+);
 /** The stats capability and its sources (`stats.enabled`). */
-export const statsCapabilities = lazyModule<typeof import('./stats-capabilities.js')>('./stats-capabilities.js', () => import('./stats-capabilities.js'));
+export const statsCapabilities = lazyModule<typeof import('./stats-capabilities.js')>(
+  './stats-capabilities.js',
+  () => import('./stats-capabilities.js'),
+);
 /** The count sources of a bot given as `discord` (each library told by its shape). */
-export const botCountSources = lazyModule<typeof import('../stats/sources/detect.js')>('../stats/sources/detect.js', () => import('../stats/sources/detect.js'));
+export const botCountSources = lazyModule<typeof import('../stats/sources/detect.js')>(
+  '../stats/sources/detect.js',
+  () => import('../stats/sources/detect.js'),
+);
 /** The leader lease's gate, for the work only the leader does (`state.redis`). */
 export const leaderGate = lazyModule<typeof import('../leader/gate.js')>('../leader/gate.js', () => import('../leader/gate.js'));
 /** The stats capabilities that share counts through Redis (`state.redis` with the embedded, redis or push source). */
-export const statsClusterCapabilities = lazyModule<typeof import('./stats-cluster-capabilities.js')>('./stats-cluster-capabilities.js', () => import('./stats-cluster-capabilities.js'));
+export const statsClusterCapabilities = lazyModule<typeof import('./stats-cluster-capabilities.js')>(
+  './stats-cluster-capabilities.js',
+  () => import('./stats-cluster-capabilities.js'),
+);
 /** The commands capability (`commands.enabled`). */
-export const commandsCapabilities = lazyModule<typeof import('./commands-capabilities.js')>('./commands-capabilities.js', () => import('./commands-capabilities.js'));
+export const commandsCapabilities = lazyModule<typeof import('./commands-capabilities.js')>(
+  './commands-capabilities.js',
+  () => import('./commands-capabilities.js'),
+);
 /** The votes capability (`votes.enabled`, or `webhooks.enabled` alone: its pipeline records what the receiver takes). */
-export const votesCapabilities = lazyModule<typeof import('./votes-capabilities.js')>('./votes-capabilities.js', () => import('./votes-capabilities.js'));
+export const votesCapabilities = lazyModule<typeof import('./votes-capabilities.js')>(
+  './votes-capabilities.js',
+  () => import('./votes-capabilities.js'),
+);
 /** The webhook receiver (`webhooks.enabled`). */
-export const webhooksCapabilities = lazyModule<typeof import('./webhooks-capabilities.js')>('./webhooks-capabilities.js', () => import('./webhooks-capabilities.js'));
+export const webhooksCapabilities = lazyModule<typeof import('./webhooks-capabilities.js')>(
+  './webhooks-capabilities.js',
+  () => import('./webhooks-capabilities.js'),
+);
 
 /**
  * Imports every module above now, so that no agent needs `require()` afterwards: for the TypeScript

@@ -28,9 +28,12 @@ const REFUSALS = [400, 401, 403, 404];
 function tokenRefusalFix(status: number, tokenSource: string): string {
   const check = 'then check it with `listing-agent doctor`';
   if (status === 404) {
-    return `the project of service.token (from ${tokenSource}) no longer exists on the service: put the project token of the project you list in ${tokenSource}, ${check}`;
+    return `the project of service.token ` +
+      `(from ${tokenSource}) no longer exists on the service: put the project token of the project you list in ${tokenSource}, ${check}`;
   }
-  return `service.token (from ${tokenSource}) is not a project token the service accepts (mistyped, regenerated since, or another kind of token): copy the project token from the project's Integrations and API settings into ${tokenSource}, ${check}`;
+  return `service.token ` +
+    `(from ${tokenSource}) is not a project token the service accepts (mistyped, regenerated since, or another kind of token): copy the ` +
+    `project token from the project's Integrations and API settings into ${tokenSource}, ${check}`;
 }
 
 /** Creates the log of the bring-up. `tokenSource` says where `service.token` comes from, in words. */
@@ -53,7 +56,10 @@ export function createServiceLog(logger: AgentLogger, tokenSource: string): Serv
       if (error instanceof ApiError && REFUSALS.includes(error.status)) {
         const { status } = error;
         if (isNew('service', `refused ${status}`)) {
-          logger.error({ status, err: detail, attempt, retryInMs, fix: tokenRefusalFix(status, tokenSource) }, `the service refused the project token (${status})`);
+          logger.error(
+            { status, err: detail, attempt, retryInMs, fix: tokenRefusalFix(status, tokenSource) },
+            `the service refused the project token (${status})`,
+          );
         } else {
           logger.warn({ status, attempt, retryInMs }, 'the service still refuses the project token');
         }
@@ -61,7 +67,15 @@ export function createServiceLog(logger: AgentLogger, tokenSource: string): Serv
       }
       const key = error instanceof ApiError ? `status ${error.status}` : detail;
       if (isNew('service', key)) {
-        logger.warn({ err: detail, attempt, retryInMs, fix: 'check service.v1 and that this machine reaches it (DNS, proxy, firewall): `listing-agent doctor` tells which' }, 'service not reachable');
+        logger.warn(
+          {
+            err: detail,
+            attempt,
+            retryInMs,
+            fix: 'check service.v1 and that this machine reaches it (DNS, proxy, firewall): `listing-agent doctor` tells which',
+          },
+          'service not reachable',
+        );
       } else {
         logger.warn({ err: detail, attempt, retryInMs }, 'service still not reachable');
       }
@@ -76,7 +90,11 @@ export function createServiceLog(logger: AgentLogger, tokenSource: string): Serv
       else logger.warn({ capabilities: group, err: reason, retryInMs }, 'still cannot start; retrying');
     },
     waitingForRedis(where, retryInMs) {
-      if (isNew('redis', where)) logger.warn({ redis: where, retryInMs, fix: 'bring Redis back, or check state.redis.url: `listing-agent doctor` tells which' }, 'waiting for Redis before starting the capabilities');
+      if (isNew('redis', where))
+        logger.warn(
+          { redis: where, retryInMs, fix: 'bring Redis back, or check state.redis.url: `listing-agent doctor` tells which' },
+          'waiting for Redis before starting the capabilities',
+        );
       else logger.debug({ redis: where, retryInMs }, 'still waiting for Redis');
     },
   };

@@ -23,8 +23,11 @@ function statsProblems(config: ListingAgentConfig, inputs: StartInputs): FieldIs
   if (!stats.enabled || stats.source !== 'embedded' || inputs.countSource || inputs.discord !== undefined) return [];
   const message =
     inputs.mode === 'daemon'
-      ? 'is embedded (the default), but outside the bot there are no counts to read: set stats.source (LISTING_AGENT_STATS_SOURCE) to discord-rest (with discord.token), push or redis; embedded counts come only from an agent made inside the bot with createListingAgent'
-      : 'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager, or your Eris or Oceanic.js Client, as `discord` to createListingAgent (or counts of your own as `countSource`), or set stats.source to discord-rest or push';
+      ? 'is embedded (the default), but outside the bot there are no counts to read: set stats.source (LISTING_AGENT_STATS_SOURCE) to ' +
+        'discord-rest (with discord.token), push or redis; embedded counts come only from an agent made inside the bot with ' +
+        'createListingAgent'
+      : 'is embedded, but no bot was given: pass your discord.js Client, ShardingManager or ClusterManager, or your Eris or Oceanic.js ' +
+        'Client, as `discord` to createListingAgent (or counts of your own as `countSource`), or set stats.source to discord-rest or push';
   return [{ path: 'stats.source', message }];
 }
 
@@ -37,15 +40,23 @@ function collide(a: ListenAddress, b: ListenAddress): boolean {
 /** Two of the agent's servers on one address: the second cannot listen. */
 function listenProblems(config: ListingAgentConfig): FieldIssue[] {
   const servers: { path: string; variable: string; address: ListenAddress }[] = [];
-  if (config.health.enabled) servers.push({ path: 'health.listen', variable: 'LISTING_AGENT_HEALTH_LISTEN', address: config.health.listen });
-  if (config.webhooks.enabled) servers.push({ path: 'webhooks.listen', variable: 'LISTING_AGENT_WEBHOOKS_LISTEN', address: config.webhooks.listen });
+  if (config.health.enabled)
+    servers.push({ path: 'health.listen', variable: 'LISTING_AGENT_HEALTH_LISTEN', address: config.health.listen });
+  if (config.webhooks.enabled)
+    servers.push({ path: 'webhooks.listen', variable: 'LISTING_AGENT_WEBHOOKS_LISTEN', address: config.webhooks.listen });
   if (config.stats.enabled && config.stats.source === 'push') {
     servers.push({ path: 'stats.push.listen', variable: 'LISTING_AGENT_STATS_PUSH_LISTEN', address: config.stats.push.listen });
   }
   return servers.flatMap((server, index) => {
     const earlier = servers.slice(0, index).find((other) => collide(other.address, server.address));
     if (earlier === undefined) return [];
-    return [{ path: server.path, message: `${formatAddress(server.address)} is where ${earlier.path} listens too: give each server a port of its own (${server.variable})` }];
+    return [
+      {
+        path: server.path,
+        message: `${formatAddress(server.address)} is where ${earlier.path} listens too: give each server a port of its own ` +
+          `(${server.variable})`,
+      },
+    ];
   });
 }
 

@@ -14,7 +14,8 @@ interface StateWritesWiring {
 
 /** The `store` component's detail while its directory cannot be written (pure). */
 function unwritableStoreDetail(store: string, state: WriteHealthState): string {
-  return `${store}: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503) until a write there succeeds again`;
+  return `${store}: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503) until a write there ` +
+    `succeeds again`;
 }
 
 /**
@@ -36,7 +37,10 @@ export function watchStateWrites({ store, readiness, metrics, logger }: StateWri
     readiness.set('store', false, unwritableStoreDetail(store.describe(), state));
     logger.error(
       { directory: health.directory, problem: state.problem },
-      `cannot write the state directory: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503, the service re-sends them) and votes already acknowledged keep being rewarded; the agent tries again by itself every few seconds: free space, or make the directory writable`,
+      `cannot write the state ` +
+        `directory: ${state.reason ?? 'cannot write'}; new votes are refused (webhook deliveries answered 503, the service re-sends ` +
+        `them) and votes already acknowledged keep being rewarded; the agent tries again by itself every few seconds: free space, or ` +
+        `make the directory writable`,
     );
   });
   return () => {
@@ -68,7 +72,10 @@ export async function closeState({ store, key, now, logger, reportError }: State
   }
   await store.close().catch((error: unknown) => {
     // What stays in memory is lost now: said where a person reads it, with the cause.
-    logger.warn({ store: store.describe(), err: error instanceof Error ? error.message : String(error) }, 'could not write the state at stop');
+    logger.warn(
+      { store: store.describe(), err: error instanceof Error ? error.message : String(error) },
+      'could not write the state at stop',
+    );
     reportError(error);
   });
 }

@@ -15,13 +15,18 @@ import type { Capability } from '../runtime/capability.js';
  * The stats capability: the poster and its source (counts shared through Redis are the other
  * module's: stats-cluster-capabilities.ts). Throws `ValidationError` when the source cannot run.
  */
-export function statsCapability(config: ListingAgentConfig, options: ListingAgentOptions, botSource: (bot: unknown) => CountSource): Capability {
+export function statsCapability(
+  config: ListingAgentConfig,
+  options: ListingAgentOptions,
+  botSource: (bot: unknown) => CountSource,
+): Capability {
   return createStatsCapability(statsSource(config, options, botSource));
 }
 
 /** The bot object of embedded mode (the agent refused to be made without one: start-problems.ts). */
 export function embeddedBot(options: ListingAgentOptions): unknown {
-  if (options.discord === undefined) throw new TypeError('stats.source is embedded, but no bot was given as `discord` (startProblems says so first)');
+  if (options.discord === undefined)
+    throw new TypeError('stats.source is embedded, but no bot was given as `discord` (startProblems says so first)');
   return options.discord;
 }
 

@@ -22,9 +22,17 @@ export function sharedStatsCapabilities(config: ListingAgentConfig, options: Lis
   if (config.stats.source === 'embedded' || config.stats.source === 'redis') {
     const capabilities: Capability[] = [];
     if (config.stats.source === 'embedded') {
-      capabilities.push(createShardReporterCapability({ source: ownShardsSourceFor(embeddedBot(options)), connection: cluster.connection, process: cluster.agentId }));
+      capabilities.push(
+        createShardReporterCapability({
+          source: ownShardsSourceFor(embeddedBot(options)),
+          connection: cluster.connection,
+          process: cluster.agentId,
+        }),
+      );
     }
-    const summed = configuredSourceOnStart(sourceSpec({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection, mode }));
+    const summed = configuredSourceOnStart(
+      sourceSpec({ ...config, stats: { ...config.stats, source: 'redis' } }, { redis: cluster.connection, mode }),
+    );
     capabilities.push(leaderOnly(createStatsCapability(summed)));
     return capabilities;
   }

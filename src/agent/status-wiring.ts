@@ -216,8 +216,10 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
     return building;
   }
 
+  const { adminToken } = config.health;
+  const pages = createStatusPages({ document, actions: statusActions(options), adminToken, logger, mode: options.mode });
   return {
-    pages: createStatusPages({ document, actions: statusActions(options), adminToken: config.health.adminToken, logger, mode: options.mode }),
+    pages,
     document,
     start() {
       known.startedAt = now();
@@ -230,6 +232,7 @@ export function createAgentStatus(options: AgentStatusOptions): AgentStatus {
     stop() {
       clearInterval(timer);
       timer = undefined;
+      pages.flush();
     },
   };
 }

@@ -26,7 +26,12 @@ export interface LateListenerReport {
  * and from now on a `vote` (`reminder`) listener attached to an agent that started without one
  * is told that it gets nothing.
  */
-export function listenersAtStart(agent: EventEmitter, report: LateListenerReport, config: ListingAgentConfig, options: ListingAgentOptions): ConfigError | undefined {
+export function listenersAtStart(
+  agent: EventEmitter,
+  report: LateListenerReport,
+  config: ListingAgentConfig,
+  options: ListingAgentOptions,
+): ConfigError | undefined {
   // The daemon has no listener: its votes' hooks were checked as it was made.
   if (options.mode === 'daemon' || options.capabilities !== undefined || !votesReachPipeline(config)) return undefined;
   const listeners = { vote: agent.listenerCount('vote'), reminder: agent.listenerCount('reminder') };
@@ -44,7 +49,8 @@ function tellLate(report: LateListenerReport, unheard: Set<string>, event: strin
   if (typeof event !== 'string' || !unheard.delete(event)) return;
   const error = new ListingAgentError(
     'late_listener',
-    `a ${event} listener was attached after the agent started without one: it gets no ${event}; attach it before the agent starts (right after createListingAgent, before start())`,
+    `a ${event} listener was attached after the agent started without one: it gets ` +
+      `no ${event}; attach it before the agent starts (right after createListingAgent, before start())`,
   );
   report.logger.warn({ event }, error.message);
   report.reportError(error);

@@ -8,7 +8,11 @@ import type { Capability } from '../runtime/capability.js';
  * The webhook receiver (`webhooks.enabled`; loaded only then, agent/lazy.ts), feeding `pipeline`;
  * with a cluster, its rotated and integration secrets are shared with the other agents through Redis.
  */
-export function webhooksCapability(options: ListingAgentOptions, cluster: AgentCluster | undefined, pipeline: () => VotePipeline | undefined): Capability {
+export function webhooksCapability(
+  options: ListingAgentOptions,
+  cluster: AgentCluster | undefined,
+  pipeline: () => VotePipeline | undefined,
+): Capability {
   return createWebhooksCapability({
     sharedPipeline: pipeline,
     ...(cluster ? { secretsRedis: cluster.connection } : {}),

@@ -48,7 +48,8 @@ export function projectSegment(credential: Credential, operation: string, given:
   if (credential.kind === 'project') {
     if (projectId !== undefined && projectId !== '@me') {
       throw new CredentialError(
-        `${operation}: a project token works only on \`@me\` paths; leave projectId out, or use an OAuth access token or an application token for project ${projectId}`,
+        `${operation}: a project token works only on \`@me\` paths; leave projectId out, or use an OAuth access token or an application ` +
+          `token for project ${projectId}`,
       );
     }
     return '@me';
@@ -73,7 +74,8 @@ export function botIdFromToken(token: string): string {
   if (!decoded.ok) {
     throw new CredentialError(
       decoded.problem === 'wrong-schema'
-        ? 'the project token is not in the service\'s form (three base64url parts with an {id, bot, iat} payload): copy it again from the project\'s Integrations and API settings'
+        ? "the project token is not in the service's form (three base64url parts with an {id, bot, iat} payload): copy it again from " +
+          "the project's Integrations and API settings"
         : 'the project token names an invalid project ID (not a Snowflake)',
     );
   }

@@ -110,7 +110,8 @@ export class ForbiddenError extends ApiError {
   constructor(init: ApiErrorInit) {
     super('api_forbidden', init,
       init.family === 'v1'
-        ? 'Authorize the application with the scope this call needs, or use the credential the route takes (a project token works only on `@me` paths).'
+        ? 'Authorize the application with the scope this call needs, or use the credential the route takes (a project token works only ' +
+          'on `@me` paths).'
         : 'Authorize the application with the scope this call needs, or use the credential the route takes.');
   }
 }
@@ -208,7 +209,9 @@ export class TimeoutError extends ListingAgentError {
   constructor(method: string, url: string, timeoutMs: number, attempts: number, cause?: unknown, secrets: readonly string[] = []) {
     const shownUrl = redactUrl(url, secrets);
     const tries = attempts > 1 ? ` (${attempts} attempts)` : '';
-    super('timeout', `${method} ${shownUrl} got no answer within ${timeoutMs} ms${tries}. Raise timeoutMs or check the service.`, { cause });
+    super('timeout', `${method} ${shownUrl} got no answer within ${timeoutMs} ms${tries}. Raise timeoutMs or check the service.`, {
+      cause,
+    });
     this.method = method;
     this.url = shownUrl;
     this.timeoutMs = timeoutMs;

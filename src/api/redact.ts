@@ -73,7 +73,9 @@ function credentialsOfUrl(text: string): string[] {
   const forms: string[] = [];
   if (parsed.password !== '') {
     forms.push(parsed.password, decodeUrlPart(parsed.password));
-    if (parsed.username !== '') forms.push(`${parsed.username}:${parsed.password}`, `${decodeUrlPart(parsed.username)}:${decodeUrlPart(parsed.password)}`);
+    if (parsed.username !== '') {
+      forms.push(`${parsed.username}:${parsed.password}`, `${decodeUrlPart(parsed.username)}:${decodeUrlPart(parsed.password)}`);
+    }
   }
   for (const pair of parsed.search.slice(1).split('&')) {
     const equals = pair.indexOf('=');

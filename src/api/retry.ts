@@ -111,7 +111,12 @@ export function decideRetry(
       decision = { retry: true, delayMs: outcome.retryAfterMs ?? backoff(), reason: '429' };
     } else if (RETRYABLE_SERVER_STATUSES.has(outcome.status)) {
       decision = idempotent
-        ? { retry: true, delayMs: outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= policy.maxRetryAfterMs ? outcome.retryAfterMs : backoff(), reason: String(outcome.status) }
+        ? {
+            retry: true,
+            delayMs:
+              outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= policy.maxRetryAfterMs ? outcome.retryAfterMs : backoff(),
+            reason: String(outcome.status),
+          }
         : { retry: false, reason: `${outcome.status} on a call that is not idempotent` };
     } else {
       return { retry: false, reason: `status ${outcome.status} is final` };

@@ -270,7 +270,12 @@ async function attempt(state: TransportState, req: TransportRequest, timeoutMs: 
 }
 
 /** The error a call ends with when no retry follows `result` (not a 2xx). */
-function finalError(req: TransportRequest, result: AttemptResult, outcome: AttemptOutcome, context: { url: string; attempts: number; timeoutMs: number }): Error {
+function finalError(
+  req: TransportRequest,
+  result: AttemptResult,
+  outcome: AttemptOutcome,
+  context: { url: string; attempts: number; timeoutMs: number },
+): Error {
   const { url, attempts, timeoutMs } = context;
   if ('timedOut' in result) return new TimeoutError(req.method, url, timeoutMs, attempts, result.error, req.secrets);
   if ('networkError' in result) return new NetworkError(req.method, url, attempts, result.networkError, req.secrets);

@@ -25,15 +25,26 @@ export type AgentAnswer = { ok: true; body: Record<string, unknown> } | { ok: fa
  * POSTs action `name` with `body` to the running agent. Prints nothing on success; on a refusal
  * or no answer, one line on stderr (prefixed `listing-agent <command>:`) that says what to fix.
  */
-export async function askRunningAgent(config: ListingAgentConfig, name: 'retry' | 'post-stats', body: Record<string, unknown>, io: CliIo, command: string): Promise<AgentAnswer> {
+export async function askRunningAgent(
+  config: ListingAgentConfig,
+  name: 'retry' | 'post-stats',
+  body: Record<string, unknown>,
+  io: CliIo,
+  command: string,
+): Promise<AgentAnswer> {
   const fail = (exit: number, text: string): AgentAnswer => {
     io.stderr(`listing-agent ${command}: ${text}\n`);
     return { ok: false, exit };
   };
-  if (!config.health.enabled) return fail(EXIT.config, 'health.enabled is off in this configuration: --agent talks to the running agent through its health server');
+  if (!config.health.enabled)
+    return fail(EXIT.config, 'health.enabled is off in this configuration: --agent talks to the running agent through its health server');
   const token = config.health.adminToken;
   if (token === undefined) {
-    return fail(EXIT.config, "--agent needs health.adminToken (LISTING_AGENT_HEALTH_ADMIN_TOKEN), the same as the running agent's: set it in both and restart the agent");
+    return fail(
+      EXIT.config,
+      "--agent needs health.adminToken (LISTING_AGENT_HEALTH_ADMIN_TOKEN), the same as the running agent's: set it in both and restart " +
+        "the agent",
+    );
   }
   const base = agentBaseUrl(config);
   let response: Response;
@@ -50,7 +61,8 @@ export async function askRunningAgent(config: ListingAgentConfig, name: 'retry' 
   }
   const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   const said = typeof answer.error === 'string' ? answer.error : response.statusText;
-  if (response.status === 401) return fail(EXIT.failure, `the agent at ${base} refused the admin token: health.adminToken here differs from the running agent's`);
+  if (response.status === 401)
+    return fail(EXIT.failure, `the agent at ${base} refused the admin token: health.adminToken here differs from the running agent's`);
   if (response.status === 404) return fail(EXIT.failure, `the agent at ${base} serves no status actions: is health.statusPage off there?`);
   if (!response.ok) return fail(EXIT.failure, `the agent at ${base} answered ${response.status}: ${said}`);
   return { ok: true, body: answer };

@@ -15,7 +15,10 @@ function isAgentVariable(name: string, configVariables: ReadonlySet<string>): bo
 }
 
 /** `env` without the agent's own variables: where the names an exec hook lists (`env: ["DATABASE_URL"]`) are copied from. */
-export function hookParentEnvironment(env: Readonly<Record<string, string | undefined>>, configVariables: readonly string[]): Record<string, string> {
+export function hookParentEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  configVariables: readonly string[],
+): Record<string, string> {
   const read = new Set(configVariables);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -25,7 +28,10 @@ export function hookParentEnvironment(env: Readonly<Record<string, string | unde
 }
 
 /** The base environment of every exec hook: {@link HOOK_BASE_VARIABLES} of `env`, less a variable the config read. */
-export function hookEnvironment(env: Readonly<Record<string, string | undefined>>, configVariables: readonly string[]): Record<string, string> {
+export function hookEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  configVariables: readonly string[],
+): Record<string, string> {
   const parent = hookParentEnvironment(env, configVariables);
   const out: Record<string, string> = {};
   for (const name of HOOK_BASE_VARIABLES) if (parent[name] !== undefined) out[name] = parent[name];

@@ -16,12 +16,6 @@ export interface CliIo {
   owner: { pid: number; host: string };
   /** Whether a process of this host still runs (to take over a stale state lock). */
   isProcessAlive(pid: number): boolean;
-  /**
-   * Whether the process is the CLI's own (the bin): a long-running command may then set V8's
-   * flags and collect garbage for it (`idle-memory.ts`). Unset when the CLI runs inside another
-   * program (a test), whose V8 it must leave alone.
-   */
-  ownsProcess?: boolean;
 }
 
 /** Exit codes (documented in the README). */

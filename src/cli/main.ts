@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-// First: it reads V8's young generation size before anything else grows it (idle-memory.ts).
-import './idle-memory.js';
 import { hostname } from 'node:os';
 import { runCli } from './run-cli.js';
 
@@ -31,7 +29,6 @@ runCli(process.argv.slice(2), {
   logStream: process.stdout,
   isTTY: process.stdout.isTTY === true,
   owner: { pid: process.pid, host: hostname() },
-  ownsProcess: true,
   isProcessAlive(pid) {
     try {
       process.kill(pid, 0);

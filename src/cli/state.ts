@@ -113,7 +113,8 @@ function connected(run: CliStateRun): Promise<RedisConnection> {
       const why = connection.downReason ?? 'no answer';
       const setting = run.config.state.redis?.sentinel === undefined ? 'state.redis.url' : 'state.redis.sentinel';
       throw new RedisUnavailableError(
-        `cannot reach ${connection.describe()} (${setting}) within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,
+        `cannot reach ${connection.describe()} (${setting}) ` +
+          `within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,
         { cause: error },
       );
     }
@@ -178,11 +179,18 @@ function closeState(run: CliStateRun): Promise<void> {
  * for Redis; a Redis that does not answer fails that method with a one-line
  * `RedisUnavailableError` naming the server (never its password).
  */
-export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'owner' | 'isProcessAlive'>, options: CliStateOptions = {}): CliState {
+export function cliState(
+  config: ListingAgentConfig,
+  io: Pick<CliIo, 'cwd' | 'owner' | 'isProcessAlive'>,
+  options: CliStateOptions = {},
+): CliState {
   const directory = stateDirectory(config, io.cwd);
   const redisConfig = config.state.redis;
   const agentId = options.agentId ?? cliAgentId(io);
-  const connection = redisConfig === undefined ? undefined : redisConnectionFor(redisConfig, { clientName: agentClientName(agentId), logger: options.logger ?? silentLogger });
+  const connection =
+    redisConfig === undefined
+      ? undefined
+      : redisConnectionFor(redisConfig, { clientName: agentClientName(agentId), logger: options.logger ?? silentLogger });
   const run: CliStateRun = {
     config,
     io,
@@ -197,7 +205,8 @@ export function cliState(config: ListingAgentConfig, io: Pick<CliIo, 'cwd' | 'ow
   const state: CliState = {
     kind: connection === undefined ? 'file' : 'redis',
     description: run.description,
-    hooks: (hookOptions = {}) => configuredVoteHooks(config, { ...hookOptions, ...(connection === undefined ? {} : { redis: connection }) }),
+    hooks: (hookOptions = {}) =>
+      configuredVoteHooks(config, { ...hookOptions, ...(connection === undefined ? {} : { redis: connection }) }),
     store: () => openStore(run),
     async reader() {
       if (connection === undefined) return createStateFileReader(directory);

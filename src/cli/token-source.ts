@@ -18,7 +18,9 @@ export function describeTokenSource(sources: ConfigSources, env: Readonly<Record
   }
   if (sources.file !== undefined) {
     const through = sources.env.find((name) => !name.startsWith('LISTING_AGENT_') && env[name] === token);
-    return through === undefined ? `the config file ${sources.file}` : `the ${through} variable, through \${${through}} in the config file ${sources.file}`;
+    return through === undefined
+      ? `the config file ${sources.file}`
+      : `the ${through} variable, through \${${through}} in the config file ${sources.file}`;
   }
   return `the ${TOKEN_VARIABLE} variable`;
 }

@@ -35,12 +35,16 @@ export function createCommandsCapability(source: CommandSource): CommandsCapabil
         const project = knownProjectKind(ctx) ?? (await ctx.client.projects.get());
         if (project.platform !== 'discord' || project.type !== 'bot') {
           skipNotBot = true;
-          ctx.logger.warn({ platform: project.platform, type: project.type }, 'commands sync skipped: the listing takes commands only for chat-platform bots, and this project is not one');
+          ctx.logger.warn(
+            { platform: project.platform, type: project.type },
+            'commands sync skipped: the listing takes commands only for chat-platform bots, and this project is not one',
+          );
         }
       }
       if (skipNotBot) {
         ctx.readiness.set(COMMANDS_COMPONENT, true, 'skipped: the project is not a chat-platform bot');
-        const skipped: CommandSyncResult = { count: 0, skipped: true, hash: '', diff: { added: [], removed: [], changed: [], same: true }, reason };
+        const diff = { added: [], removed: [], changed: [], same: true };
+        const skipped: CommandSyncResult = { count: 0, skipped: true, hash: '', diff, reason };
         ctx.emit('commandsSynced', skipped);
         return skipped;
       }
@@ -48,7 +52,8 @@ export function createCommandsCapability(source: CommandSource): CommandsCapabil
         { source, client: ctx.client, store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, now: ctx.now },
         { reason, force },
       );
-      ctx.readiness.set(COMMANDS_COMPONENT, true, result.skipped ? `unchanged (${result.count} commands)` : `synced ${result.count} commands`);
+      const said = result.skipped ? `unchanged (${result.count} commands)` : `synced ${result.count} commands`;
+      ctx.readiness.set(COMMANDS_COMPONENT, true, said);
       ctx.emit('commandsSynced', result);
       return result;
     } catch (error) {
@@ -79,7 +84,8 @@ export function createCommandsCapability(source: CommandSource): CommandsCapabil
       void queue('start').catch(() => undefined);
       const interval = ctx.config.commands.interval;
       if (interval !== undefined) {
-        schedule = createSchedule({ name: 'commands', intervalMs: interval, onTick: () => queue('schedule').then(() => undefined, () => undefined) });
+        const tick = () => queue('schedule').then(() => undefined, () => undefined);
+        schedule = createSchedule({ name: 'commands', intervalMs: interval, onTick: tick });
         schedule.start();
       }
     },

@@ -3,7 +3,12 @@ import type { ListingAgentConfig } from '../config/schema.js';
 import { ValidationError, type FieldIssue } from '../errors.js';
 import { isClusterManager, isDiscordClient, isErisClient, isOceanicClient, isShardingManager } from '../discord/shapes.js';
 import { createClientCommandsSource, type CommandsClientLike } from './sources/discord-client.js';
-import { createErisCommandsSource, createOceanicCommandsSource, type ErisCommandsClientLike, type OceanicCommandsClientLike } from './sources/eris-oceanic.js';
+import {
+  createErisCommandsSource,
+  createOceanicCommandsSource,
+  type ErisCommandsClientLike,
+  type OceanicCommandsClientLike,
+} from './sources/eris-oceanic.js';
 import { createDiscordCommandsSource } from './sources/discord-rest.js';
 import { createFileCommandsSource } from './sources/file.js';
 import { createStaticCommandsSource } from './sources/static.js';
@@ -36,14 +41,16 @@ export function commandsSourceProblem(config: ListingAgentConfig, inputs: Omit<C
     return {
       path: 'commands.source',
       message:
-        "is discord, but outside the bot there is no client to read the commands from: set discord.token (LISTING_AGENT_DISCORD_TOKEN) to read them from Discord's API, or set commands.source to file with commands.file (LISTING_AGENT_COMMANDS_FILE)",
+        "is discord, but outside the bot there is no client to read the commands from: set discord.token (LISTING_AGENT_DISCORD_TOKEN) " +
+          "to read them from Discord's API, or set commands.source to file with commands.file (LISTING_AGENT_COMMANDS_FILE)",
     };
   }
   return {
     path: 'commands.source',
     message:
       managerWithoutCommands(bot) ??
-      'is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as `discord` to createListingAgent, set discord.token, or use source file',
+      'is discord, but there is no way to read the commands: pass your discord.js, Eris or Oceanic.js Client as `discord` to ' +
+        'createListingAgent, set discord.token, or use source file',
   };
 }
 
@@ -85,7 +92,8 @@ function managerWithoutCommands(bot: unknown): string | undefined {
   const manager = isShardingManager(bot) ? 'ShardingManager' : isClusterManager(bot) ? 'ClusterManager' : undefined;
   if (manager === undefined) return undefined;
   return (
-    `is discord, but a ${manager} has no command cache to read: pass the commands your bot registers to createListingAgent in the manager's process ` +
+    `is discord, but ` +
+      `a ${manager} has no command cache to read: pass the commands your bot registers to createListingAgent in the manager's process ` +
     "as `commands: [...]` (objects or discord.js builders), set discord.token to read them from Discord's API, or use source file"
   );
 }

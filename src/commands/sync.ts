@@ -40,7 +40,11 @@ export interface CommandSyncPlan {
  * Throws `CommandSourceError` when the source cannot answer and a request `ValidationError`
  * naming the command and field when a command breaks the listing's rules (nothing is sent).
  */
-export async function planCommandSync(source: CommandSource, store: Pick<StateStore, 'get'>, signal?: AbortSignal): Promise<CommandSyncPlan> {
+export async function planCommandSync(
+  source: CommandSource,
+  store: Pick<StateStore, 'get'>,
+  signal?: AbortSignal,
+): Promise<CommandSyncPlan> {
   const loaded = await source.load(signal);
   if (!loaded.ok) throw new CommandSourceError(source.description, loaded.reason);
   const normalised = normaliseCommands(loaded.commands);

@@ -20,7 +20,9 @@ export function hookVariableProblems(config: ListingAgentConfig, variables: Read
         if (!variables.has(name)) return;
         problems.push({
           path: `${list}[${index}].env[${position}]`,
-          message: `${name} is a variable this configuration reads (\${${name}}): an exec hook never gets what the agent reads, its credentials among them; give the hook what it needs under a name of its own`,
+          message:
+            `${name} is a variable this configuration reads (\${${name}}): an exec hook never gets what the agent reads, ` +
+            'its credentials among them; give the hook what it needs under a name of its own',
         });
       });
     });

@@ -50,7 +50,8 @@ class Scanner {
 
   private space(): void {
     const { text } = this;
-    while (this.i < text.length && (text[this.i] === ' ' || text[this.i] === '\t' || text[this.i] === '\n' || text[this.i] === '\r')) this.i++;
+    while (this.i < text.length && (text[this.i] === ' ' || text[this.i] === '\t' || text[this.i] === '\n' || text[this.i] === '\r'))
+      this.i++;
   }
 
   private value(): void {
@@ -122,7 +123,8 @@ class Scanner {
     const { text } = this;
     this.space();
     if (object) {
-      if (text[this.i] !== '"') this.fail(this.i >= text.length ? 'unexpected end of file (an unclosed {?)' : 'expected a property name in double quotes');
+      if (text[this.i] !== '"')
+        this.fail(this.i >= text.length ? 'unexpected end of file (an unclosed {?)' : 'expected a property name in double quotes');
       this.string();
       this.space();
       if (text[this.i] !== ':') this.fail('expected : after the property name');
@@ -169,7 +171,8 @@ export function parseJsonLocated(text: string): { value: unknown } | { error: Js
     return { error: locateJsonError(body) ?? { line: 1, column: 1, reason: 'not valid JSON' } };
   }
   // Valid but absurdly deep: refused here, where the scanner can say where, before a walk overflows.
-  if (deeperThan(value, MAX_JSON_DEPTH)) return { error: locateJsonError(body) ?? { line: 1, column: 1, reason: `nested more than ${MAX_JSON_DEPTH} levels deep` } };
+  if (deeperThan(value, MAX_JSON_DEPTH))
+    return { error: locateJsonError(body) ?? { line: 1, column: 1, reason: `nested more than ${MAX_JSON_DEPTH} levels deep` } };
   return { value };
 }
 

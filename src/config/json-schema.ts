@@ -17,7 +17,8 @@ export function buildConfigJsonSchema(): Record<string, unknown> {
     $id: CONFIG_SCHEMA_ID,
     title: 'listing-agent configuration',
     description:
-      'The config file of listing-agent (listing-agent run --config FILE). String values may use ${VAR} (environment or .env); LISTING_AGENT_* variables override any field.',
+      'The config file of listing-agent (listing-agent run --config FILE). String values may use ${VAR} (environment or .env); ' +
+        'LISTING_AGENT_* variables override any field.',
     ...rest,
   };
 }

@@ -117,7 +117,11 @@ function unsetSecretProblems(unsetVariables: ReadonlyMap<string, string>, value:
       const rest = valueAtPath(value, path.replace(/\[\d+\]$/, ''));
       if (Array.isArray(rest) && rest.length > 0) continue;
     }
-    problems.push({ path, message: `\${${variable}} is empty or not set (set ${variable} in the environment or .env, or remove the field: a secret is not left out silently)` });
+    problems.push({
+      path,
+      message: `\${${variable}} is empty or not set ` +
+        `(set ${variable} in the environment or .env, or remove the field: a secret is not left out silently)`,
+    });
   }
   return problems;
 }
@@ -134,7 +138,8 @@ export function buildConfig(texts: ConfigTexts): { config: ListingAgentConfig; i
     const parsed = parseJsonLocated(texts.file.text);
     if ('error' in parsed) {
       const { line, column, reason } = parsed.error;
-      const summary = `config file ${texts.file.name} is not valid JSON at line ${line}, column ${column}: ${reason} — fix it there (JSON allows no comments and no trailing commas)`;
+      const summary = `config file ${texts.file.name} is not valid JSON at ` +
+        `line ${line}, column ${column}: ${reason} — fix it there (JSON allows no comments and no trailing commas)`;
       throw new ConfigError('file', summary, [{ path: '', message: summary }]);
     }
     if (!isObject(parsed.value)) {
@@ -201,7 +206,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     const problem = readProblem(error);
     // No `.env` is the usual case, not a problem.
     if (problem.code !== 'ENOENT') {
-      const summary = `cannot read .env file ${dotenvPath}: ${problem.text} — make it readable by the user running listing-agent, or remove it`;
+      const summary = `cannot read .env ` +
+        `file ${dotenvPath}: ${problem.text} — make it readable by the user running listing-agent, or remove it`;
       throw new ConfigError('dotenv', summary, [{ path: '', message: summary }]);
     }
   }

@@ -13,7 +13,12 @@ export const MASK = '********';
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 function isListen(value: unknown): value is { host: string; port: number } {
-  return value !== null && typeof value === 'object' && typeof (value as { host?: unknown }).host === 'string' && typeof (value as { port?: unknown }).port === 'number';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { host?: unknown }).host === 'string' &&
+    typeof (value as { port?: unknown }).port === 'number'
+  );
 }
 
 function formatListen({ host, port }: { host: string; port: number }): string {

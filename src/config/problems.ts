@@ -85,7 +85,9 @@ function missing(path: string, context: IssueContext): string {
   const variable = context.unsetVariables.get(path);
   if (variable !== undefined) return `missing: \${${variable}} is empty or not set (set ${variable} in the environment or .env)`;
   if (context.mode === 'embedded') {
-    return path === 'service.token' ? 'missing (required): pass the project token as `token` to createListingAgent, or set service.token' : `missing (required): set ${path}`;
+    return path === 'service.token'
+      ? 'missing (required): pass the project token as `token` to createListingAgent, or set service.token'
+      : `missing (required): set ${path}`;
   }
   const field = configFields().find((f) => f.path.join('.') === path);
   const env = field ? ` or with ${environmentVariableName(field.path)}` : '';

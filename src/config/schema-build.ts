@@ -2,9 +2,10 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { projectTokenProblem } from '../contract/project-token.js';
-import { absoluteUrl, duration, hookVariableName, listenAddress, secret, serviceUrl } from './schema-fields.js';
+import { absoluteUrl, duration, hostName, listenAddress, secret, serviceUrl, sharedSecret } from './schema-fields.js';
 import { HEALTH_LISTEN_DEFAULT } from './listen-address.js';
 import { redisProblems, redisSchema } from './schema-redis.js';
+import { votesSchema, webhooksSchema } from './schema-votes.js';
 
 /**
  * The agent's configuration: the one source of truth (`configSchema` in schema.ts is built here).
@@ -40,7 +41,11 @@ const discordSchema = () =>
       apiBaseUrl: absoluteUrl()
         .default('https://discord.com/api')
         .describe("Discord's API base URL (without the version): a proxy, or a fake Discord in tests."),
-      applicationId: z.string().regex(SNOWFLAKE_PATTERN, 'must be a Snowflake (17 to 20 digits)').optional().describe("The bot's application ID; default: read from the project token."),
+      applicationId: z
+        .string()
+        .regex(SNOWFLAKE_PATTERN, 'must be a Snowflake (17 to 20 digits)')
+        .optional()
+        .describe("The bot's application ID; default: read from the project token."),
     })
     .prefault({})
     .meta({ description: 'Discord credentials, for sources that read from Discord' });
@@ -71,17 +76,24 @@ const statsSchema = () =>
         .enum(['embedded', 'discord-rest', 'push', 'redis'])
         .default('embedded')
         .describe(
-          'Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager, or the Eris or Oceanic.js Client, passed to createListingAgent), discord-rest (Discord\'s API, for a sidecar), push (the bot POSTs its shard counts to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).',
+          "Where counts come from: embedded (the discord.js Client, ShardingManager or ClusterManager, or the Eris or Oceanic.js " +
+            "Client, passed to createListingAgent), discord-rest (Discord's API, for a sidecar), push (the bot POSTs its shard counts " +
+            "to the agent), redis (shard reports that bot processes write to Redis; needs state.redis).",
         ),
       interval: duration('1m', '1d').prefault('30m').describe('How often counts are posted (when no schedule is set).'),
       schedule: cronPattern().optional().describe('A cron expression for posting, instead of interval.'),
       sampleInterval: duration('10s', '1h').prefault('5m').describe('How often counts are sampled for the batch history (batch mode).'),
-      jitter: duration('0s', '10m').prefault('0s').describe('A random delay up to this long before each post, so many bots do not post at once.'),
+      jitter: duration('0s', '10m')
+        .prefault('0s')
+        .describe('A random delay up to this long before each post, so many bots do not post at once.'),
       mode: z
         .enum(['batch', 'patch'])
         .default('batch')
         .describe('batch: timestamped samples in one POST metrics/batch per post; patch: one PATCH metrics per post.'),
-      skipUnchanged: z.boolean().default(true).describe('Leave out a sample equal to the one before it (at least one entry still goes out per post).'),
+      skipUnchanged: z
+        .boolean()
+        .default(true)
+        .describe('Leave out a sample equal to the one before it (at least one entry still goes out per post).'),
       v0: z.boolean().default(false).describe('Also post to the legacy v0 stats endpoint (server_count, shards, shard_count).'),
       rest: z
         .strictObject({
@@ -92,22 +104,41 @@ const statsSchema = () =>
         .describe('The discord-rest source (needs discord.token).'),
       push: z
         .strictObject({
-          listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9466').describe('Where the push endpoint listens (with state.redis: on every agent, leader or not).'),
-          path: z.string().startsWith('/', 'must start with /').default('/stats').describe('The push endpoint\'s path.'),
-          key: secret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
-          staleAfter: duration('10s', '1d').prefault('10m').describe('A shard report older than this is stale: no total is posted while one is.'),
+          listen: listenAddress('127.0.0.1')
+            .prefault('127.0.0.1:9466')
+            .describe('Where the push endpoint listens (with state.redis: on every agent, leader or not).'),
+          path: z.string().startsWith('/', 'must start with /').default('/stats').describe("The push endpoint's path."),
+          key: sharedSecret('stats.push.key').optional().describe('The shared key the bot sends as Authorization: Bearer <key>.'),
+          staleAfter: duration('10s', '1d')
+            .prefault('10m')
+            .describe('A shard report older than this is stale: no total is posted while one is.'),
           shardCount: z.number().int().min(1).optional().describe('Shards expected; default: the shard_count the reports carry.'),
         })
         .prefault({})
         .describe('The push source: the bot POSTs {shard_id, shard_count, server_count} per shard.'),
       redis: z
         .strictObject({
-          reportEvery: duration('1s', '1h').prefault('30s').describe("How often an embedded agent writes its own shards' counts to Redis, and an agent with the push source writes again what the bot pushed to it (with state.redis)."),
-          staleAfter: duration('3s', '1d').prefault('2m').describe('A shard report older than this has expired: no total is posted while an expected shard has none.'),
-          shardCount: z.number().int().min(1).optional().describe('Shards expected in all; default: the shard count the reports carry (read from Discord by each bot process).'),
+          reportEvery: duration('1s', '1h')
+            .prefault('30s')
+            .describe(
+              "How often an embedded agent writes its own shards' counts to Redis, and an agent with the push source writes again what " +
+                "the bot pushed to it (with state.redis).",
+            ),
+          staleAfter: duration('3s', '1d')
+            .prefault('2m')
+            .describe('A shard report older than this has expired: no total is posted while an expected shard has none.'),
+          shardCount: z
+            .number()
+            .int()
+            .min(1)
+            .optional()
+            .describe('Shards expected in all; default: the shard count the reports carry (read from Discord by each bot process).'),
         })
         .prefault({})
-        .describe('Shard aggregation in Redis: every bot process reports its shards, the leader posts the sum (source redis, or embedded with state.redis).'),
+        .describe(
+          'Shard aggregation in Redis: every bot process reports its shards, the leader posts the sum (source redis, or embedded with ' +
+            'state.redis).',
+        ),
     })
     .prefault({})
     .meta({ description: 'Stats posting (server and shard counts)' });
@@ -120,123 +151,17 @@ const commandsSchema = () =>
         .enum(['discord', 'file'])
         .default('discord')
         .describe(
-          "Where the commands come from: discord (the bot's global commands, through the discord.js, Eris or Oceanic.js Client given to createListingAgent, or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in code to createListingAgent win over both.",
+          "Where the commands come from: discord (the bot's global commands, through the discord.js, Eris or Oceanic.js Client given to " +
+            "createListingAgent, or Discord's API with discord.token), or file (a JSON array of command objects). Commands passed in " +
+            "code to createListingAgent win over both.",
         ),
       file: z.string().min(1).optional().describe('The JSON file of command objects, for source file (relative to the working directory).'),
-      interval: duration('1m', '7d').optional().describe('Also check for changes this often (a sync happens only when they changed). Default: on start only.'),
+      interval: duration('1m', '7d')
+        .optional()
+        .describe('Also check for changes this often (a sync happens only when they changed). Default: on start only.'),
     })
     .prefault({})
     .meta({ description: 'Slash command sync' });
-
-const hookRetries = () => ({
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'must be 1 to 40 characters: lowercase letters, digits, - and _')
-    .optional()
-    .describe('Names the hook in logs, metrics and dead letters. Default: http-1, exec-2, ... by position.'),
-  timeout: duration('100ms', '5m').prefault('10s').describe('How long one call may take.'),
-  retries: z.number().int().min(0).max(20).default(5).describe('Retries after a failure (with backoff) before the vote is dead-lettered for this hook.'),
-});
-
-const httpHookSchema = () =>
-  z
-    .strictObject({
-      type: z.literal('http').describe('http (the default when url is given).'),
-      url: absoluteUrl().describe('Where the vote is POSTed as JSON.'),
-      secret: secret('votes.hooks[].secret').optional().describe('Signs each call with the same t=,v1= HMAC scheme as the service (x-topgg-signature), so the bot can verify it.'),
-      authorization: secret('votes.hooks[].authorization').optional().describe('Sent as the Authorization header.'),
-      ...hookRetries(),
-    })
-    .meta({ description: 'POST each vote to a local URL; a 2xx is success' });
-
-const execHookSchema = () =>
-  z
-    .strictObject({
-      type: z.literal('exec').describe('exec (the default when command is given).'),
-      command: z.array(z.string().min(1)).min(1).describe('The program and its arguments (no shell): the vote comes as JSON on stdin and as LISTING_VOTE_* environment variables.'),
-      env: z
-        .array(hookVariableName())
-        .optional()
-        .describe(
-          "Names of variables copied from the agent's environment into the command's (DATABASE_URL); a name that is not set is left out. Otherwise the daemon's commands get only PATH, HOME, LANG, TZ and the vote's variables. Never the agent's own: LISTING_* names and the variables the config reads are refused.",
-        ),
-      ...hookRetries(),
-    })
-    .meta({ description: 'Run a command per vote; exit 0 is success' });
-
-/** A hook's `type` may be left out: `url` makes it `http`, `command` makes it `exec`. */
-const hookSchema = () =>
-  z.preprocess((value) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || 'type' in value) return value;
-    if ('url' in value) return { type: 'http', ...value };
-    if ('command' in value) return { type: 'exec', ...value };
-    // Neither: read it as an http hook, so the problem says that `url` is missing.
-    return { type: 'http', ...value };
-  }, z.discriminatedUnion('type', [httpHookSchema(), execHookSchema()]));
-
-/*
- * Reminders have hooks of their own (votes.reminders.hooks, the same shape as votes.hooks) rather
- * than reusing the reward hooks: a reminder is a different message (a DM "you can vote again",
- * not a reward), usually to a different endpoint, and a reward endpoint that also had to tell the
- * two apart by the body's type would read worse in the config than a second short list. The
- * Redis stream is the exception: with votes.stream on, reminders go to its sibling stream
- * `<votes.stream.key>:reminders` (no second switch to keep in step).
- */
-const remindersSchema = () =>
-  z
-    .strictObject({
-      enabled: z.boolean().default(false).describe('Tell the bot, once per vote, when the voter can vote again (the vote\'s expires_at plus delay).'),
-      delay: duration('0s', '30d').prefault('0s').describe("Added to a vote's expires_at: when its reminder is due."),
-      maxLateness: duration('0s', '30d').prefault('1h').describe('A reminder due longer ago than this (the agent was down) is skipped, not sent.'),
-      hooks: z
-        .array(hookSchema())
-        .default([])
-        .describe('Reminder hooks (the same kinds as votes.hooks), each called once per reminder; embedded bots can also listen to the reminder event. With votes.stream on, reminders are also appended to <votes.stream.key>:reminders.'),
-    })
-    .prefault({})
-    .describe('Vote reminders: one call per vote when its voter can vote again.');
-
-const votesSchema = () =>
-  z
-    .strictObject({
-      enabled: z.boolean().default(false).describe('Poll the votes cursor and run the reward hooks once per new vote.'),
-      pollInterval: duration('5s', '1h').prefault('60s').describe('How often the votes cursor is polled.'),
-      lookback: duration('0s', '365d')
-        .prefault('0s')
-        .describe(
-          "How far before a first start (no checkpoint in the state yet) the first poll lists votes to reward, at most the contract's one year. 0s rewards only the votes cast from the first start on; 12h (a vote's lifetime) backfills every vote still active.",
-        ),
-      hooks: z.array(hookSchema()).default([]).describe('Reward hooks, each called once per new vote (embedded bots can also listen to the vote event).'),
-      stream: z
-        .strictObject({
-          enabled: z.boolean().default(false).describe('Append every new vote to a Redis Stream, for bot processes to consume with createVoteConsumer (needs state.redis).'),
-          key: z.string().min(1).default('votes:stream').describe('The stream, under state.redis.prefix.'),
-          maxLength: z.number().int().min(1_000).default(100_000).describe('Entries kept at most (XADD MAXLEN ~): the oldest, long acknowledged, are trimmed.'),
-        })
-        .prefault({})
-        .describe('The reward stream: votes handed to exactly one live bot process through a consumer group.'),
-      keepKeysFor: duration('0s', '7d')
-        .prefault('1h')
-        .describe("How long after a vote's expires_at its key is kept to recognise a late duplicate (webhook retries, a cursor replay)."),
-      reminders: remindersSchema(),
-    })
-    .prefault({})
-    .meta({ description: 'Votes: cursor polling and reward hooks' });
-
-const webhooksSchema = () =>
-  z
-    .strictObject({
-      enabled: z.boolean().default(false).describe('Receive signed vote deliveries.'),
-      listen: listenAddress('127.0.0.1').prefault('127.0.0.1:9465').describe('Where the webhook receiver listens.'),
-      path: z.string().startsWith('/', 'must start with /').default('/webhooks/listing').describe('The path the webhook receiver answers on.'),
-      secrets: z.array(secret('webhooks.secrets[]')).default([]).describe('Webhook secrets (`whs_...`); several during a rotation.'),
-      legacyAuthorization: secret('webhooks.legacyAuthorization').optional().describe('The legacy v0 `Authorization` shared secret.'),
-      publicUrl: absoluteUrl()
-        .optional()
-        .describe("The receiver's URL as the service reaches it (through a proxy or tunnel), given as webhook_url in integration handshakes. Default: the listening address and path."),
-    })
-    .prefault({})
-    .meta({ description: 'The signed webhook receiver' });
 
 const stateSchema = () =>
   z
@@ -252,12 +177,23 @@ const healthSchema = () =>
     .strictObject({
       enabled: z.boolean().default(true).describe('Serve /healthz, /readyz and /metrics (and the status page).'),
       listen: listenAddress('127.0.0.1').prefault(HEALTH_LISTEN_DEFAULT).describe('Where the health server listens.'),
+      allowedHosts: z
+        .array(hostName())
+        .default([])
+        .describe(
+          'Host names requests may name besides the listen address, localhost and IP addresses (the name Prometheus or a proxy uses, ' +
+            'such as listing-agent). Any other Host is refused with 421, so that no web page can read the server through DNS rebinding.',
+        ),
       statusPage: z.boolean().default(true).describe('Serve the status page at / and its data at /status.json.'),
-      history: duration('1h', '7d').prefault('24h').describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
-      adminToken: secret('health.adminToken')
-        .min(16, 'must be at least 16 characters (make one with: openssl rand -hex 32)')
+      history: duration('1h', '7d')
+        .prefault('24h')
+        .describe("How far back the status page's plots go (posted counts, votes per hour); kept in memory."),
+      adminToken: sharedSecret('health.adminToken')
         .optional()
-        .describe("Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as Authorization: Bearer <token>. Default: none, the page is read-only."),
+        .describe(
+          "Turns on the status page's actions (retry dead letters, post stats now) and the CLI's --agent, for requests that send it as " +
+            "Authorization: Bearer <token>. Default: none, the page is read-only.",
+        ),
     })
     .prefault({})
     .meta({ description: 'The health and metrics server (/healthz, /readyz, /metrics) and the status page' });
@@ -266,7 +202,10 @@ const logSchema = () =>
   z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('The lowest level logged.'),
-      format: z.enum(['auto', 'json', 'pretty']).default('auto').describe('`json` lines, `pretty` lines, or `auto` (pretty on a terminal).'),
+      format: z
+        .enum(['auto', 'json', 'pretty'])
+        .default('auto')
+        .describe('`json` lines, `pretty` lines, or `auto` (pretty on a terminal).'),
     })
     .prefault({})
     .meta({ description: 'Logging' });
@@ -314,10 +253,18 @@ function crossSectionProblems(config: z.output<ReturnType<typeof sectionsSchema>
   }
   if (config.state.redis === undefined) {
     if (config.stats.enabled && config.stats.source === 'redis') {
-      ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: `the redis stats source reads shard reports from Redis: ${SET_REDIS}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['state', 'redis', 'url'],
+        message: `the redis stats source reads shard reports from Redis: ${SET_REDIS}`,
+      });
     }
     if (config.votes.stream.enabled) {
-      ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: `the reward stream is a Redis Stream: ${SET_REDIS}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['state', 'redis', 'url'],
+        message: `the reward stream is a Redis Stream: ${SET_REDIS}`,
+      });
     }
   } else redisProblems(config.state.redis, ctx);
   if (config.webhooks.enabled && config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {

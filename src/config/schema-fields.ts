@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isLoopbackHost } from '../contract/webhook-url.js';
+import { HOST_NAME_PATTERN } from '../http/host-check.js';
 import { parseDuration } from './duration.js';
 import { LISTEN_ADDRESS_PROBLEM, parseListenAddress } from './listen-address.js';
 
@@ -21,7 +22,8 @@ export function secret(path: string) {
       // A `${VAR}` left in a secret would be sent as it is: a hook signed with the text `${SECRET}`.
       const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(value)?.[1];
       if (variable === undefined) return;
-      const message = `holds \${${variable}}, which is not replaced here: only a config file read by loadConfig or listing-agent run has its \${VAR}s replaced; in code, pass the value of ${variable} itself`;
+      const message = `holds \${${variable}}, which is not replaced here: only a config file read by loadConfig or listing-agent run ` +
+        `has its \${VAR}s replaced; in code, pass the value of ${variable} itself`;
       ctx.addIssue({ code: 'custom', message, continue: false });
     })
     .meta({ description: 'secret: masked in every printout', writeOnly: true });
@@ -41,11 +43,37 @@ export function hookVariableName() {
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable (letters, digits and _, not beginning with a digit)')
     .superRefine((name, ctx) => {
       if (AGENT_CREDENTIAL_VARIABLE.test(name)) {
-        ctx.addIssue({ code: 'custom', message: `${name} is one of the agent's own variables (LISTING_AGENT_*, LISTING_OAUTH_*): an exec hook never gets the agent's settings or credentials; give the hook what it needs under a name of its own` });
+        const message =
+          `${name} is one of the agent's own variables (LISTING_AGENT_*, LISTING_OAUTH_*): an exec hook never gets the agent's ` +
+          'settings or credentials; give the hook what it needs under a name of its own';
+        ctx.addIssue({ code: 'custom', message });
       } else if (name.startsWith('LISTING_')) {
-        ctx.addIssue({ code: 'custom', message: `${name} begins with LISTING_, the agent's own names (it sets LISTING_VOTE_*, LISTING_IDEMPOTENCY_KEY and LISTING_HOOK_TYPE for each call): give the variable a name of its own` });
+        const message =
+          `${name} begins with LISTING_, the agent's own names (it sets LISTING_VOTE_*, LISTING_IDEMPOTENCY_KEY and ` +
+          'LISTING_HOOK_TYPE for each call): give the variable a name of its own';
+        ctx.addIssue({ code: 'custom', message });
       }
     });
+}
+
+/** What a shared secret that requests carry is told when it is too short. */
+const SHORT_SHARED_SECRET =
+  'must be at least 16 characters: whoever reaches its port can try values, and a shorter one can be guessed ' +
+  '(make one with: openssl rand -hex 32)';
+
+/**
+ * A secret that requests carry, compared by the agent (`health.adminToken`, `stats.push.key`,
+ * `webhooks.legacyAuthorization`): anyone who reaches the port can send guesses, so it has at
+ * least 16 characters.
+ */
+export function sharedSecret(path: string) {
+  return secret(path).min(16, SHORT_SHARED_SECRET);
+}
+
+/** A host name a request may name in its `Host` header (`health.allowedHosts[]`). */
+export function hostName() {
+  const message = 'must be a host name such as listing-agent or status.example.com, without a scheme or a port (the port is not compared)';
+  return z.string().regex(HOST_NAME_PATTERN, message);
 }
 
 /** An http(s) URL the project token is sent to: plain http only to this machine (a local emulator). */
@@ -55,7 +83,8 @@ export function serviceUrl() {
     if (!URL.canParse(value)) return true;
     const url = new URL(value);
     return url.protocol !== 'http:' || isLoopbackHost(url.hostname);
-  }, 'is plain http to another machine: the project token would cross the network unencrypted; use https (plain http only on 127.0.0.1, localhost or [::1], for a local emulator)');
+  }, 'is plain http to another machine: the project token would cross the network unencrypted; use https (plain http only on 127.0.0.1, ' +
+    'localhost or [::1], for a local emulator)');
 }
 
 /** A duration: `500ms`, `30s`, `5m`, `12h`, `1d`, `1h30m`. Read as milliseconds. */

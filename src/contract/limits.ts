@@ -109,3 +109,16 @@ export const SNOWFLAKE_PATTERN = /^\d{17,20}$/;
 /** Delivery headers of signed webhooks (decisions.md). */
 export const SIGNATURE_HEADER = 'x-topgg-signature';
 export const TRACE_HEADER = 'x-topgg-trace';
+
+/**
+ * How many servers one shard can hold, for the plausibility bound on pushed counts (issue 34: a
+ * shard reporting 2,147,483,647 servers, the contract's int32 ceiling, was taken and posted).
+ * Discord refuses a shard's session when the shard would hold more than `discordPerShard`
+ * servers (close code 4011, "sharding required"); a shard keeps the servers that join it until it
+ * identifies again, so `plausiblePerShard`, twice that, is the most a push may report for one
+ * shard. With the push endpoint's 100,000 shards at most, the total stays within int32.
+ */
+export const SHARD_SERVER_LIMITS = {
+  discordPerShard: 2_500,
+  plausiblePerShard: 5_000,
+} as const;

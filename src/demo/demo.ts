@@ -24,7 +24,10 @@ export interface DemoOptions {
   healthPort?: number;
   /** How often a simulated user votes, after the first votes. Default 4000 ms. */
   voteEveryMs?: number;
-  /** When (after the agent is up) the demo moves the clocks past the first votes' expiry, so their reminders come due. Default 20 000 ms. */
+  /**
+   * When (after the agent is up) the demo moves the clocks past the first votes' expiry, so their reminders come due. Default 20 000
+   * ms.
+   */
   clockJumpAfterMs?: number;
 }
 
@@ -107,11 +110,21 @@ function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, 
 }
 
 /** Prints what the agent does: syncs, votes and rewards, posts, readiness. */
-function narrate(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, project: ProjectRecord, nameOf: (userId: string) => string): void {
+function narrate(
+  run: DemoRun,
+  agent: ListingAgent,
+  listing: RunningEmulator,
+  project: ProjectRecord,
+  nameOf: (userId: string) => string,
+): void {
   const { print } = run;
   let firstSync = true;
   agent.on('commandsSynced', (result) => {
-    const changes = [...result.diff.added.map((n) => `+${n}`), ...result.diff.removed.map((n) => `-${n}`), ...result.diff.changed.map((c) => `~${c.key}`)];
+    const changes = [
+      ...result.diff.added.map((n) => `+${n}`),
+      ...result.diff.removed.map((n) => `-${n}`),
+      ...result.diff.changed.map((c) => `~${c.key}`),
+    ];
     print(
       result.skipped
         ? `[agent]    commands: unchanged since the last sync (${result.count} commands), nothing sent`
@@ -126,7 +139,10 @@ function narrate(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, pr
   agent.on('commandsSyncFailed', ({ error }) => print(`[agent]    commands sync failed: ${error.message}`));
   agent.on('voteReceived', (vote) => {
     if (vote.road === 'poll') run.recordedByPoll += 1;
-    print(`[agent]    vote from ${nameOf(vote.userId)} ${vote.road === 'webhook' ? 'arrived by signed webhook' : 'found on the votes cursor'}, recorded`);
+    print(
+      `[agent]    vote ` +
+        `from ${nameOf(vote.userId)} ${vote.road === 'webhook' ? 'arrived by signed webhook' : 'found on the votes cursor'}, recorded`,
+    );
   });
   agent.on('vote', async (vote) => {
     // A real bot would credit the voter here, keyed by vote.key so that a replay gives nothing twice.
@@ -138,15 +154,27 @@ function narrate(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, pr
   });
   agent.on('posted', (result) => {
     const last = result.samples.at(-1);
-    const where = result.target === 'v1_batch' ? `v1 metrics/batch (${result.samples.length} timestamped ${result.samples.length === 1 ? 'sample' : 'samples'})` : result.target === 'v1' ? 'v1 metrics' : 'v0 stats';
+    const where =
+      result.target === 'v1_batch'
+        ? `v1 metrics/batch (${result.samples.length} timestamped ${result.samples.length === 1 ? 'sample' : 'samples'})`
+        : result.target === 'v1'
+          ? 'v1 metrics'
+          : 'v0 stats';
     print(`[agent]    posted to ${where}: ${last ? `${format(last.serverCount)} servers, ${last.shardCount} shards` : ''}`);
     if (result.target !== 'v0') {
       const applied = listing.admin.metrics(project.id).filter((m) => m.source !== 'v0');
-      print(`[listing]  the emulator now shows ${format(Number(applied.at(-1)?.metrics.server_count ?? 0))} servers (${applied.length} metrics applied so far)`);
+      print(
+        `[listing]  the emulator now ` +
+          `shows ${format(Number(applied.at(-1)?.metrics.server_count ?? 0))} servers (${applied.length} metrics applied so far)`,
+      );
     }
   });
   agent.on('postFailed', (failure) => {
-    print(`[agent]    post to ${failure.target} failed (${failure.error.message}); ${failure.pendingSamples} kept, retry at ${new Date(failure.retryAt).toLocaleTimeString()}`);
+    print(
+      `[agent]    post ` +
+        `to ${failure.target} failed (${failure.error.message}); ${failure.pendingSamples} kept, retry ` +
+        `at ${new Date(failure.retryAt).toLocaleTimeString()}`,
+    );
   });
   agent.on('readiness', (component, state) => {
     print(`[agent]    ${component}: ${state.ready ? 'ready' : 'not ready'} (${state.detail})`);
@@ -159,11 +187,25 @@ function narrate(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, pr
 /** Registers the receiver as the project's webhook, as the owner would through the API; its secret goes to the secret file. */
 async function registerReceiver(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, project: ProjectRecord): Promise<void> {
   const receiverUrl = agent.webhookReceiverUrl!;
-  const grant = listing.admin.grantAuthorization({ client_id: 'demo-client', user_id: project.owner_user_id!, project_id: project.id, scopes: ['project.webhooks.write'] });
-  await using owner = createListingClient({ accessToken: grant.access_token, projectId: project.id, v1BaseUrl: listing.urls.v1, v0BaseUrl: listing.urls.v0 });
+  const grant = listing.admin.grantAuthorization({
+    client_id: 'demo-client',
+    user_id: project.owner_user_id!,
+    project_id: project.id,
+    scopes: ['project.webhooks.write'],
+  });
+  await using owner = createListingClient({
+    accessToken: grant.access_token,
+    projectId: project.id,
+    v1BaseUrl: listing.urls.v1,
+    v0BaseUrl: listing.urls.v0,
+  });
   const webhook = await owner.webhooks.create({ label: 'listing-agent demo', url: receiverUrl, allowHttpLoopback: true });
   await recordRotatedSecret(secretFilePath(run.stateDir), { webhookId: webhook.id, secret: webhook.secret });
-  run.print(`[listing]  webhook ${webhook.id} now delivers signed votes to ${receiverUrl}; its secret went to the secret file, as 'listing-agent webhooks rotate' writes it`);
+  run.print(
+    `[listing]  ` +
+      `webhook ${webhook.id} now delivers signed votes ` +
+      `to ${receiverUrl}; its secret went to the secret file, as 'listing-agent webhooks rotate' writes it`,
+  );
 }
 
 /** Tells, after each poll of the votes cursor, how many of the votes it listed had come by webhook already. */
@@ -183,7 +225,10 @@ async function watchPolls(run: DemoRun, agent: ListingAgent): Promise<void> {
         const known = listed - (run.recordedByPoll - recordedThen);
         polled = seen;
         recordedThen = run.recordedByPoll;
-        if (known > 0) run.print(`[agent]    votes poll: the cursor listed ${listed}, ${known} of them already here by webhook (same key): no second reward`);
+        if (known > 0)
+          run.print(
+            `[agent]    votes poll: the cursor listed ${listed}, ${known} of them already here by webhook (same key): no second reward`,
+          );
       });
     }, 250),
   );
@@ -191,7 +236,9 @@ async function watchPolls(run: DemoRun, agent: ListingAgent): Promise<void> {
 
 /** Moves the listing's and the agent's clocks together past the first votes' lifetime: their reminders come due. */
 function jumpClocks(run: DemoRun, listing: RunningEmulator): void {
-  run.print('[demo]     moving the clocks of the listing and the agent 12 h ahead: the first votes expire, and their voters get a reminder');
+  run.print(
+    '[demo]     moving the clocks of the listing and the agent 12 h ahead: the first votes expire, and their voters get a reminder',
+  );
   listing.admin.advanceClock(CLOCK_JUMP_MS / 1000);
   run.clockOffsetMs += CLOCK_JUMP_MS;
 }
@@ -218,7 +265,10 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
   print(`[agent]    status page at ${agent.healthServerUrl}/ : open it in a browser to watch the posts and votes as they happen`);
   print('[agent]    stats: samples every 10 s, posts every minute (the first as soon as the counts are ready).');
   await registerReceiver(run, agent, listing, project);
-  print('[agent]    votes: signed webhooks bring each vote within a second; the cursor, polled every 5 s, lists it too, and the vote key makes the reward fire once.');
+  print(
+    '[agent]    votes: signed webhooks bring each vote within a second; the cursor, polled every 5 s, lists it too, and the vote key ' +
+      'makes the reward fire once.',
+  );
   await watchPolls(run, agent);
   run.intervals.push(
     setInterval(() => {
@@ -242,7 +292,15 @@ async function playDemo(run: DemoRun, options: DemoOptions): Promise<void> {
 export async function runDemo(options: DemoOptions): Promise<void> {
   const { print } = options;
   print('listing-agent demo: the emulator, a simulated bot and the agent, all on this machine; nothing reaches the real service.');
-  const run: DemoRun = { print, stateDir: await mkdtemp(join(tmpdir(), 'listing-agent-demo-')), emulator: undefined, agent: undefined, intervals: [], recordedByPoll: 0, clockOffsetMs: 0 };
+  const run: DemoRun = {
+    print,
+    stateDir: await mkdtemp(join(tmpdir(), 'listing-agent-demo-')),
+    emulator: undefined,
+    agent: undefined,
+    intervals: [],
+    recordedByPoll: 0,
+    clockOffsetMs: 0,
+  };
   try {
     await playDemo(run, options);
   } finally {

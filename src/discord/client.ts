@@ -61,7 +61,11 @@ export function createDiscordRestClient(options: DiscordConnectionOptions): Disc
     const block = book.blocked(route);
     const before = now();
     if (before < block.until) {
-      return { ok: false, reason: `rate limited by Discord (${block.note ?? 'limit reached'}): no request to ${route} for another ${secondsLeft(block.until - before)}` };
+      return {
+        ok: false,
+        reason: `rate limited by Discord ` +
+          `(${block.note ?? 'limit reached'}): no request to ${route} for another ${secondsLeft(block.until - before)}`,
+      };
     }
     const answer = await discordGet(`${base}${path}`, {
       headers,
@@ -96,7 +100,9 @@ export function createDiscordRestClient(options: DiscordConnectionOptions): Disc
 function refusal(status: number, route: string, body: unknown, note: string, waitMs: number, mode: AgentMode | undefined): string {
   if (status === 401 || status === 403) {
     const setting = settingName('discord.token', mode);
-    return `Discord refused the bot token (${status} on ${route}${discordMessage(body)}): check ${setting} is the token of this bot, from the Bot page of the Discord Developer Portal`;
+    return `Discord refused the bot token ` +
+      `(${status} on ${route}${discordMessage(body)}): check ${setting} is the token of this bot, from the Bot page of the Discord ` +
+      `Developer Portal`;
   }
   if (status === 429) return `rate limited by Discord (${note}): no request for ${formatDuration(waitMs)}`;
   return `Discord answered ${status} to ${route}${discordMessage(body)}`;

@@ -132,7 +132,9 @@ export async function discordGet(url: string, options: DiscordGetOptions): Promi
     return { ok: true, status: res.statusCode, headers: res.headers, body: parseJson(text) };
   } catch (error) {
     if (options.signal?.aborted) return { ok: false, reason: `the request to ${options.route} was aborted` };
-    const timedOut = timeout.aborted || (error instanceof Error && (error.name === 'TimeoutError' || /TIMEOUT/.test((error as NodeJS.ErrnoException).code ?? '')));
+    const timedOut =
+      timeout.aborted ||
+      (error instanceof Error && (error.name === 'TimeoutError' || /TIMEOUT/.test((error as NodeJS.ErrnoException).code ?? '')));
     if (timedOut) return { ok: false, reason: `Discord did not answer ${options.route} within ${options.timeoutText}` };
     return { ok: false, reason: `cannot reach Discord for ${options.route} (${url}): ${errorText(error)}` };
   }

@@ -69,7 +69,13 @@ function isObject(value: unknown): value is Fields {
 
 /** A `Map` or a discord.js `Collection`. */
 function isMapLike(value: unknown): boolean {
-  return isObject(value) && typeof value.size === 'number' && typeof value.keys === 'function' && typeof value.values === 'function' && typeof value.get === 'function';
+  return (
+    isObject(value) &&
+    typeof value.size === 'number' &&
+    typeof value.keys === 'function' &&
+    typeof value.values === 'function' &&
+    typeof value.get === 'function'
+  );
 }
 
 /** A discord-hybrid-sharding `ClusterManager`: `clusters`, `fetchClientValues`, `totalShards`/`totalClusters`. */
@@ -127,7 +133,8 @@ export function isOceanicClient(value: unknown): value is BotOceanicClient {
   return isObject(shards.options) && typeof shards.options.maxShards === 'number';
 }
 
-const isIdList = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'number');
+const isIdList = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'number');
 
 /**
  * Which process of a sharded bot `bot` runs in, in words: a discord.js Client that a
@@ -140,7 +147,8 @@ export function botProcessOf(bot: unknown): string | undefined {
   try {
     if (!isDiscordClient(bot)) return undefined;
     const { shard, cluster } = bot as unknown as Fields;
-    if (isObject(cluster) && typeof cluster.id === 'number' && typeof cluster.count === 'number') return `cluster ${cluster.id} of ${cluster.count}`;
+    if (isObject(cluster) && typeof cluster.id === 'number' && typeof cluster.count === 'number')
+      return `cluster ${cluster.id} of ${cluster.count}`;
     if (isObject(shard) && isIdList(shard.ids) && typeof shard.count === 'number') {
       return `${shard.ids.length === 1 ? 'shard' : 'shards'} ${shard.ids.join(', ')} of ${shard.count}`;
     }

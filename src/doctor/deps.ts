@@ -65,7 +65,11 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made: (c: RedisConnection) => void): Promise<RedisConnection> {
   const redis = config.state.redis;
   if (redis === undefined) throw new ListingAgentError('invalid_option', 'no state.redis in the configuration');
-  const connection = redisConnectionFor(redis, { clientName: 'listing-agent-doctor', connectTimeoutMs: timeoutMs, commandTimeoutMs: timeoutMs });
+  const connection = redisConnectionFor(redis, {
+    clientName: 'listing-agent-doctor',
+    connectTimeoutMs: timeoutMs,
+    commandTimeoutMs: timeoutMs,
+  });
   made(connection);
   connection.start();
   try {
@@ -74,7 +78,10 @@ async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made:
     if (error instanceof RedisServerError) throw error;
     const server = connection.server;
     if (server !== undefined && server.role !== 'primary') throw onReplica(connection.describe(), server, redis.sentinel !== undefined);
-    throw new RedisUnavailableError(`cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`, { cause: error });
+    throw new RedisUnavailableError(
+      `cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`,
+      { cause: error },
+    );
   }
   return connection;
 }

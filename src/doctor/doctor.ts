@@ -80,7 +80,11 @@ export async function runDoctor(options: RunDoctorOptions): Promise<DoctorReport
   const configResult: CheckResult = { name: CONFIG_CHECK, ...configOutcome(load), durationMs: 0 };
   const secrets = new Set(options.secrets ?? []);
   if (!load.ok) {
-    const skipped = DOCTOR_CHECKS.map((check): CheckResult => ({ name: check.name, ...outcomeWithoutConfig(check, load.error), durationMs: 0 }));
+    const skipped = DOCTOR_CHECKS.map((check): CheckResult => ({
+      name: check.name,
+      ...outcomeWithoutConfig(check, load.error),
+      durationMs: 0,
+    }));
     return reportOf(scrubResults([configResult, ...skipped], secrets));
   }
   const deps = options.deps(load.loaded);

@@ -39,7 +39,10 @@ export interface SkewThresholds {
  * tolerance), `fail` beyond, in either direction. The uncertainty is given to the clock's benefit:
  * a skew is only reported when it is beyond a threshold for certain.
  */
-export function classifySkew(measure: SkewMeasure, thresholds: SkewThresholds = { warnMs: DOCTOR_DEFAULTS.skewWarnMs, failMs: DOCTOR_DEFAULTS.skewFailMs }): 'ok' | 'warn' | 'fail' {
+export function classifySkew(
+  measure: SkewMeasure,
+  thresholds: SkewThresholds = { warnMs: DOCTOR_DEFAULTS.skewWarnMs, failMs: DOCTOR_DEFAULTS.skewFailMs },
+): 'ok' | 'warn' | 'fail' {
   const certain = Math.max(0, Math.abs(measure.skewMs) - measure.uncertaintyMs);
   if (certain > thresholds.failMs) return 'fail';
   if (certain > thresholds.warnMs) return 'warn';

@@ -114,7 +114,25 @@ export interface DoctorCheck {
   run(deps: DoctorDeps, signal: AbortSignal): Promise<CheckOutcome>;
 }
 
-export const ok = (summary: string, details?: Record<string, unknown>): CheckOutcome => ({ status: 'ok', summary, ...(details ? { details } : {}) });
-export const skip = (summary: string, details?: Record<string, unknown>): CheckOutcome => ({ status: 'skip', summary, ...(details ? { details } : {}) });
-export const warn = (summary: string, fix: string, details?: Record<string, unknown>): CheckOutcome => ({ status: 'warn', summary, fix, ...(details ? { details } : {}) });
-export const fail = (summary: string, fix: string, details?: Record<string, unknown>): CheckOutcome => ({ status: 'fail', summary, fix, ...(details ? { details } : {}) });
+export const ok = (summary: string, details?: Record<string, unknown>): CheckOutcome => ({
+  status: 'ok',
+  summary,
+  ...(details ? { details } : {}),
+});
+export const skip = (summary: string, details?: Record<string, unknown>): CheckOutcome => ({
+  status: 'skip',
+  summary,
+  ...(details ? { details } : {}),
+});
+export const warn = (summary: string, fix: string, details?: Record<string, unknown>): CheckOutcome => ({
+  status: 'warn',
+  summary,
+  fix,
+  ...(details ? { details } : {}),
+});
+export const fail = (summary: string, fix: string, details?: Record<string, unknown>): CheckOutcome => ({
+  status: 'fail',
+  summary,
+  fix,
+  ...(details ? { details } : {}),
+});

@@ -69,7 +69,10 @@ export function deleteUser(emu: EmulatorContext, userId: string): void {
 }
 
 /** See `EmulatorAdmin.createProject`. */
-export function createProject(emu: EmulatorContext, input: z.input<typeof seedProjectSchema>): { project: AdminProject; project_token: string } {
+export function createProject(
+  emu: EmulatorContext,
+  input: z.input<typeof seedProjectSchema>,
+): { project: AdminProject; project_token: string } {
   const data = parseAdminInput(seedProjectSchema, input);
   if (data.id) taken(emu.state.projects.has(data.id), `project ${data.id}`);
   if (data.platform_id !== undefined) {
@@ -118,7 +121,10 @@ export function castVote(emu: EmulatorContext, input: z.input<typeof seedVoteSch
 }
 
 /** See `EmulatorAdmin.createApplication`. */
-export function createApplication(emu: EmulatorContext, input: z.input<typeof seedApplicationSchema>): { client_id: string; client_secret: string } {
+export function createApplication(
+  emu: EmulatorContext,
+  input: z.input<typeof seedApplicationSchema>,
+): { client_id: string; client_secret: string } {
   const data = parseAdminInput(seedApplicationSchema, input);
   const clientId = data.client_id ?? emu.nextId();
   taken(emu.state.applications.has(clientId), `application ${clientId}`);

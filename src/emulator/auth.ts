@@ -73,7 +73,11 @@ function resolveProjectToken(
   const decoded = decodeProjectToken(token);
   if (!decoded.ok) {
     return decoded.problem === 'wrong-schema'
-      ? { ok: false, status: 400, detail: 'the token has the wrong schema: a project token is three base64url parts with an {id, bot, iat} payload' }
+      ? {
+          ok: false,
+          status: 400,
+          detail: 'the token has the wrong schema: a project token is three base64url parts with an {id, bot, iat} payload',
+        }
       : { ok: false, status: 400, detail: "the token's project ID is invalid: `id` must be a Snowflake (17 to 20 digits)" };
   }
   if (!projectTokenSignatureValid(ctx.emu.signingKey, decoded)) {

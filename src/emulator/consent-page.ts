@@ -51,7 +51,8 @@ export function renderConsentPage(emu: EmulatorContext, request: AuthorizeReques
 ${options.notice ? `<p role="alert"><strong>${e(options.notice)}</strong></p>` : ''}
 <form method="get" action="/oauth2/authorize">
 ${hidden}
-<label>Sign in as <select name="login_as">${userOptions || '<option value="">(no users: create one in the admin API)</option>'}</select></label>
+<label>Sign in as <select name="login_as">${userOptions || '<option value="">(no users: create one in the admin ' +
+  'API)</option>'}</select></label>
 <label>Project <select name="project_id"><option value="">(the user's only project)</option>
 ${projectOptions}</select></label>
 <button type="submit" name="decision" value="approve">Approve</button>

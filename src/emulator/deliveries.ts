@@ -79,7 +79,12 @@ function readJson(res: IncomingMessage, done: (body: unknown) => void, failed: (
 }
 
 /** One signed POST of `rawBody` to the target, within the delivery deadline. */
-function attempt(d: Deliveries, target: DeliveryTarget, rawBody: string, traceId: string): Promise<AttemptResult & { duration_ms: number }> {
+function attempt(
+  d: Deliveries,
+  target: DeliveryTarget,
+  rawBody: string,
+  traceId: string,
+): Promise<AttemptResult & { duration_ms: number }> {
   const started = Date.now();
   const headers = {
     'content-type': 'application/json',

@@ -31,7 +31,8 @@ export function authenticateClient(ctx: RequestContext, form: URLSearchParams): 
   if (basic === 'malformed') {
     return invalidClient('the Basic credentials could not be read: send base64(urlencode(client_id) ":" urlencode(client_secret))', true);
   } else if (basic) {
-    if (formSecret !== null) fail(400, 'send the client credentials once: either HTTP Basic or the client_secret form field', { oauthError: 'invalid_request' });
+    if (formSecret !== null)
+      fail(400, 'send the client credentials once: either HTTP Basic or the client_secret form field', { oauthError: 'invalid_request' });
     if (formId !== null && formId !== basic.clientId) {
       fail(400, 'client_id in the form differs from the one in the Basic credentials', { oauthError: 'invalid_request' });
     }

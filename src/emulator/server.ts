@@ -88,7 +88,12 @@ export interface EmulatorServerOptions {
 }
 
 /** Records a request in the admin API's request log (bounded by `requestLogSize`). */
-function logRequest(emu: EmulatorContext, ctx: Pick<RequestContext, 'method' | 'url' | 'credential'>, status: number, fault: boolean): void {
+function logRequest(
+  emu: EmulatorContext,
+  ctx: Pick<RequestContext, 'method' | 'url' | 'credential'>,
+  status: number,
+  fault: boolean,
+): void {
   const { requests } = emu.state;
   requests.push({
     at: iso(emu.clock.now()),
@@ -147,7 +152,13 @@ async function route(ctx: RequestContext, routers: FamilyRouters, options: Emula
   }
 }
 
-async function handle(emu: EmulatorContext, routers: FamilyRouters, options: EmulatorServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  emu: EmulatorContext,
+  routers: FamilyRouters,
+  options: EmulatorServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   const url = new URL(req.url ?? '/', 'http://emulator.invalid');
   if (url.pathname === '/' && (method === 'GET' || method === 'HEAD')) {

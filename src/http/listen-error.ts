@@ -52,7 +52,9 @@ function describe(problem: ListenProblem, address: ListenAddress, cause: unknown
     case 'in_use':
       return `${where} is in use: ${setTo(setting, 'a free port')} or stop the other process`;
     case 'not_local':
-      return `${address.host} is not an address of this machine: ${setTo(setting, formatAddress({ host: '127.0.0.1', port: address.port }))}, or 0.0.0.0:${address.port} to listen on every interface`;
+      return `${address.host} is not an address of this ` +
+        `machine: ${setTo(setting, formatAddress({ host: '127.0.0.1', port: address.port }))}, or 0.0.0.0:${address.port} to listen on ` +
+        `every interface`;
     case 'denied':
       return `not allowed to listen on ${where}: ${setTo(setting, address.port < 1024 ? 'a port above 1023' : 'another port')}`;
     case 'other': {

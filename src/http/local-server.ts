@@ -5,11 +5,13 @@ import type { AgentLogger } from '../log/agent-logger.js';
 import { formatAddress, ListenError, type ListenAddress, type ListenSetting } from './listen-error.js';
 import { ListingAgentError } from '../errors.js';
 import { timerDelay } from '../contract/timer-delay.js';
+import { guardConnections, type ConnectionLimits, type ConnectionRefusal } from './connection-guard.js';
 
 /**
  * The agent's own small HTTP servers (health, the push endpoint, the webhook receiver) share one
  * way of listening and closing: short timeouts, bad bytes answered without a crash, a taken port
- * turned into a `ListenError`, an optional cap on open connections, and a stop that closes every
+ * turned into a `ListenError`, caps on open connections (in all and per remote address) with a
+ * connection that sends nothing closed soon (`connection-guard.ts`), and a stop that closes every
  * connection (at once, or once the requests in flight are answered). Start and stop may alternate
  * any number of times.
  */
@@ -26,6 +28,35 @@ export const LOCAL_SERVER_LIMITS = {
   maxHeaderSize: 8 * 1024,
 } as const;
 
+/** The connection limits when the caller sets none (`connection-guard.ts`). */
+const LOCAL_SERVER_CONNECTIONS = {
+  /** Open connections at most. */
+  maxConnections: 256,
+  /**
+   * From one remote address, at most this share of `maxConnections` (rounded up): half, so that
+   * one sender (a reverse proxy in front, the service's egress in a burst) keeps many, and every
+   * other address always has the other half.
+   */
+  perAddressShare: 1 / 2,
+  /** A connection that has sent no byte this long after it opened is closed. */
+  firstByteMs: 2_000,
+} as const;
+
+/**
+ * Timeouts of a local server, each in ms; a field left out keeps its default. The webhook
+ * receiver's `timeouts` option is this, passed through unchanged.
+ */
+export interface LocalServerTimeouts {
+  /** Time to send the whole header. Default 5 000 (kept at most `requestMs`). */
+  headersMs?: number;
+  /** Time to send the whole request. Default 10 000. */
+  requestMs?: number;
+  /** How often the two above are checked. Default 5 000 (a slow client is cut within that past its timeout). */
+  checkEveryMs?: number;
+  /** A connection that sends no byte this long after it opened is closed. Default 2 000; 0: never. */
+  firstByteMs?: number;
+}
+
 /** Options of {@link createLocalServer}. */
 export interface LocalServerOptions {
   /** What it is, in messages (`health server`, `push endpoint`). */
@@ -35,17 +66,18 @@ export interface LocalServerOptions {
   setting: ListenSetting;
   logger: AgentLogger;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Tighter or looser timeouts (a receiver that must cut a slow body off sooner, a test). */
+  timeouts?: LocalServerTimeouts;
   /**
-   * Tighter or looser timeouts than {@link LOCAL_SERVER_LIMITS} (a receiver that must cut a slow
-   * body off sooner, a test). Default: those limits. `headersTimeout` is kept at most
-   * `requestTimeout` (node refuses otherwise).
-   */
-  limits?: Partial<Record<'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'connectionsCheckingInterval', number>>;
-  /**
-   * Open connections at most; a connection past it is closed at once, before a byte is read (a
-   * flood must not hold memory or file descriptors). Default: no limit.
+   * Open connections at most (default 256). At the cap, a new connection closes the oldest one
+   * that has sent nothing yet, or is closed itself when there is none, before a byte is read.
    */
   maxConnections?: number;
+  /**
+   * Open connections from one remote address (an IPv6 address with its /64) at most; one more is
+   * closed at once. Default: half of `maxConnections`, rounded up.
+   */
+  maxConnectionsPerAddress?: number;
 }
 
 /** Options of {@link LocalServer.stop}. */
@@ -119,13 +151,26 @@ interface LocalServerState {
   queued: { promise: Promise<string>; cancelled: boolean } | undefined;
 }
 
-/** The timeouts in use: {@link LOCAL_SERVER_LIMITS} with the caller's, `headersTimeout` at most `requestTimeout`. */
-export function localServerLimits(limits: LocalServerOptions['limits']): Record<keyof typeof LOCAL_SERVER_LIMITS, number> {
-  const requestTimeout = limits?.requestTimeout ?? LOCAL_SERVER_LIMITS.requestTimeout;
+/** Node's server options for `timeouts`: {@link LOCAL_SERVER_LIMITS} with the caller's, headers at most the request's. */
+export function localServerLimits(timeouts: LocalServerTimeouts | undefined): Record<keyof typeof LOCAL_SERVER_LIMITS, number> {
+  const requestTimeout = timeouts?.requestMs ?? LOCAL_SERVER_LIMITS.requestTimeout;
   return {
     ...LOCAL_SERVER_LIMITS,
-    ...limits,
-    headersTimeout: Math.min(limits?.headersTimeout ?? LOCAL_SERVER_LIMITS.headersTimeout, requestTimeout),
+    requestTimeout,
+    headersTimeout: Math.min(timeouts?.headersMs ?? LOCAL_SERVER_LIMITS.headersTimeout, requestTimeout),
+    connectionsCheckingInterval: timeouts?.checkEveryMs ?? LOCAL_SERVER_LIMITS.connectionsCheckingInterval,
+  };
+}
+
+/** The connection limits in use: the caller's, else {@link LOCAL_SERVER_CONNECTIONS}. */
+export function connectionLimits(
+  options: Pick<LocalServerOptions, 'timeouts' | 'maxConnections' | 'maxConnectionsPerAddress'>,
+): ConnectionLimits {
+  const max = options.maxConnections ?? LOCAL_SERVER_CONNECTIONS.maxConnections;
+  return {
+    max,
+    perAddress: options.maxConnectionsPerAddress ?? Math.max(1, Math.ceil(max * LOCAL_SERVER_CONNECTIONS.perAddressShare)),
+    firstByteMs: options.timeouts?.firstByteMs ?? LOCAL_SERVER_CONNECTIONS.firstByteMs,
   };
 }
 
@@ -140,7 +185,14 @@ function answerClientError(options: LocalServerOptions, error: NodeJS.ErrnoExcep
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
 }
 
-/** A fresh node server for one run: the shared limits, the handler, the connection cap, and bad bytes answered. */
+const CLOSED_BECAUSE: Record<ConnectionRefusal, string> = {
+  address_cap: 'too many open from its address',
+  total_cap: 'too many open, none of them idle',
+  silent_evicted: 'it sent nothing and a new connection needed its place',
+  first_byte_timeout: 'it sent nothing in time',
+};
+
+/** A fresh node server for one run: the shared limits, the handler, the connection caps, and bad bytes answered. */
 function newRun(options: LocalServerOptions): LocalServerRun {
   const { what, logger } = options;
   // 'close' fires once per response (node guards it), whether it finished or the connection died:
@@ -149,16 +201,16 @@ function newRun(options: LocalServerOptions): LocalServerRun {
     run.active -= 1;
     if (run.active === 0) run.drained?.();
   };
-  const server = createServer(localServerLimits(options.limits), (req, res) => {
+  const server = createServer(localServerLimits(options.timeouts), (req, res) => {
     run.active += 1;
     res.on('close', onResponseClose);
     options.handler(req, res);
   });
   const run: LocalServerRun = { server, active: 0, drained: undefined, starting: Promise.resolve(''), stopping: undefined };
-  if (options.maxConnections !== undefined) {
-    server.maxConnections = options.maxConnections;
-    server.on('drop', () => logger.debug({ maxConnections: options.maxConnections }, `connection refused on the ${what} port: too many open`));
-  }
+  const limits = connectionLimits(options);
+  guardConnections(server, limits, (reason, remote) => {
+    logger.debug({ reason, remote, ...limits }, `connection closed on the ${what} port: ${CLOSED_BECAUSE[reason]}`);
+  });
   // Garbage, oversized headers or a stalled client must not take the process down.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(options, error, socket));
   return run;

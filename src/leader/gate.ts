@@ -97,7 +97,11 @@ function reconcile(gate: Gate<Capability>): Promise<void> {
 }
 
 /** Stops for good: no more reconciling; the inner capability stops if it runs, and the component goes. */
-async function stopGate(gate: Gate<Capability>, deadline: number, listeners: { onChange: () => void; onLeader: () => void }): Promise<void> {
+async function stopGate(
+  gate: Gate<Capability>,
+  deadline: number,
+  listeners: { onChange: () => void; onLeader: () => void },
+): Promise<void> {
   gate.stopped = true;
   clearTimeout(gate.retryTimer);
   gate.leadership.off('change', listeners.onChange);
@@ -125,7 +129,11 @@ async function stopGate(gate: Gate<Capability>, deadline: number, listeners: { o
  * `standing by (leader: <id>)` and counts as ready: standing by is this agent's job then. What the
  * inner capability writes to its own component while it is not active (a late answer) is dropped.
  */
-export function whileLeading<C extends Capability>(capability: C, leadership: Leadership, options: WhileLeadingOptions = {}): LeaderOnlyCapability<C> {
+export function whileLeading<C extends Capability>(
+  capability: C,
+  leadership: Leadership,
+  options: WhileLeadingOptions = {},
+): LeaderOnlyCapability<C> {
   const gate: Gate<C> = {
     capability,
     leadership,

@@ -142,7 +142,12 @@ export function afterAcquire(state: LeaseState, outcome: AcquireOutcome, sentAt:
       return { role: 'leader', token: outcome.token, value: outcome.value, validUntil, nextRenewAt: sentAt + timing.renewEveryMs };
     }
     case 'held':
-      return { role: 'standby', leaderId: outcome.holder, nextTryAt: nextTryAfterHeld(at, outcome.ttlMs, timing), previousValue: undefined };
+      return {
+        role: 'standby',
+        leaderId: outcome.holder,
+        nextTryAt: nextTryAfterHeld(at, outcome.ttlMs, timing),
+        previousValue: undefined,
+      };
     case 'failed':
       return { ...state, nextTryAt: at + timing.tryEveryMs };
   }
@@ -152,7 +157,14 @@ export function afterAcquire(state: LeaseState, outcome: AcquireOutcome, sentAt:
  * The state after a renewal sent at `sentAt` and answered at `at`. Only the renewal of the lease
  * still held counts: after a step-down (the timer won the race with a late answer) it is ignored.
  */
-export function afterRenew(state: LeaseState, outcome: RenewOutcome, token: number, sentAt: number, at: number, timing: LeaseTiming): LeaseState {
+export function afterRenew(
+  state: LeaseState,
+  outcome: RenewOutcome,
+  token: number,
+  sentAt: number,
+  at: number,
+  timing: LeaseTiming,
+): LeaseState {
   if (state.role !== 'leader' || state.token !== token) return state;
   switch (outcome.kind) {
     case 'renewed': {

@@ -146,14 +146,16 @@ function transition(run: LeaseRun, next: LeaseState): void {
   const wasLeader = before.role === 'leader';
   const isLeader = next.role === 'leader';
   if (wasLeader !== isLeader || (wasLeader && isLeader && before.token !== next.token)) {
-    if (isLeader) logger.info({ agentId, token: next.token }, 'took the leader lease: this agent posts stats, syncs commands and polls votes');
+    if (isLeader)
+      logger.info({ agentId, token: next.token }, 'took the leader lease: this agent posts stats, syncs commands and polls votes');
     else logger.warn({ agentId, leader: next.leaderId ?? null, reason: run.lastFailure ?? null }, 'no longer the leader: standing by');
     emitter.emit('change', isLeader);
   }
   const previousLeader = leaderIdOf(run, before);
   const leaderNow = leaderIdOf(run, next);
   if (previousLeader !== leaderNow) {
-    if (!isLeader && !wasLeader) logger.info({ agentId, leader: leaderNow ?? null }, leaderNow === undefined ? 'no leader seen' : 'standing by');
+    if (!isLeader && !wasLeader)
+      logger.info({ agentId, leader: leaderNow ?? null }, leaderNow === undefined ? 'no leader seen' : 'standing by');
     emitter.emit('leader', leaderNow);
   }
 }
@@ -237,7 +239,8 @@ async function act(run: LeaseRun, action: 'acquire' | 'renew'): Promise<void> {
   try {
     outcome = await renew(run, value);
     run.lastFailure = undefined;
-    if (outcome.kind === 'lost') run.lastFailure = outcome.holder === '' ? 'the lease expired in Redis' : `the lease was taken by ${outcome.holder}`;
+    if (outcome.kind === 'lost')
+      run.lastFailure = outcome.holder === '' ? 'the lease expired in Redis' : `the lease was taken by ${outcome.holder}`;
   } catch (error) {
     failed(run, 'renew the lease', error);
   }
@@ -293,7 +296,8 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
   const value = held.role === 'leader' ? held.value : held.previousValue;
   if (value === undefined) return;
   try {
-    if (integer(await run.scripts.release.run([run.leaderKey], [value])) === 1) run.logger.info({ agentId: run.agentId }, 'released the leader lease');
+    if (integer(await run.scripts.release.run([run.leaderKey], [value])) === 1)
+      run.logger.info({ agentId: run.agentId }, 'released the leader lease');
   } catch (error) {
     // It expires by itself within one lease period.
     run.logger.warn({ err: errorMessage(error) }, 'could not release the leader lease; it expires by itself');

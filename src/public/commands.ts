@@ -5,7 +5,15 @@
  *
  * @packageDocumentation
  */
-export type { CommandSource, CommandLoad, CommandDiff, CommandChange, CommandSyncResult, CommandSyncFailure, ListingCommand } from '../commands/types.js';
+export type {
+  CommandSource,
+  CommandLoad,
+  CommandDiff,
+  CommandChange,
+  CommandSyncResult,
+  CommandSyncFailure,
+  ListingCommand,
+} from '../commands/types.js';
 export { normaliseCommands, hashCommands } from '../commands/normalise.js';
 export { diffCommands, formatDiff } from '../commands/diff.js';
 export { planCommandSync, syncCommands, COMMANDS_STATE_KEY, CommandSourceError } from '../commands/sync.js';

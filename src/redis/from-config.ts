@@ -20,7 +20,10 @@ export interface RedisSection {
   tls?: RedisConnectionOptions['tls'];
 }
 
-/** The name an agent shows in `CLIENT LIST`: `listing-agent-<agent id>`, every character Redis refuses in a name (spaces, controls, non-ASCII) as `-`. */
+/**
+ * The name an agent shows in `CLIENT LIST`: `listing-agent-<agent id>`, every character Redis refuses in a name (spaces, controls,
+ * non-ASCII) as `-`.
+ */
 export function agentClientName(agentId: string): string {
   return `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-');
 }

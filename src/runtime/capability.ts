@@ -65,7 +65,9 @@ export interface CapabilityContext<Events extends EventMap<Events> = EventMap> {
  */
 export function knownProjectKind(context: Pick<CapabilityContext, 'project'>): { platform: string; type: string } | undefined {
   const project = context.project as { platform?: unknown; type?: unknown } | undefined;
-  return typeof project?.platform === 'string' && typeof project.type === 'string' ? { platform: project.platform, type: project.type } : undefined;
+  return typeof project?.platform === 'string' && typeof project.type === 'string'
+    ? { platform: project.platform, type: project.type }
+    : undefined;
 }
 
 /**

@@ -90,7 +90,8 @@ export function createLineLimiter<K extends string>(options: LineLimiterOptions<
   function endInterval(): void {
     cancelSummary?.();
     cancelSummary = undefined;
-    const summary: IntervalSummary<K> | undefined = counted > 0 ? { intervalMs, startedAt: since ?? now(), kinds, counted, notes: [...notes], notesLeftOut } : undefined;
+    const summary: IntervalSummary<K> | undefined =
+      counted > 0 ? { intervalMs, startedAt: since ?? now(), kinds, counted, notes: [...notes], notesLeftOut } : undefined;
     since = undefined;
     kinds = new Map();
     counted = 0;

@@ -22,7 +22,10 @@ const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
  */
 const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'malformed', 'too_large', 'rejected', 'error'] as const;
 const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
-/** What became of a vote reminder, once per reminder: scheduled; `sent` (its hooks took it); `skipped` (superseded, late); a hook gave up (`failed`). */
+/**
+ * What became of a vote reminder, once per reminder: scheduled; `sent` (its hooks took it); `skipped` (superseded, late); a hook gave
+ * up (`failed`).
+ */
 const REMINDER_RESULTS = ['scheduled', 'sent', 'skipped', 'failed'] as const;
 
 /** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
@@ -197,13 +200,14 @@ function counters() {
     }),
     reminders: labeledCounter<{ result: (typeof REMINDER_RESULTS)[number] }>({
       name: 'listing_agent_reminders_total',
-      help: 'Vote reminders by result (scheduled; sent: every hook took it, counted once per reminder; skipped: superseded by a newer vote or later than maxLateness; failed: a hook gave up).',
+      help: 'Vote reminders by result (scheduled; sent: every hook took it, counted once per reminder; skipped: superseded by a newer ' +
+        'vote or later than maxLateness; failed: a hook gave up).',
       known: { result: REMINDER_RESULTS },
     }),
     webhookDeliveries: labeledCounter<WebhookDeliveriesLabels>({
       name: 'listing_agent_webhook_deliveries_total',
-      help:
-        'Webhook deliveries by outcome (accepted, duplicate, bad_signature, stale, malformed, too_large, rejected: wrong path or method or a body that never came, error: not recorded, answered 503).',
+      help: 'Webhook deliveries by outcome (accepted, duplicate, bad_signature, stale, malformed, too_large, rejected: wrong path or ' +
+        'method or a body that never came, error: not recorded, answered 503).',
       known: { outcome: DELIVERY_OUTCOMES },
     }),
     commandSyncs: labeledCounter<CommandSyncsLabels>({

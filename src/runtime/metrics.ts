@@ -15,7 +15,11 @@ export type { AgentMetrics, VoteLedgerSizes, WebhookDeliveriesLabels } from './m
 type LabelValues = Partial<Record<string, string | number>>;
 
 /** A metric's options whose series are read from `series` at each scrape, each written with `write`. */
-function readAtScrape<M extends Counter<string> | Gauge<string>>(registry: Registry, series: LabeledSeries, write: (metric: M, labels: LabelValues, value: number) => void) {
+function readAtScrape<M extends Counter<string> | Gauge<string>>(
+  registry: Registry,
+  series: LabeledSeries,
+  write: (metric: M, labels: LabelValues, value: number) => void,
+) {
   return {
     name: series.name,
     help: series.help,
@@ -54,8 +58,11 @@ function gaugeOf(registry: Registry, name: string, help: string, read: () => num
 /** `listing_agent_ready`, `listing_agent_component_ready` (read from the readiness at each scrape) and `listing_agent_info`. */
 function registerStatusGauges(registry: Registry, recorded: RecordedMetrics): void {
   const { readiness } = recorded;
-  gaugeOf(registry, 'listing_agent_ready', '1 when the agent reached the service and every enabled capability is running, else 0 (see /readyz for why).', () =>
-    readiness ? (readiness.snapshot().ready ? 1 : 0) : recorded.ready,
+  gaugeOf(
+    registry,
+    'listing_agent_ready',
+    '1 when the agent reached the service and every enabled capability is running, else 0 (see /readyz for why).',
+    () => (readiness ? (readiness.snapshot().ready ? 1 : 0) : recorded.ready),
   );
   new Gauge({
     name: 'listing_agent_component_ready',
@@ -79,10 +86,13 @@ function registerStatusGauges(registry: Registry, recorded: RecordedMetrics): vo
 
 /** See {@link AgentMetrics.watchCluster}. */
 function registerClusterGauges(registry: Registry, read: () => { redisUp: boolean; agentId: string; leading: boolean }): void {
-  const help =
+  gaugeOf(
+    registry,
+    'listing_agent_redis_up',
     '1 while connected to the Redis primary (state.redis), else 0 (down, or on a replica): ' +
-    'webhook votes are then answered 503 and leader work stops.';
-  gaugeOf(registry, 'listing_agent_redis_up', help, () => (read().redisUp ? 1 : 0));
+      'webhook votes are then answered 503 and leader work stops.',
+    () => (read().redisUp ? 1 : 0),
+  );
   new Gauge({
     name: 'listing_agent_leader',
     help: '1 while this agent holds the leader lease (it posts stats, syncs commands, polls votes), else 0. Label agent: this agent\'s ID.',
@@ -104,22 +114,30 @@ function registerLater(registry: Registry, recorded: RecordedMetrics, metric: La
       return gaugeOf(
         registry,
         'listing_agent_stats_interval_seconds',
-        'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of stats.schedule in the coming week, plus stats.jitter.',
+        'The longest expected time between two regular stats posts: stats.interval, or the longest gap between the matches of ' +
+          'stats.schedule in the coming week, plus stats.jitter.',
         () => recorded.statsInterval,
       );
     case 'voteLedger':
-      gaugeOf(registry, 'listing_agent_votes_pending', "Votes whose reward hooks have not all succeeded or been given up yet (with state.redis: every agent's).", () => recorded.voteLedger?.()?.pending);
+      gaugeOf(
+        registry,
+        'listing_agent_votes_pending',
+        "Votes whose reward hooks have not all succeeded or been given up yet (with state.redis: every agent's).",
+        () => recorded.voteLedger?.()?.pending,
+      );
       return gaugeOf(
         registry,
         'listing_agent_votes_dead_letters',
-        'Reward hook calls given up after their last retry, waiting for a replay (listing-agent votes failed lists them, votes retry replays them); alert when above 0.',
+        'Reward hook calls given up after their last retry, waiting for a replay (listing-agent votes failed lists them, votes retry ' +
+          'replays them); alert when above 0.',
         () => recorded.voteLedger?.()?.deadLetters,
       );
     case 'pushShare':
       return gaugeOf(
         registry,
         'listing_agent_push_reports_unshared',
-        'Shard reports the bot pushed to this agent that are not in Redis yet (Redis unreachable: held, written when it returns); alert when above 0 for long.',
+        'Shard reports the bot pushed to this agent that are not in Redis yet (Redis unreachable: held, written when it returns); alert ' +
+          'when above 0 for long.',
         () => recorded.pushShare?.(),
       );
     case 'cluster':
@@ -128,7 +146,8 @@ function registerLater(registry: Registry, recorded: RecordedMetrics, metric: La
       gaugeOf(
         registry,
         'listing_agent_state_writable',
-        '1 while the state directory takes writes, 0 while it does not (a full disk, a read-only file system: /readyz says which); new votes are refused meanwhile.',
+        '1 while the state directory takes writes, 0 while it does not (a full disk, a read-only file system: /readyz says which); new ' +
+          'votes are refused meanwhile.',
         () => (recorded.stateWritable() ? 1 : 0),
       );
       return counterOf(registry, recorded.stateWriteErrors);

@@ -127,10 +127,10 @@ export function longestCronGapMs(pattern: string, from: number): number | undefi
   return longest > 0 ? longest : undefined;
 }
 
-function checkOptions(options: ScheduleOptions): void {
-  const kinds = [options.cron, options.intervalMs, options.delayMs].filter((value) => value !== undefined).length;
-  if (kinds !== 1) throw new TypeError(`schedule '${options.name}' needs exactly one of cron, intervalMs, delayMs`);
-  if (options.firstDelayMs !== undefined && options.intervalMs === undefined) throw new TypeError(`schedule '${options.name}': firstDelayMs goes with intervalMs`);
+function checkOptions({ name, cron, intervalMs, delayMs, firstDelayMs }: ScheduleOptions): void {
+  const kinds = [cron, intervalMs, delayMs].filter((value) => value !== undefined).length;
+  if (kinds !== 1) throw new TypeError(`schedule '${name}' needs exactly one of cron, intervalMs, delayMs`);
+  if (firstDelayMs !== undefined && intervalMs === undefined) throw new TypeError(`schedule '${name}': firstDelayMs goes with intervalMs`);
 }
 
 /**

@@ -31,12 +31,18 @@ export function createBufferStore(store: StateStore, logger: AgentLogger, report
       }
       const { buffer, dropped } = parseBuffer(raw);
       if (dropped > 0) logger.warn({ dropped, key: BUFFER_KEY }, 'left out saved stats samples that were not readable');
-      if (buffer.samples.length > 0) logger.info({ pendingSamples: buffer.samples.length }, 'loaded unsent stats samples from the state store');
+      if (buffer.samples.length > 0)
+        logger.info({ pendingSamples: buffer.samples.length }, 'loaded unsent stats samples from the state store');
       return buffer;
     },
     save(buffer, options = {}) {
       // `posted` (the last accepted post and its time) is what a restart compares with, to skip an unchanged first post.
-      const value = { version: BUFFER_VERSION, samples: buffer.samples, ...(buffer.last ? { last: buffer.last } : {}), ...(buffer.posted ? { posted: buffer.posted } : {}) };
+      const value = {
+        version: BUFFER_VERSION,
+        samples: buffer.samples,
+        ...(buffer.last ? { last: buffer.last } : {}),
+        ...(buffer.posted ? { posted: buffer.posted } : {}),
+      };
       // Chained, so that two saves in a row can never land in the wrong order.
       queue = queue.then(() =>
         store.set(BUFFER_KEY, value, options).catch((error: unknown) => {

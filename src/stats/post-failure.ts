@@ -20,7 +20,9 @@ export class ProjectKindError extends ListingAgentError {
   constructor(platform: string, type: string) {
     super(
       'stats_project_kind',
-      `the project of service.token is ${platform}/${type}: stats posts a Discord bot's server and shard counts, which only a discord bot project takes; check service.token`,
+      `the project of service.token ` +
+        `is ${platform}/${type}: stats posts a Discord bot's server and shard counts, which only a discord bot project takes; check ` +
+        `service.token`,
     );
   }
 }
@@ -169,6 +171,7 @@ export function planRejection(error: unknown, sent: readonly Sample[]): Rejectio
   return {
     drop,
     clockAhead: problems.some(isTimestamp),
-    summary: drop.length > 0 ? `dropped ${drop.length} entries the client refused to send` : 'kept every entry (only timestamps were refused)',
+    summary:
+      drop.length > 0 ? `dropped ${drop.length} entries the client refused to send` : 'kept every entry (only timestamps were refused)',
   };
 }

@@ -54,7 +54,12 @@ function planPosts(config: ListingAgentConfig, sample: Sample, now: number): Pla
   const v1 = config.service.v1.replace(/\/+$/, '');
   const posts: PlannedPost[] = [];
   if (config.stats.mode === 'batch') {
-    posts.push({ target: 'v1_batch', method: 'POST', url: `${v1}/projects/@me/metrics/batch`, body: { data: toBatchEntries([sample], { now }) } });
+    posts.push({
+      target: 'v1_batch',
+      method: 'POST',
+      url: `${v1}/projects/@me/metrics/batch`,
+      body: { data: toBatchEntries([sample], { now }) },
+    });
   } else {
     posts.push({ target: 'v1', method: 'PATCH', url: `${v1}/projects/@me/metrics`, body: samplePayload(sample) });
   }
@@ -65,7 +70,12 @@ function planPosts(config: ListingAgentConfig, sample: Sample, now: number): Pla
     } catch {
       botId = ':bot_id';
     }
-    posts.push({ target: 'v0', method: 'POST', url: `${config.service.v0.replace(/\/+$/, '')}/bots/${botId}/stats`, body: v0StatsBody(sampleV0Stats(sample)) });
+    posts.push({
+      target: 'v0',
+      method: 'POST',
+      url: `${config.service.v0.replace(/\/+$/, '')}/bots/${botId}/stats`,
+      body: v0StatsBody(sampleV0Stats(sample)),
+    });
   }
   return posts;
 }

@@ -70,7 +70,10 @@ function due(targets: TargetsState, name: PostTarget, retrying: boolean): boolea
   const target = targetState(targets, name);
   if (retrying && !target.retry) return false;
   if (targets.options.now() < target.blockedUntil) {
-    targets.options.logger.debug({ target: name, until: new Date(target.blockedUntil).toISOString() }, 'post held back (rate limit or backoff)');
+    targets.options.logger.debug(
+      { target: name, until: new Date(target.blockedUntil).toISOString() },
+      'post held back (rate limit or backoff)',
+    );
     return false;
   }
   return true;
@@ -104,7 +107,11 @@ function failed(targets: TargetsState, name: PostTarget, error: unknown): Failur
   const { logger } = options;
   const target = targetState(targets, name);
   target.failures += 1;
-  const decision = decideFailure(error, { failures: target.failures, intervalMs: options.intervalMs, backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS });
+  const decision = decideFailure(error, {
+    failures: target.failures,
+    intervalMs: options.intervalMs,
+    backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+  });
   const retryAt = decision.retryTimer ? options.now() + decision.retryInMs : options.nextRegularPost();
   target.blockedUntil = decision.retryTimer ? retryAt : 0;
   target.retry = decision.retryTimer;
@@ -119,7 +126,8 @@ function failed(targets: TargetsState, name: PostTarget, error: unknown): Failur
     if (changed) logger.error({ ...fields, fix: 'check service.token' }, hint);
     else logger.debug(fields, 'still refused');
   } else if (decision.kind !== 'rejected') {
-    const text = decision.kind === 'rate_limited' ? 'rate limited; waiting before the next post' : 'the service is not answering; backing off';
+    const text =
+      decision.kind === 'rate_limited' ? 'rate limited; waiting before the next post' : 'the service is not answering; backing off';
     if (changed) logger.warn(fields, text);
     else logger.debug(fields, text);
   }
@@ -149,7 +157,12 @@ export function createPostTargets(options: PostTargetsOptions) {
     failed: (name: PostTarget, error: unknown): FailureNote => failed(targets, name, error),
     /** Emits `postFailed`. */
     emitFailure(name: PostTarget, error: unknown, pendingSamples: number, retryAt: number): void {
-      const failure: PostFailure = { target: name, error: error instanceof Error ? error : new Error(String(error)), pendingSamples, retryAt };
+      const failure: PostFailure = {
+        target: name,
+        error: error instanceof Error ? error : new Error(String(error)),
+        pendingSamples,
+        retryAt,
+      };
       options.emit('postFailed', failure);
     },
   };

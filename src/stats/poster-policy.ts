@@ -45,7 +45,9 @@ export function judgeReading(reading: CountReading, at: number): ReadingVerdict 
 
 /** The buffer once a ready sample is recorded: appended to the history in batch mode, remembered as the newest in both. */
 export function recordSample(buffer: SampleBuffer, sample: Sample, config: Pick<StatsConfig, 'mode' | 'skipUnchanged'>): SampleBuffer {
-  return config.mode === 'batch' ? appendSample(buffer, sample, { skipUnchanged: config.skipUnchanged }).buffer : { ...buffer, last: sample };
+  return config.mode === 'batch'
+    ? appendSample(buffer, sample, { skipUnchanged: config.skipUnchanged }).buffer
+    : { ...buffer, last: sample };
 }
 
 /**

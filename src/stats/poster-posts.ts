@@ -118,7 +118,10 @@ export async function postPatch(state: PosterState, sample: Sample | undefined):
   }
   try {
     const kind = await projectKind(state);
-    await state.options.client.metrics.update({ server_count: sample.serverCount, shard_count: sample.shardCount }, undefined, { kind, signal: state.aborter.signal });
+    await state.options.client.metrics.update({ server_count: sample.serverCount, shard_count: sample.shardCount }, undefined, {
+      kind,
+      signal: state.aborter.signal,
+    });
     state.buffer = afterPatchAccepted(state.buffer, sample, state.now());
     await saveBuffer(state);
     state.targets.succeeded('v1', { target: 'v1', samples: [postedSample(sample)] });

@@ -20,7 +20,12 @@ function armRetry(state: PosterState): void {
   if (state.stopping) return;
   const at = state.targets.nextRetryAt();
   if (at === undefined) return;
-  state.retrySchedule = state.makeSchedule({ name: 'retry', delayMs: Math.max(0, at - state.now()), onTick: () => flush(state, 'retry'), onError: state.reportError });
+  state.retrySchedule = state.makeSchedule({
+    name: 'retry',
+    delayMs: Math.max(0, at - state.now()),
+    onTick: () => flush(state, 'retry'),
+    onError: state.reportError,
+  });
   state.retrySchedule.start();
 }
 
@@ -63,7 +68,12 @@ function waitForKeepAlive(state: PosterState, sample: Sample): boolean {
   }
   const lastPostAt = new Date(buffer.posted!.timestamp).toISOString();
   state.logger.info(
-    { lastPostAt, nextPostAt: new Date(state.postSchedule?.nextRunAt() ?? due).toISOString(), serverCount: sample.serverCount, shardCount: sample.shardCount },
+    {
+      lastPostAt,
+      nextPostAt: new Date(state.postSchedule?.nextRunAt() ?? due).toISOString(),
+      serverCount: sample.serverCount,
+      shardCount: sample.shardCount,
+    },
     'counts unchanged since the last post; the first post waits for the keep-alive',
   );
   return true;
@@ -144,9 +154,21 @@ export async function startPoster(state: PosterState): Promise<void> {
   if (state.buffer.posted) options.metrics?.markSuccess('stats', state.buffer.posted.timestamp);
   mark(state, false, `waiting for counts from ${source.description}`);
   const onError = (error: unknown) => onRunError(state, error);
-  if (config.mode === 'batch') addSchedule(state, state.makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(state, sampleOnce(state)), onError }));
+  if (config.mode === 'batch')
+    addSchedule(
+      state,
+      state.makeSchedule({ name: 'sample', intervalMs: config.sampleInterval, onTick: () => track(state, sampleOnce(state)), onError }),
+    );
   state.postSchedule = addSchedule(state, makePostSchedule(state));
-  state.readySchedule = addSchedule(state, state.makeSchedule({ name: 'ready', intervalMs: options.readyPollMs ?? DEFAULT_READY_POLL_MS, onTick: () => checkReady(state), onError }));
+  state.readySchedule = addSchedule(
+    state,
+    state.makeSchedule({
+      name: 'ready',
+      intervalMs: options.readyPollMs ?? DEFAULT_READY_POLL_MS,
+      onTick: () => checkReady(state),
+      onError,
+    }),
+  );
   // A source that says when its reading may have changed (a push arrived) is read at once,
   // not at the next poll: the first post follows the counts by milliseconds, not seconds.
   state.unsubscribe = source.onChange?.(() => {
@@ -154,7 +176,10 @@ export async function startPoster(state: PosterState): Promise<void> {
   });
   // Not awaited: a slow source must not hold up the agent's start; `idle()` waits for it.
   void checkReady(state);
-  state.logger.info({ mode: config.mode, interval: config.interval, schedule: config.schedule, v0: config.v0, source: source.description }, 'stats poster started');
+  state.logger.info(
+    { mode: config.mode, interval: config.interval, schedule: config.schedule, v0: config.v0, source: source.description },
+    'stats poster started',
+  );
 }
 
 /** Stops the schedules, waits for a post in flight until `deadline` (epoch ms), saves the samples. */
@@ -171,7 +196,10 @@ export async function stopPoster(state: PosterState, deadline: number): Promise<
     state.aborter.abort(new Error('the stats poster is stopping'));
     // The aborted call settles at once; let it, so that the buffer saved below is the final one.
     await settleWithin(Promise.allSettled([...state.inFlight]), 1_000);
-    state.logger.warn({ pendingSamples: state.buffer.samples.length }, 'a stats post was still running at the stop deadline; its samples are kept');
+    state.logger.warn(
+      { pendingSamples: state.buffer.samples.length },
+      'a stats post was still running at the stop deadline; its samples are kept',
+    );
   }
   await saveBuffer(state, true);
 }

@@ -42,7 +42,11 @@ export function createShardReporterCapability(options: ShardReporterCapabilityOp
         now: context.now,
       });
       reporter.start();
-      context.readiness.set(SHARDS_COMPONENT, true, `reporting ${options.source.description} to Redis every ${formatDuration(redis.reportEvery)}`);
+      context.readiness.set(
+        SHARDS_COMPONENT,
+        true,
+        `reporting ${options.source.description} to Redis every ${formatDuration(redis.reportEvery)}`,
+      );
     },
     async stop() {
       try {

@@ -99,7 +99,9 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
     }
     case 'redis': {
       if (options.redis === undefined) {
-        throw new SourceConfigError(`the redis source reads shard reports through the agent's Redis connection: set ${settingName('state.redis.url', mode)}`);
+        throw new SourceConfigError(
+          `the redis source reads shard reports through the agent's Redis connection: set ${settingName('state.redis.url', mode)}`,
+        );
       }
       return {
         kind: 'redis',
@@ -113,7 +115,8 @@ export function sourceSpec(config: ListingAgentConfig, options: ConfiguredSource
     }
     case 'embedded':
       throw new SourceConfigError(
-        "stats.source is embedded: the counts come from the bot's Client (discord.js, Eris or Oceanic.js), ShardingManager or ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
+        "stats.source is embedded: the counts come from the bot's Client (discord.js, Eris or Oceanic.js), ShardingManager or " +
+          "ClusterManager passed to createListingAgent; a daemon or a one-shot post needs discord-rest or push",
       );
   }
 }

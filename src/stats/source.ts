@@ -23,7 +23,10 @@ export interface CountSource {
   readonly description: string;
   /** Reads the counts; never throws for an expected condition (it answers `ready: false`). */
   read(signal?: AbortSignal): Promise<CountReading>;
-  /** Opens what the source needs (the push endpoint's port). Default: nothing. Called again after `stop()` when the stats capability starts again. */
+  /**
+   * Opens what the source needs (the push endpoint's port). Default: nothing. Called again after `stop()` when the stats capability
+   * starts again.
+   */
   start?(): Promise<void>;
   /** Releases it; `start()` may follow. Default: nothing. */
   stop?(): Promise<void>;

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AgentLogger } from '../log/agent-logger.js';
 import { readBodyThen } from '../http/read-body.js';
 import { settingName, type AgentMode } from '../config/setting-names.js';
+import type { RefusalLog } from '../runtime/refusal-log.js';
 
 /**
  * The status page's actions: `POST /status/actions/<name>` with the admin token as
@@ -15,7 +16,11 @@ export interface StatusActions {
   /** Runs the hooks of the matching dead letters again (all when the filter is empty). */
   retryDeadLetters(filter: { keys?: string[]; hook?: string }): Promise<{ retried: number }>;
   /** Posts the counts now; resolves with what went where. */
-  postStatsNow(): Promise<{ posted: { target: string; servers: number | null; shards: number | null }[]; failed: { target: string; error: string }[]; note?: string }>;
+  postStatsNow(): Promise<{
+    posted: { target: string; servers: number | null; shards: number | null }[];
+    failed: { target: string; error: string }[];
+    note?: string;
+  }>;
 }
 
 /** A refusal the caller should read: its status and the sentence that says what to do. */
@@ -90,9 +95,13 @@ function retryFilter(body: Record<string, unknown>): { keys?: string[]; hook?: s
   if (keys !== undefined && (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && k !== ''))) {
     throw new ActionError(400, 'keys must be a non-empty list of vote keys (or left out: every dead letter)');
   }
-  if (hook !== undefined && (typeof hook !== 'string' || hook === '')) throw new ActionError(400, 'hook must be a hook name (or left out: every hook)');
+  if (hook !== undefined && (typeof hook !== 'string' || hook === ''))
+    throw new ActionError(400, 'hook must be a hook name (or left out: every hook)');
   return { ...(keys === undefined ? {} : { keys: keys as string[] }), ...(hook === undefined ? {} : { hook: hook as string }) };
 }
+
+/** Why an action was refused, as its log line names it. */
+export type ActionRefusal = 'actions_off' | 'cross_origin' | 'wrong_token' | 'unknown_action' | 'not_json' | 'bad_request';
 
 /** Options of {@link runAction}. */
 export interface RunActionOptions {
@@ -102,23 +111,29 @@ export interface RunActionOptions {
   logger: AgentLogger;
   /** How the agent runs (the refusal names `health.adminToken` in its voice). */
   mode: AgentMode;
+  /** The warn lines of refusals: the first of each reason per 10 s, then a summary. */
+  refusals: RefusalLog<ActionRefusal>;
 }
 
 /** Checks a request for action `name` (a POST) and runs it; never throws. */
 export async function runAction(req: IncomingMessage, name: string, options: RunActionOptions): Promise<ActionReply> {
   const { token, actions, logger } = options;
   const remote = req.socket.remoteAddress;
-  const refuse = (status: number, error: string): ActionReply => {
-    logger.warn({ action: name, remote, status, reason: error }, 'status page action refused');
+  const refuse = (status: number, error: string, reason: ActionRefusal): ActionReply => {
+    options.refusals.refused(reason, remote, { action: name, status, error }, `status page action refused: ${error}`);
     return { status, body: { ok: false, error } };
   };
-  if (token === undefined) return refuse(403, `actions are off: set ${settingName('health.adminToken', options.mode)} and restart the agent`);
+  if (token === undefined) {
+    return refuse(403, `actions are off: set ${settingName('health.adminToken', options.mode)} and restart the agent`, 'actions_off');
+  }
   const foreign = crossOrigin(req);
-  if (foreign !== undefined) return refuse(403, `cross-origin request refused (${foreign})`);
-  if (!hasToken(req, token)) return refuse(401, 'send the admin token (health.adminToken) as Authorization: Bearer <token>');
-  if (!(ACTION_NAMES as readonly string[]).includes(name)) return refuse(404, `no such action: the actions are ${ACTION_NAMES.join(', ')}`);
+  if (foreign !== undefined) return refuse(403, `cross-origin request refused (${foreign})`, 'cross_origin');
+  if (!hasToken(req, token)) return refuse(401, 'send the admin token (health.adminToken) as Authorization: Bearer <token>', 'wrong_token');
+  if (!(ACTION_NAMES as readonly string[]).includes(name)) {
+    return refuse(404, `no such action: the actions are ${ACTION_NAMES.join(', ')}`, 'unknown_action');
+  }
   const type = req.headers['content-type'];
-  if (type !== undefined && !/^application\/json\b/i.test(type)) return refuse(415, 'send the body as application/json');
+  if (type !== undefined && !/^application\/json\b/i.test(type)) return refuse(415, 'send the body as application/json', 'not_json');
   try {
     const body = await readJson(req);
     if (name === 'retry') {
@@ -128,10 +143,13 @@ export async function runAction(req: IncomingMessage, name: string, options: Run
       return { status: 200, body: { ok: true, retried } };
     }
     const outcome = await actions.postStatsNow();
-    logger.info({ action: name, remote, posted: outcome.posted.map((p) => p.target), failed: outcome.failed.map((f) => f.target) }, 'status page action: stats posted now');
+    logger.info(
+      { action: name, remote, posted: outcome.posted.map((p) => p.target), failed: outcome.failed.map((f) => f.target) },
+      'status page action: stats posted now',
+    );
     return { status: 200, body: { ok: outcome.failed.length === 0, ...outcome } };
   } catch (error) {
-    if (error instanceof ActionError) return refuse(error.status, error.message);
+    if (error instanceof ActionError) return refuse(error.status, error.message, 'bad_request');
     const message = error instanceof Error ? error.message : String(error);
     logger.warn({ action: name, remote, err: message }, 'status page action failed');
     return { status: 500, body: { ok: false, error: message } };

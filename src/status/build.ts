@@ -63,11 +63,19 @@ function hourly(collected: CollectedStatus, now: number, historyMs: number): Sta
 /** Deliveries since the baseline: the counters now less the counters then. */
 function lastHour(collected: CollectedStatus, live: StatusLive): Record<string, number> {
   const base = collected.deliveryBaseline?.counts ?? {};
-  return Object.fromEntries(Object.entries(live.webhooks.deliveries).map(([outcome, count]) => [outcome, Math.max(0, count - (base[outcome] ?? 0))]));
+  return Object.fromEntries(
+    Object.entries(live.webhooks.deliveries).map(([outcome, count]) => [outcome, Math.max(0, count - (base[outcome] ?? 0))]),
+  );
 }
 
 function stateDirectoryPart(state: NonNullable<StatusLive['stateDirectory']>): NonNullable<StatusDocument['agent']['stateDirectory']> {
-  return { path: state.path, writable: state.writable, problem: state.problem ?? null, reason: state.reason ?? null, since: iso(state.since) };
+  return {
+    path: state.path,
+    writable: state.writable,
+    problem: state.problem ?? null,
+    reason: state.reason ?? null,
+    since: iso(state.since),
+  };
 }
 
 function agentPart(collected: CollectedStatus, live: StatusLive, now: number): StatusDocument['agent'] {
@@ -93,8 +101,21 @@ function commandsPart(collected: CollectedStatus, live: StatusLive): StatusDocum
   const lastCheck = Math.max(sync?.at ?? 0, collected.lastSyncFailure?.at ?? 0);
   return {
     enabled: live.commands.enabled,
-    lastSync: sync === null ? null : { at: iso(sync.at), count: sync.count, hash: sync.hash, skipped: sync.skipped, reason: sync.reason, added: sync.added, removed: sync.removed, changed: sync.changed },
-    lastFailure: collected.lastSyncFailure === null ? null : { at: iso(collected.lastSyncFailure.at), error: collected.lastSyncFailure.error },
+    lastSync:
+      sync === null
+        ? null
+        : {
+            at: iso(sync.at),
+            count: sync.count,
+            hash: sync.hash,
+            skipped: sync.skipped,
+            reason: sync.reason,
+            added: sync.added,
+            removed: sync.removed,
+            changed: sync.changed,
+          },
+    lastFailure:
+      collected.lastSyncFailure === null ? null : { at: iso(collected.lastSyncFailure.at), error: collected.lastSyncFailure.error },
     nextCheckAt: live.commands.intervalMs !== null && lastCheck > 0 ? iso(lastCheck + live.commands.intervalMs) : null,
   };
 }
@@ -133,7 +154,11 @@ export function buildStatusDocument(collected: CollectedStatus, live: StatusLive
       since: isoOrNull(collected.deliveryBaseline?.at ?? null),
       receiverUrl: live.webhooks.receiverUrl,
       publicUrl: live.webhooks.publicUrl,
-      secrets: { configured: live.webhooks.secrets.configured, stored: live.webhooks.secrets.stored, newestStoredAt: isoOrNull(live.webhooks.secrets.newestStoredAt) },
+      secrets: {
+        configured: live.webhooks.secrets.configured,
+        stored: live.webhooks.secrets.stored,
+        newestStoredAt: isoOrNull(live.webhooks.secrets.newestStoredAt),
+      },
     },
     actions: { enabled: live.actions },
   };

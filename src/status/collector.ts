@@ -196,14 +196,32 @@ function recordPosted(state: CollectorState, result: PostedInput, at: number): v
   }
   const newest = result.samples.at(-1);
   const outcome = (result.afterFailures ?? 0) > 0 ? 'retried' : 'ok';
-  state.posts.push({ at, target: result.target, outcome, servers: newest?.serverCount ?? null, shards: newest?.shardCount ?? null, samples: result.samples.length, error: null, retryAt: null });
+  state.posts.push({
+    at,
+    target: result.target,
+    outcome,
+    servers: newest?.serverCount ?? null,
+    shards: newest?.shardCount ?? null,
+    samples: result.samples.length,
+    error: null,
+    retryAt: null,
+  });
   state.nextPostAt = result.nextPostAt ?? null;
   state.pendingSamples = null;
 }
 
 function recordVote(state: CollectorState, vote: VoteInput, at: number, bounds: Bounds): void {
   // Called for every vote (thousands a second at worst): no copy of the list, no pass over the history.
-  state.votes.unshift({ key: vote.key, userId: vote.userId, platformId: vote.platformId, name: vote.user?.name ?? null, source: vote.road, createdAt: vote.createdAt, receivedAt: at, hooks: [] });
+  state.votes.unshift({
+    key: vote.key,
+    userId: vote.userId,
+    platformId: vote.platformId,
+    name: vote.user?.name ?? null,
+    source: vote.road,
+    createdAt: vote.createdAt,
+    receivedAt: at,
+    hooks: [],
+  });
   if (state.votes.length > bounds.recentVotes) state.votes.length = bounds.recentVotes;
   const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
   let counts = state.votesPerHour.get(hour);
@@ -286,13 +304,31 @@ export function createStatusCollector(options: StatusCollectorOptions): StatusCo
       pruneStats(state, now(), bounds);
     },
     postFailed(failure) {
-      state.posts.push({ at: now(), target: failure.target, outcome: 'failed', servers: null, shards: null, samples: 0, error: failure.error.message, retryAt: failure.retryAt });
+      state.posts.push({
+        at: now(),
+        target: failure.target,
+        outcome: 'failed',
+        servers: null,
+        shards: null,
+        samples: 0,
+        error: failure.error.message,
+        retryAt: failure.retryAt,
+      });
       state.nextPostAt = failure.retryAt;
       state.pendingSamples = failure.pendingSamples;
       pruneStats(state, now(), bounds);
     },
     commandsSynced({ diff, count, skipped, hash, reason }) {
-      state.lastSync = { count, skipped, hash, reason, at: now(), added: [...diff.added], removed: [...diff.removed], changed: diff.changed.map((c) => c.key) };
+      state.lastSync = {
+        count,
+        skipped,
+        hash,
+        reason,
+        at: now(),
+        added: [...diff.added],
+        removed: [...diff.removed],
+        changed: diff.changed.map((c) => c.key),
+      };
       state.lastSyncFailure = null;
     },
     commandsSyncFailed(failure) {

@@ -7,6 +7,8 @@ import type { StatusDocument } from './document.js';
 import { renderStatusPage } from './page.js';
 import { statusView } from './view-model.js';
 import type { AgentMode } from '../config/setting-names.js';
+import { createRefusalLog } from '../runtime/refusal-log.js';
+import type { ActionRefusal } from './actions.js';
 
 /**
  * The status page's routes on the health server: `GET /` and `/status` (the page), `GET
@@ -17,7 +19,8 @@ import type { AgentMode } from '../config/setting-names.js';
 
 /** The policy of every answer. `data:` images: uPlot's canvas needs none, the page has none; kept out. */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; " +
+    "frame-ancestors 'none'";
 
 const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
@@ -38,12 +41,16 @@ export interface StatusPagesOptions {
   logger: AgentLogger;
   /** How the agent runs: a refusal names `health.adminToken` in its voice (with the variable for the daemon). */
   mode: AgentMode;
+  /** Epoch ms, for the summaries of refused actions in the log. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** What the health server calls for the paths it does not answer itself. */
 export interface StatusPages {
   /** Answers `req` and returns true when the path is the status page's; false leaves it to the caller. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Writes the summary of the refused actions the log only counted so far (a stop). */
+  flush(): void;
 }
 
 /** Not `/status/`: the page's relative asset paths would resolve under it. */
@@ -87,6 +94,7 @@ function documentTag(doc: StatusDocument): string {
 /** Creates the status page's routes. */
 export function createStatusPages(options: StatusPagesOptions): StatusPages {
   const { logger } = options;
+  const refusals = createRefusalLog<ActionRefusal>({ logger, what: 'status page actions', now: options.now ?? Date.now });
 
   async function get(req: IncomingMessage, path: string): Promise<Answer> {
     if (PAGE_PATHS.has(path)) {
@@ -110,14 +118,17 @@ export function createStatusPages(options: StatusPagesOptions): StatusPages {
   async function answer(req: IncomingMessage, path: string): Promise<Answer> {
     if (path.startsWith(ACTIONS)) {
       if (req.method !== 'POST') return json(405, { error: 'actions take POST' }, { allow: 'POST' });
-      const reply = await runAction(req, path.slice(ACTIONS.length), { token: options.adminToken, actions: options.actions, logger, mode: options.mode });
+      const { adminToken: token, actions, mode } = options;
+      const reply = await runAction(req, path.slice(ACTIONS.length), { token, actions, logger, mode, refusals });
       return json(reply.status, reply.body, reply.status === 401 ? { 'www-authenticate': 'Bearer' } : undefined);
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: `${req.method ?? 'this method'} is not allowed: use GET, HEAD` }, { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return json(405, { error: `${req.method ?? 'this method'} is not allowed: use GET, HEAD` }, { allow: 'GET, HEAD' });
     return get(req, path);
   }
 
   return {
+    flush: () => refusals.flush(),
     handle(req, res) {
       const path = (req.url ?? '/').split(/[?#]/, 1)[0]!;
       // Browsers ask for it beside every page: no icon, and no 404 in their console.

@@ -72,7 +72,13 @@ export interface StatusView {
   errors: { at: TimeView; message: string }[];
   stats: SectionView & { posts: PostRow[]; plotLabel: string };
   commands: SectionView & { changes: { label: string; names: string[] }[] };
-  votes: SectionView & { votes: VoteRow[]; deadLetters: DeadLetterRow[]; deadLetterNote: string; plotLabel: string; reminders: RemindersView };
+  votes: SectionView & {
+    votes: VoteRow[];
+    deadLetters: DeadLetterRow[];
+    deadLetterNote: string;
+    plotLabel: string;
+    reminders: RemindersView;
+  };
   webhooks: SectionView & { deliveries: { outcome: string; label: string; count: string; tone: Tone }[] };
   actions: { enabled: boolean; text: string };
   generatedAt: TimeView;
@@ -98,7 +104,8 @@ const DELIVERY_LABELS: Record<string, string> = {
 
 /** What the page says about the actions while they are off, naming the setting as the agent's mode reads it. */
 const howToEnableActions = (mode: StatusDocument['agent']['mode']) =>
-  `Read-only. To retry dead letters and post stats from here (and with the CLI's --agent), set ${settingName('health.adminToken', mode)} to a long random string and restart the agent.`;
+  `Read-only. To retry dead letters and post stats from here (and with the CLI's --agent), ` +
+    `set ${settingName('health.adminToken', mode)} to a long random string and restart the agent.`;
 
 function header(doc: StatusDocument): Pick<StatusView, 'title' | 'facts' | 'overall'> {
   const { agent } = doc;
@@ -110,18 +117,30 @@ function header(doc: StatusDocument): Pick<StatusView, 'title' | 'facts' | 'over
     facts.push(
       cluster.leader
         ? { label: 'Role', value: `leader (${cluster.agentId})`, tone: 'ok' }
-        : { label: 'Role', value: `standby (${cluster.agentId}); leader: ${cluster.leaderId ?? 'none yet'}`, tone: cluster.leaderId ? 'neutral' : 'warn' },
+        : {
+            label: 'Role',
+            value: `standby (${cluster.agentId}); leader: ${cluster.leaderId ?? 'none yet'}`,
+            tone: cluster.leaderId ? 'neutral' : 'warn',
+          },
     );
   } else {
     facts.push({ label: 'Role', value: 'the only agent (no Redis)' });
   }
-  facts.push({ label: 'Up', value: agent.uptimeMs === null ? 'not started' : formatSpan(agent.uptimeMs) }, { label: 'Phase', value: agent.phase });
+  facts.push(
+    { label: 'Up', value: agent.uptimeMs === null ? 'not started' : formatSpan(agent.uptimeMs) },
+    { label: 'Phase', value: agent.phase },
+  );
   const directory = agent.stateDirectory;
   if (directory) {
     facts.push(
       directory.writable
         ? { label: 'State directory', value: `${directory.path}: takes writes` }
-        : { label: 'State directory', value: `cannot write: ${directory.reason ?? directory.path}; new votes are refused until it can`, tone: 'bad', time: timeView(directory.since, Date.parse(doc.generatedAt)) },
+        : {
+            label: 'State directory',
+            value: `cannot write: ${directory.reason ?? directory.path}; new votes are refused until it can`,
+            tone: 'bad',
+            time: timeView(directory.since, Date.parse(doc.generatedAt)),
+          },
     );
   }
   const waiting = agent.components.filter((c) => !c.ready).map((c) => c.name);
@@ -134,7 +153,14 @@ function header(doc: StatusDocument): Pick<StatusView, 'title' | 'facts' | 'over
 function postRow(post: StatusPost, now: number): PostRow {
   const counts = post.servers === null ? '' : `${formatCount(post.servers)} servers, ${plural(post.shards ?? 0, 'shard')}`;
   if (post.outcome === 'failed') {
-    return { at: timeView(post.at, now), target: post.target, outcome: 'failed', tone: 'bad', counts, note: `${post.error ?? 'failed'}${post.retryAt ? `; retry ${timeView(post.retryAt, now).relative}` : ''}` };
+    return {
+      at: timeView(post.at, now),
+      target: post.target,
+      outcome: 'failed',
+      tone: 'bad',
+      counts,
+      note: `${post.error ?? 'failed'}${post.retryAt ? `; retry ${timeView(post.retryAt, now).relative}` : ''}`,
+    };
   }
   const batch = post.samples > 1 ? `${post.samples} samples` : '';
   return {
@@ -147,6 +173,14 @@ function postRow(post: StatusPost, now: number): PostRow {
   };
 }
 
+/** The words beside the counts' plot: over how long, how many samples and posts. */
+function plotLabel(doc: StatusDocument, stats: StatusDocument['stats']): string {
+  const span = formatSpan(Date.parse(doc.generatedAt) - Date.parse(stats.samples[0]?.at ?? doc.generatedAt));
+  const failed = stats.posts.filter((p) => p.outcome === 'failed').length;
+  const counts = `${plural(stats.samples.length, 'sample')}, ${plural(stats.posts.length, 'post')} (${failed} failed)`;
+  return `Server and shard counts posted over the last ${span}: ${counts}.`;
+}
+
 function statsView(doc: StatusDocument, now: number): StatusView['stats'] {
   const { stats } = doc;
   const last = stats.posts.at(-1);
@@ -155,14 +189,18 @@ function statsView(doc: StatusDocument, now: number): StatusView['stats'] {
   const facts: Fact[] = [];
   if (sample) facts.push({ label: 'Servers', value: formatCount(sample.servers) }, { label: 'Shards', value: formatCount(sample.shards) });
   if (lastSuccess) facts.push({ label: 'Last success', value: lastSuccess.target, time: timeView(lastSuccess.at, now), tone: 'ok' });
-  if (last?.outcome === 'failed') facts.push({ label: 'Last failure', value: last.error ?? 'failed', time: timeView(last.at, now), tone: 'bad' });
-  if (stats.nextPostAt) facts.push({ label: last?.outcome === 'failed' ? 'Retry' : 'Next post', value: '', time: timeView(stats.nextPostAt, now) });
-  if (stats.pendingSamples !== null) facts.push({ label: 'Kept for the retry', value: plural(stats.pendingSamples, 'sample'), tone: 'warn' });
+  if (last?.outcome === 'failed')
+    facts.push({ label: 'Last failure', value: last.error ?? 'failed', time: timeView(last.at, now), tone: 'bad' });
+  if (stats.nextPostAt)
+    facts.push({ label: last?.outcome === 'failed' ? 'Retry' : 'Next post', value: '', time: timeView(stats.nextPostAt, now) });
+  if (stats.pendingSamples !== null)
+    facts.push({ label: 'Kept for the retry', value: plural(stats.pendingSamples, 'sample'), tone: 'warn' });
   const summary = !last
     ? 'No post yet: the first goes out once the counts are ready.'
     : last.outcome === 'failed'
       ? `The last post (${last.target}) failed: ${last.error ?? 'unknown error'}. The counts are kept and retried.`
-      : `Posted ${last.servers === null ? '' : `${formatCount(last.servers)} servers `}${timeView(last.at, now).relative} (${last.target}).`;
+      : `Posted ${last.servers === null ? '' : `${formatCount(last.servers)} servers `}` +
+        `${timeView(last.at, now).relative} (${last.target}).`;
   return {
     enabled: stats.enabled,
     off: `Stats posting is off: set ${settingName('stats.enabled', doc.agent.mode)}.`,
@@ -170,7 +208,7 @@ function statsView(doc: StatusDocument, now: number): StatusView['stats'] {
     summary,
     facts,
     posts: stats.posts.slice(-POSTS_LISTED).reverse().map((p) => postRow(p, now)),
-    plotLabel: `Server and shard counts posted over the last ${formatSpan(Date.parse(doc.generatedAt) - Date.parse(stats.samples[0]?.at ?? doc.generatedAt))}: ${plural(stats.samples.length, 'sample')}, ${plural(stats.posts.length, 'post')} (${stats.posts.filter((p) => p.outcome === 'failed').length} failed).`,
+    plotLabel: plotLabel(doc, stats),
   };
 }
 
@@ -186,20 +224,35 @@ function commandsView(doc: StatusDocument, now: number): StatusView['commands'] 
       { label: 'Why', value: lastSync.reason },
     );
   }
-  if (lastFailure) facts.push({ label: 'Last failure', value: lastFailure.error, time: timeView(lastFailure.at, now), tone: failedLast ? 'bad' : 'neutral' });
-  facts.push(nextCheckAt ? { label: 'Next check', value: '', time: timeView(nextCheckAt, now) } : { label: 'Next check', value: 'at the next start (commands.interval is not set)' });
-  const changes = lastSync && !lastSync.skipped
-    ? [
-        { label: 'added', names: lastSync.added },
-        { label: 'removed', names: lastSync.removed },
-        { label: 'changed', names: lastSync.changed },
-      ].filter((c) => c.names.length > 0)
-    : [];
+  if (lastFailure)
+    facts.push({
+      label: 'Last failure',
+      value: lastFailure.error,
+      time: timeView(lastFailure.at, now),
+      tone: failedLast ? 'bad' : 'neutral',
+    });
+  facts.push(
+    nextCheckAt
+      ? { label: 'Next check', value: '', time: timeView(nextCheckAt, now) }
+      : { label: 'Next check', value: 'at the next start (commands.interval is not set)' },
+  );
+  const changes =
+    lastSync && !lastSync.skipped
+      ? [
+          { label: 'added', names: lastSync.added },
+          { label: 'removed', names: lastSync.removed },
+          { label: 'changed', names: lastSync.changed },
+        ].filter((c) => c.names.length > 0)
+      : [];
   return {
     enabled: doc.commands.enabled,
     off: `Command sync is off: set ${settingName('commands.enabled', doc.agent.mode)}.`,
     tone: failedLast ? 'bad' : lastSync ? 'ok' : 'neutral',
-    summary: failedLast ? `The last sync failed: ${lastFailure!.error}` : lastSync ? `${plural(lastSync.count, 'command')} on the listing, checked ${timeView(lastSync.at, now).relative}.` : 'No sync yet.',
+    summary: failedLast
+      ? `The last sync failed: ${lastFailure!.error}`
+      : lastSync
+        ? `${plural(lastSync.count, 'command')} on the listing, checked ${timeView(lastSync.at, now).relative}.`
+        : 'No sync yet.',
     facts,
     changes,
   };
@@ -207,8 +260,14 @@ function commandsView(doc: StatusDocument, now: number): StatusView['commands'] 
 
 function hookText(hook: StatusVote['hooks'][number]): { hook: string; text: string; tone: Tone } {
   const latency = formatLatency(hook.latencyMs);
-  if (hook.outcome === 'ok') return { hook: hook.hook, text: `ok in ${latency}${hook.attempts > 1 ? ` (try ${hook.attempts})` : ''}`, tone: hook.attempts > 1 ? 'warn' : 'ok' };
-  if (hook.outcome === 'retrying') return { hook: hook.hook, text: `failed (try ${hook.attempts}, ${latency}), retrying: ${hook.error ?? ''}`, tone: 'warn' };
+  if (hook.outcome === 'ok')
+    return {
+      hook: hook.hook,
+      text: `ok in ${latency}${hook.attempts > 1 ? ` (try ${hook.attempts})` : ''}`,
+      tone: hook.attempts > 1 ? 'warn' : 'ok',
+    };
+  if (hook.outcome === 'retrying')
+    return { hook: hook.hook, text: `failed (try ${hook.attempts}, ${latency}), retrying: ${hook.error ?? ''}`, tone: 'warn' };
   return { hook: hook.hook, text: `gave up after ${plural(hook.attempts, 'try', 'tries')}: ${hook.error ?? ''}`, tone: 'bad' };
 }
 
@@ -217,13 +276,18 @@ function votesView(doc: StatusDocument, now: number): StatusView['votes'] {
   const facts: Fact[] = [];
   if (votes.cursor) {
     const none = 'none yet: the first poll rewards the votes cast from the first start on (earlier ones only with votes.lookback)';
-    facts.push({ label: 'Cursor', value: votes.cursor.position === null ? none : shorten(votes.cursor.position), code: votes.cursor.position !== null });
+    facts.push({
+      label: 'Cursor',
+      value: votes.cursor.position === null ? none : shorten(votes.cursor.position),
+      code: votes.cursor.position !== null,
+    });
     if (votes.cursor.newestVoteAt) facts.push({ label: 'Newest vote seen', value: '', time: timeView(votes.cursor.newestVoteAt, now) });
     if (votes.cursor.movedAt) facts.push({ label: 'Cursor moved', value: '', time: timeView(votes.cursor.movedAt, now) });
   } else if (!votes.polling) {
     facts.push({ label: 'Cursor', value: 'not polled (votes.enabled is off): webhook votes only' });
   }
-  if (votes.pending !== null) facts.push({ label: 'Pending', value: plural(votes.pending, 'vote'), tone: votes.pending > 0 ? 'warn' : 'ok' });
+  if (votes.pending !== null)
+    facts.push({ label: 'Pending', value: plural(votes.pending, 'vote'), tone: votes.pending > 0 ? 'warn' : 'ok' });
   facts.push({ label: 'Dead letters', value: formatCount(votes.deadLetterCount), tone: votes.deadLetterCount > 0 ? 'bad' : 'ok' });
   const lastDay = votes.perHour.slice(-24).reduce((sum, h) => sum + h.poll + h.webhook, 0);
   const retrying = votes.recent.some((v) => v.hooks.some((h) => h.outcome === 'retrying'));
@@ -234,7 +298,8 @@ function votesView(doc: StatusDocument, now: number): StatusView['votes'] {
     tone: votes.deadLetterCount > 0 ? 'bad' : retrying ? 'warn' : 'ok',
     summary:
       votes.deadLetterCount > 0
-        ? `${plural(votes.deadLetterCount, 'dead letter')}: a reward hook gave up on ${votes.deadLetterCount === 1 ? 'a vote' : 'votes'}. Fix the hook, then retry.`
+        ? `${plural(votes.deadLetterCount, 'dead letter')}: a reward hook gave up ` +
+          `on ${votes.deadLetterCount === 1 ? 'a vote' : 'votes'}. Fix the hook, then retry.`
         : `${plural(lastDay, 'vote')} in the last 24 h; every voter rewarded${retrying ? ', some after retries still running' : ''}.`,
     facts,
     votes: votes.recent.slice(0, VOTES_LISTED).map((v) => ({
@@ -245,9 +310,20 @@ function votesView(doc: StatusDocument, now: number): StatusView['votes'] {
       received: timeView(v.receivedAt, now),
       hooks: v.hooks.map(hookText),
     })),
-    deadLetters: votes.deadLetters.map((l) => ({ key: l.key, hook: l.hook, userId: l.userId, attempts: plural(l.attempts, 'try', 'tries'), error: l.error, failedAt: timeView(l.failedAt, now) })),
-    deadLetterNote: listed < votes.deadLetterCount ? `The oldest ${formatCount(listed)} of ${formatCount(votes.deadLetterCount)} are listed.` : '',
-    plotLabel: `Votes received per hour over the last ${votes.perHour.length} hours, by the cursor and by webhook: ${plural(votes.perHour.reduce((s, h) => s + h.poll + h.webhook, 0), 'vote')}.`,
+    deadLetters: votes.deadLetters.map((l) => ({
+      key: l.key,
+      hook: l.hook,
+      userId: l.userId,
+      attempts: plural(l.attempts, 'try', 'tries'),
+      error: l.error,
+      failedAt: timeView(l.failedAt, now),
+    })),
+    deadLetterNote:
+      listed < votes.deadLetterCount ? `The oldest ${formatCount(listed)} of ${formatCount(votes.deadLetterCount)} are listed.` : '',
+    plotLabel: `Votes received per hour over the last ${votes.perHour.length} hours, by the cursor and by webhook: ${plural(
+      votes.perHour.reduce((s, h) => s + h.poll + h.webhook, 0),
+      'vote',
+    )}.`,
     reminders: remindersView(votes.reminders, now),
   };
 }
@@ -258,9 +334,16 @@ function webhooksView(doc: StatusDocument, now: number): StatusView['webhooks'] 
   const refused = Object.keys(webhooks.lastHour).filter((o) => o !== 'accepted' && o !== 'duplicate').reduce((sum, o) => sum + count(o), 0);
   const facts: Fact[] = [];
   if (webhooks.receiverUrl) facts.push({ label: 'Listening at', value: webhooks.receiverUrl, code: true });
-  facts.push({ label: 'Public URL', value: webhooks.publicUrl ?? 'not set (webhooks.publicUrl): the service must reach the address above', code: webhooks.publicUrl !== null });
+  facts.push({
+    label: 'Public URL',
+    value: webhooks.publicUrl ?? 'not set (webhooks.publicUrl): the service must reach the address above',
+    code: webhooks.publicUrl !== null,
+  });
   const { secrets } = webhooks;
-  facts.push({ label: 'Secrets', value: `${formatCount(secrets.configured)} in the config, ${formatCount(secrets.stored)} stored (rotations, integrations)` });
+  facts.push({
+    label: 'Secrets',
+    value: `${formatCount(secrets.configured)} in the config, ${formatCount(secrets.stored)} stored (rotations, integrations)`,
+  });
   if (secrets.newestStoredAt) facts.push({ label: 'Newest stored secret', value: 'added', time: timeView(secrets.newestStoredAt, now) });
   const known = Object.keys(DELIVERY_LABELS);
   const outcomes = [...known, ...Object.keys(webhooks.lastHour).filter((o) => !known.includes(o))];
@@ -268,13 +351,20 @@ function webhooksView(doc: StatusDocument, now: number): StatusView['webhooks'] 
     enabled: webhooks.enabled,
     off: 'The webhook receiver is off: set webhooks.enabled and a secret (webhooks.secrets).',
     tone: count('error') > 0 || count('bad_signature') > 0 ? 'bad' : refused > 0 ? 'warn' : 'ok',
-    summary: `${plural(count('accepted'), 'delivery', 'deliveries')} accepted, ${formatCount(count('duplicate'))} duplicate, ${formatCount(refused)} refused or not recorded${webhooks.since ? ` since ${timeView(webhooks.since, now).relative}` : ''}.`,
+    summary: `${plural(count('accepted'), 'delivery', 'deliveries')} accepted, ` +
+      `${formatCount(count('duplicate'))} duplicate, ` +
+      `${formatCount(refused)} refused or not recorded${webhooks.since ? ` since ${timeView(webhooks.since, now).relative}` : ''}.`,
     facts,
     deliveries: outcomes.map((outcome) => ({
       outcome,
       label: DELIVERY_LABELS[outcome] ?? outcome,
       count: formatCount(count(outcome)),
-      tone: count(outcome) === 0 || outcome === 'accepted' || outcome === 'duplicate' ? 'neutral' : outcome === 'error' || outcome === 'bad_signature' ? 'bad' : 'warn',
+      tone:
+        count(outcome) === 0 || outcome === 'accepted' || outcome === 'duplicate'
+          ? 'neutral'
+          : outcome === 'error' || outcome === 'bad_signature'
+            ? 'bad'
+            : 'warn',
     })),
   };
 }
@@ -284,7 +374,13 @@ export function statusView(doc: StatusDocument): StatusView {
   const now = Date.parse(doc.generatedAt);
   return {
     ...header(doc),
-    components: doc.agent.components.map((c) => ({ name: c.name, tone: c.ready ? 'ok' : 'bad', state: c.ready ? 'ready' : 'not ready', detail: c.detail, since: timeView(c.since, now) })),
+    components: doc.agent.components.map((c) => ({
+      name: c.name,
+      tone: c.ready ? 'ok' : 'bad',
+      state: c.ready ? 'ready' : 'not ready',
+      detail: c.detail,
+      since: timeView(c.since, now),
+    })),
     errors: doc.agent.recentErrors.map((e) => ({ at: timeView(e.at, now), message: e.message })),
     stats: statsView(doc, now),
     commands: commandsView(doc, now),

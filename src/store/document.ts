@@ -31,7 +31,8 @@ export function parseStateDocument(text: string): ParsedState {
   if (typeof version === 'number' && Number.isInteger(version) && version > STATE_VERSION) {
     return { ok: false, reason: `state version ${version} is newer than ${STATE_VERSION}`, newerVersion: version };
   }
-  if (version !== STATE_VERSION) return { ok: false, reason: `"version" is ${JSON.stringify(version) ?? 'missing'}, expected ${STATE_VERSION}` };
+  if (version !== STATE_VERSION)
+    return { ok: false, reason: `"version" is ${JSON.stringify(version) ?? 'missing'}, expected ${STATE_VERSION}` };
   if (!isPlainObject(data)) return { ok: false, reason: '"data" is not an object' };
   const entries = new Map<string, string>();
   for (const [key, value] of Object.entries(data)) entries.set(key, JSON.stringify(value));

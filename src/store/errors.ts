@@ -58,8 +58,14 @@ export class FencedError extends ListingAgentError {
   readonly token: number | undefined;
 
   constructor(key: string, token: number | undefined, current?: string) {
-    const held = token === undefined ? 'it holds no lease' : `its fencing token ${token} is not the newest${current === undefined ? '' : ` (${current})`}`;
-    super('store_fenced', `the write of state key "${key}" was refused: this agent no longer holds the leader lease (${held}); the current leader writes it`);
+    const held =
+      token === undefined
+        ? 'it holds no lease'
+        : `its fencing token ${token} is not the newest${current === undefined ? '' : ` (${current})`}`;
+    super(
+      'store_fenced',
+      `the write of state key "${key}" was refused: this agent no longer holds the leader lease (${held}); the current leader writes it`,
+    );
     this.key = key;
     this.token = token;
   }

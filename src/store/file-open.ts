@@ -21,7 +21,11 @@ async function readIfPresent(state: FileStoreState, file: string): Promise<strin
     return await state.fs.readFile(file, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${file}: ${fsReason(error)} — fix its permissions or set ${setting(state)} to another directory`, file, { cause: error });
+    throw new StoreError(
+      `cannot read ${file}: ${fsReason(error)} — fix its permissions or set ${setting(state)} to another directory`,
+      file,
+      { cause: error },
+    );
   }
 }
 
@@ -33,13 +37,24 @@ async function ensureDirectory(state: FileStoreState): Promise<void> {
   } catch (error) {
     const code = errnoCode(error);
     if (code !== 'EEXIST' && code !== 'ENOTDIR') {
-      throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a writable directory`, directory, { cause: error });
+      throw new StoreError(
+        `cannot create the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a writable directory`,
+        directory,
+        { cause: error },
+      );
     }
     if (code === 'ENOTDIR') {
-      throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a directory`, directory, { cause: error });
+      throw new StoreError(
+        `cannot create the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a directory`,
+        directory,
+        { cause: error },
+      );
     }
   }
-  throw new StoreError(`the state directory ${directory} is a file, not a directory — set ${setting(state)} to a directory, or move that file`, directory);
+  throw new StoreError(
+    `the state directory ${directory} is a file, not a directory — set ${setting(state)} to a directory, or move that file`,
+    directory,
+  );
 }
 
 async function probeWritable(state: FileStoreState): Promise<void> {
@@ -49,7 +64,11 @@ async function probeWritable(state: FileStoreState): Promise<void> {
     const handle = await fs.open(probe, 'wx', 0o600);
     await handle.writeFile('probe').finally(() => handle.close());
   } catch (error) {
-    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a writable directory`, directory, { cause: error });
+    throw new StoreError(
+      `cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting(state)} to a writable directory`,
+      directory,
+      { cause: error },
+    );
   } finally {
     await fs.unlink(probe).catch(() => undefined);
   }
@@ -63,7 +82,11 @@ async function loadEntries(state: FileStoreState): Promise<Map<string, string>> 
   const parsed = parseStateDocument(text);
   if (parsed.ok) return parsed.entries;
   if (parsed.newerVersion !== undefined) {
-    throw new StoreError(`${path} was written by a newer listing-agent (${parsed.reason}); upgrade listing-agent or set ${setting(state)} to another directory`, path);
+    throw new StoreError(
+      `${path} was written by a newer listing-agent ` +
+        `(${parsed.reason}); upgrade listing-agent or set ${setting(state)} to another directory`,
+      path,
+    );
   }
   const movedTo = `${path}.corrupt-${new Date(state.now()).toISOString().replace(/:/g, '-')}`;
   try {
@@ -85,7 +108,9 @@ async function loadEntries(state: FileStoreState): Promise<Map<string, string>> 
   state.recovered = { reason: parsed.reason, movedTo, restoredFrom: restored ? 'previous' : 'empty' };
   state.warnings.push(
     restored
-      ? `${path} was corrupt (${parsed.reason}): moved it to ${movedTo} and restored the previous generation ${previousPath}; the last writes before the damage may be missing`
+      ? `${path} was corrupt ` +
+        `(${parsed.reason}): moved it ` +
+        `to ${movedTo} and restored the previous generation ${previousPath}; the last writes before the damage may be missing`
       : `${path} was corrupt (${parsed.reason}): moved it to ${movedTo} and started with an empty state`,
   );
   return restored ?? new Map();
@@ -123,7 +148,8 @@ async function release(state: FileStoreState): Promise<void> {
 export async function openFileStore(state: FileStoreState): Promise<void> {
   const { options } = state;
   if (state.phase === 'open') return;
-  if (state.phase === 'opening' || state.phase === 'closing') throw new StoreError(`cannot open ${state.path} while it is ${state.phase}`, state.path);
+  if (state.phase === 'opening' || state.phase === 'closing')
+    throw new StoreError(`cannot open ${state.path} while it is ${state.phase}`, state.path);
   state.phase = 'opening';
   state.warnings = [];
   state.recovered = undefined;

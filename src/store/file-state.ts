@@ -122,7 +122,12 @@ export function createFileStoreState(options: FileStoreOptions, write: (state: F
       }
       state.health.succeeded();
     }),
-    health: createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) }),
+    health: createWriteHealth({
+      directory: options.directory,
+      fs,
+      now,
+      ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}),
+    }),
     removeProbe: undefined,
     phase: 'new',
     entries: new Map(),

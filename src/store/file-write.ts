@@ -31,7 +31,9 @@ export async function writeDocument(state: FileStoreState): Promise<void> {
   } catch (error) {
     await handle?.close().catch(() => undefined);
     await fs.unlink(tmp).catch(() => undefined);
-    throw new StoreError(`cannot write ${path}: ${fsReason(error)}; the change is kept in memory and the next write retries`, path, { cause: error });
+    throw new StoreError(`cannot write ${path}: ${fsReason(error)}; the change is kept in memory and the next write retries`, path, {
+      cause: error,
+    });
   }
   try {
     // The rename is durable only once the directory entry is.

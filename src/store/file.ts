@@ -74,7 +74,8 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     async set(key, value, writeOptions) {
       requireOpen(state, 'write');
       const json = JSON.stringify(value);
-      if (json === undefined) throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
+      if (json === undefined)
+        throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
       state.entries.set(key, json);
       return writeChange(state, writeOptions);
     },

@@ -60,7 +60,12 @@ export function judgeLock(record: LockRecord | undefined, ageMs: number, context
 export function describeLockOwner(record: LockRecord | undefined): string {
   if (record === undefined) return 'an agent that left no readable lock';
   const pid = record.pid === undefined ? 'pid unknown' : `pid ${record.pid}`;
-  const who = record.botProcess !== undefined ? `the agent of ${record.botProcess} (${pid})` : record.pid === undefined ? 'an agent (pid unknown)' : pid;
+  const who =
+    record.botProcess !== undefined
+      ? `the agent of ${record.botProcess} (${pid})`
+      : record.pid === undefined
+        ? 'an agent (pid unknown)'
+        : pid;
   const where = record.host === undefined ? '' : ` on host ${record.host}`;
   const since = record.startedAt === undefined ? '' : ` since ${record.startedAt}`;
   return `${who}${where}${since}`;
@@ -107,6 +112,9 @@ const heldHere = new Set<string>();
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
+/** How often, at most, a lock nothing can judge is looked at while its owner's heartbeat is awaited, ms. */
+const WATCH_EVERY_MS = 1_000;
+
 /** One call of {@link acquireStateLock}: its options, the lock's path, and what it took over. */
 interface Attempt {
   options: StateLockOptions;
@@ -149,13 +157,17 @@ export async function acquireStateLock(options: StateLockOptions): Promise<State
 
 /** What to do when a shard of this bot holds the lock: one agent for the whole bot, in the manager's process. */
 const SHARD_FIX =
-  "the bot creates an agent in each shard; create the agent in the manager's process, not in each shard (pass the ShardingManager or ClusterManager as `discord` to createListingAgent there)";
+  "the bot creates an agent in each shard; create the agent in the manager's process, not in each shard (pass the ShardingManager or " +
+    "ClusterManager as `discord` to createListingAgent there)";
 
 function busy({ options, path }: Attempt, record: LockRecord | undefined, why: string): StoreError {
   const used = `the state directory ${options.directory} is already used by ${describeLockOwner(record)} (${why})`;
   // A live process of a sharded bot on this host: a sibling shard (or another shard of this bot) that made its own agent.
   if (record?.botProcess !== undefined && record.host === hostname()) return new StoreError(`${used}: ${SHARD_FIX}`, path);
-  return new StoreError(`${used}; stop that agent or use another ${options.setting ?? STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`, path);
+  return new StoreError(
+    `${used}; stop that agent or use another ${options.setting ?? STATE_DIRECTORY_SETTING}; delete ${path} if that agent is gone`,
+    path,
+  );
 }
 
 /** The lock as it is now, or undefined when there is none (released meanwhile: try again). */
@@ -165,7 +177,9 @@ async function inspect({ options, path }: Attempt): Promise<SeenLock | undefined
     return { record: parseLockRecord(text), ino: stat.ino, mtimeMs: stat.mtimeMs };
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${options.directory}`, path, { cause: error });
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)} — delete it if no agent uses ${options.directory}`, path, {
+      cause: error,
+    });
   }
 }
 
@@ -180,7 +194,11 @@ async function create({ options, path }: Attempt): Promise<number | undefined> {
     handle = await fs.open(path, 'wx', 0o600);
   } catch (error) {
     if (errnoCode(error) === 'EEXIST') return undefined;
-    throw new StoreError(`cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting} to a writable directory`, path, { cause: error });
+    throw new StoreError(
+      `cannot write the state directory ${directory}: ${fsReason(error)} — set ${setting} to a writable directory`,
+      path,
+      { cause: error },
+    );
   }
   try {
     await handle.writeFile(`${JSON.stringify(record)}\n`);
@@ -224,10 +242,17 @@ async function judgeOrWatch(attempt: Attempt, seen: SeenLock): Promise<Exclude<L
   const verdict = judgeLock(seen.record, now() - seen.mtimeMs, attempt.options);
   if (verdict.kind !== 'unknown') return verdict;
   const waitMs = Math.min(staleMs, Math.max(0, staleMs - (now() - seen.mtimeMs))) + 25;
-  await sleep(waitMs);
-  const again = await inspect(attempt);
-  if (again === undefined) return 'gone';
-  if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(attempt, again.record, 'its owner keeps the lock fresh');
+  // Looked at again every staleMs / 6 (at most a second): an owner that refreshes its lock every
+  // staleMs / 3 is seen within a beat of its own, and the wait ends there.
+  const step = Math.max(10, Math.min(WATCH_EVERY_MS, Math.floor(staleMs / 6)));
+  for (let waited = 0; waited < waitMs; ) {
+    const ms = Math.min(step, waitMs - waited);
+    await sleep(ms);
+    waited += ms;
+    const again = await inspect(attempt);
+    if (again === undefined) return 'gone';
+    if (again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs) throw busy(attempt, again.record, 'its owner keeps the lock fresh');
+  }
   return { kind: 'stale', reason: `it was not refreshed for ${Math.round((now() - seen.mtimeMs) / 1000)} s` };
 }
 

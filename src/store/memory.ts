@@ -23,7 +23,8 @@ export function createMemoryStore(): StateStore & { snapshot(): Record<string, u
     async set(key, value) {
       requireOpen();
       const raw = JSON.stringify(value);
-      if (raw === undefined) throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
+      if (raw === undefined)
+        throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
       data.set(key, raw);
     },
     async delete(key) {

@@ -59,7 +59,10 @@ async function write(state: RedisStoreState, key: string, json: string | undefin
     if (token === undefined) throw new FencedError(key, undefined);
     let reply: unknown;
     try {
-      reply = await state.fencedWrite.run([stateKey(state, key), state.fenceKey], [String(token), json === undefined ? 'del' : 'set', json ?? '']);
+      reply = await state.fencedWrite.run(
+        [stateKey(state, key), state.fenceKey],
+        [String(token), json === undefined ? 'del' : 'set', json ?? ''],
+      );
     } catch (error) {
       throw redisFailure(doing, error);
     }
@@ -84,7 +87,10 @@ async function scanKeys(state: RedisStoreState, prefix: string): Promise<string[
   let cursor = '0';
   try {
     do {
-      const [next, batch] = (await state.connection.client.sendCommand(['SCAN', cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT])) as [string, string[]];
+      const [next, batch] = (await state.connection.client.sendCommand(['SCAN', cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT])) as [
+        string,
+        string[],
+      ];
       cursor = String(next);
       for (const key of batch) found.add(String(key).slice(base.length));
     } while (cursor !== '0');
@@ -138,7 +144,8 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     async set(key, value) {
       requireOpen(state, 'write');
       const json = JSON.stringify(value);
-      if (json === undefined) throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
+      if (json === undefined)
+        throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
       await write(state, key, json);
     },
 

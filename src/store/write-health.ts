@@ -82,7 +82,9 @@ export function describeWriteProblem(directory: string, error: unknown): string 
   const code = systemErrorCode(error);
   switch (classifyWriteError(error)) {
     case 'no_space':
-      return code === 'EDQUOT' ? `the disk quota of the state directory ${directory} is used up` : `no space left on the device holding ${directory}`;
+      return code === 'EDQUOT'
+        ? `the disk quota of the state directory ${directory} is used up`
+        : `no space left on the device holding ${directory}`;
     case 'read_only':
       return `the state directory ${directory} is read-only: nothing can be written there`;
     case 'denied':

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ListingAgentError } from '../errors.js';
 import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
-import { createLocalServer, LOCAL_SERVER_LIMITS, type LocalServerStopOptions } from '../http/local-server.js';
+import { createLocalServer, type LocalServerStopOptions, type LocalServerTimeouts } from '../http/local-server.js';
 import { readBody } from '../http/read-body.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { createLineLimiter, unrefDelay } from '../runtime/line-limiter.js';
@@ -66,14 +66,18 @@ export interface WebhookReceiverOptions {
   toleranceSeconds?: number;
   /** Bodies above this are refused with 413 unread. Default 65 536 (64 KiB). */
   maxBodyBytes?: number;
-  /** Open connections at most; more are closed at once. Default 256. */
+  /**
+   * Open connections at most, half of them from one address (an IPv6 address with its /64). At
+   * the cap, a new connection closes the oldest that has sent nothing yet; with none, it is closed
+   * itself. Default 512 (256 from one address: as many as one sender had before the per-address cap).
+   */
   maxConnections?: number;
   /**
-   * Time to send the headers, and the whole request, before the connection is cut, and how often
-   * that is checked. Default 5 000, 10 000 and 5 000 ms (a slow client is cut within 5 s past its
-   * timeout; checking more often wakes an idle agent more often).
+   * Time to send the first byte, the headers, and the whole request before the connection is cut,
+   * and how often the last two are checked. Default 2 000, 5 000, 10 000 and 5 000 ms (a slow
+   * client is cut within 5 s past its timeout; checking more often wakes an idle agent more often).
    */
-  timeouts?: { headersMs?: number; requestMs?: number; checkEveryMs?: number };
+  timeouts?: LocalServerTimeouts;
   /**
    * Past this, a vote not yet recorded is answered 503 (the service retries): inside its 5 s
    * deadline. One timer per delivery, from its verdict on; the record goes on and stands if it
@@ -99,7 +103,7 @@ export interface WebhookReceiverOptions {
 export const RECEIVER_DEFAULTS = {
   path: '/webhooks/listing',
   maxBodyBytes: 64 * 1024,
-  maxConnections: 256,
+  maxConnections: 512,
   answerWithinMs: 4_000,
   setting: { path: 'webhooks.listen', env: 'LISTING_AGENT_WEBHOOKS_LISTEN' },
 } as const;
@@ -153,18 +157,13 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   const s = receiverState(options);
   const path = s.rules.path;
   const { logger } = s;
-  const timeouts = options.timeouts ?? {};
   const server = createLocalServer({
     what: 'webhook receiver',
     listen: options.listen,
     setting: options.setting ?? RECEIVER_DEFAULTS.setting,
     logger,
     maxConnections: options.maxConnections ?? RECEIVER_DEFAULTS.maxConnections,
-    limits: {
-      headersTimeout: timeouts.headersMs ?? LOCAL_SERVER_LIMITS.headersTimeout,
-      requestTimeout: timeouts.requestMs ?? LOCAL_SERVER_LIMITS.requestTimeout,
-      connectionsCheckingInterval: timeouts.checkEveryMs ?? LOCAL_SERVER_LIMITS.connectionsCheckingInterval,
-    },
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     handler: (req, res) => void handle(s, req, res),
   });
 

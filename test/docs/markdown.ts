@@ -118,7 +118,7 @@ export function headingAnchors(page: Page): Set<string> {
 /**
  * Every broken relative link of `pages` (files relative to `root`): `file:line: target (why)`. A
  * link must point at a file inside `root`, and its `#anchor` at a heading of that file.
- * test/docs/links.test.ts runs it on the repository, test/runtimes/packed-docs.test.ts on the
+ * test/docs/links.test.ts runs it on the repository, test/runtimes/packed-docs.check.ts on the
  * unpacked tarball.
  */
 export function brokenLinks(pages: readonly Page[], root: string = ROOT): string[] {

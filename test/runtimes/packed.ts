@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { afterAll } from 'vitest';
 import { linkBotModules } from '../helpers/bot-install.js';
 
 /**
- * The package as a bot owner gets it: `npm pack`ed (dist/ built by `npm test`), extracted into a
+ * The package as a bot owner gets it: `npm pack`ed (dist/ built by `npm run check`), extracted into a
  * temporary bot project's node_modules/listing-agent. Offline: the package's own dependencies and
  * the bot's discord.js are symlinks to this repository's node_modules (what `npm ci` installed),
  * and undici is discord.js's copy at the bot's top level, as npm leaves it (test/helpers/bot-install.ts).
@@ -28,23 +28,16 @@ async function temp(prefix: string): Promise<string> {
   return dir;
 }
 
-let packing: Promise<string> | undefined;
-
 /**
- * The packed tarball: `LISTING_AGENT_PACKED` when set (the runtime matrix packs once for every
- * runtime), else `npm pack` of this repository, once per test file.
+ * The packed tarball, as `npm run check` packed it once for every file (test/setup/packed-tarball.ts,
+ * the runtime matrix for every runtime): `LISTING_AGENT_PACKED`.
  */
-export function packedTarball(): Promise<string> {
+export function packedTarball(): string {
   const given = process.env.LISTING_AGENT_PACKED;
-  if (given) return Promise.resolve(given);
-  packing ??= (async () => {
-    const folder = await temp('listing-agent-packed-');
-    await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: REPO });
-    const tarball = (await readdir(folder)).find((name) => name.endsWith('.tgz'));
-    if (!tarball) throw new Error(`npm pack wrote no tarball in ${folder}`);
-    return join(folder, tarball);
-  })();
-  return packing;
+  if (!given) {
+    throw new Error('LISTING_AGENT_PACKED names no tarball: run this file with `npx vitest run --config vitest.check.config.ts` (it packs the package once), or set it to a tarball of `npm pack`');
+  }
+  return given;
 }
 
 /**
@@ -53,7 +46,7 @@ export function packedTarball(): Promise<string> {
  */
 export async function unpackedPackage(): Promise<string> {
   const dir = await temp('listing-agent-unpacked-');
-  await run('tar', ['xzf', await packedTarball(), '-C', dir, '--strip-components=1']);
+  await run('tar', ['xzf', packedTarball(), '-C', dir, '--strip-components=1']);
   return `${dir}/`;
 }
 
@@ -80,7 +73,7 @@ export async function botProject(type: 'commonjs' | 'module', bot?: string, opti
   const dir = await temp(`listing-agent-${type}-bot-`);
   const installed = join(dir, 'node_modules', 'listing-agent');
   await mkdir(installed, { recursive: true });
-  await run('tar', ['xzf', await packedTarball(), '-C', installed, '--strip-components=1']);
+  await run('tar', ['xzf', packedTarball(), '-C', installed, '--strip-components=1']);
   // The bot's own discord.js, the package's dependencies, and one undici (discord.js's), as npm
   // installs them in a discord.js 14 bot.
   await linkBotModules(REPO, dir, ['discord.js', ...(options.beside ?? [])]);

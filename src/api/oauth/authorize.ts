@@ -94,8 +94,10 @@ function authorizeIssues(params: AuthorizeUrlParams, redirectUri: string | undef
   if (params.projectId !== undefined && params.projectId === '') issues.push({ path: 'projectId', message: 'must not be empty' });
   if (params.platformId !== undefined && params.platformId === '') issues.push({ path: 'platformId', message: 'must not be empty' });
   if (params.platform !== undefined) {
-    if (!(params.platform in PLATFORM_TYPES)) issues.push({ path: 'platform', message: `unknown platform ${JSON.stringify(params.platform)}` });
-    if (params.platformId === undefined) issues.push({ path: 'platform', message: 'names the platform of platformId: give platformId too' });
+    if (!(params.platform in PLATFORM_TYPES))
+      issues.push({ path: 'platform', message: `unknown platform ${JSON.stringify(params.platform)}` });
+    if (params.platformId === undefined)
+      issues.push({ path: 'platform', message: 'names the platform of platformId: give platformId too' });
   }
   return issues;
 }
@@ -151,7 +153,9 @@ function callbackQuery(callback: string | URL | URLSearchParams): URLSearchParam
  */
 export function parseCallback(callback: string | URL | URLSearchParams, expectedState: string): { code: string } {
   if (expectedState === '') {
-    throw new ValidationError('request', 'parseCallback', [{ path: 'expectedState', message: 'give the state sent in the authorization URL' }]);
+    throw new ValidationError('request', 'parseCallback', [
+      { path: 'expectedState', message: 'give the state sent in the authorization URL' },
+    ]);
   }
   const query = callbackQuery(callback);
   const states = query.getAll('state');

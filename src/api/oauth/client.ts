@@ -84,7 +84,10 @@ interface OAuthClientState {
 }
 
 /** Adds the client credentials the chosen way; with Basic, `client_id` is not repeated in the form. */
-function withClient(state: OAuthClientState, form: Record<string, string>): { form: Record<string, string>; headers: Record<string, string> } {
+function withClient(
+  state: OAuthClientState,
+  form: Record<string, string>,
+): { form: Record<string, string>; headers: Record<string, string> } {
   if (state.clientAuth === 'basic') return { form, headers: { authorization: state.basic } };
   return { form: { ...form, client_id: state.clientId, client_secret: state.clientSecret }, headers: {} };
 }
@@ -94,7 +97,13 @@ function clientSecrets(state: OAuthClientState, more: readonly string[]): string
   return [state.clientSecret, state.basic.slice('Basic '.length), ...more];
 }
 
-async function tokenCall(state: OAuthClientState, operation: string, form: Record<string, string>, secrets: string[], callOptions?: CallOptions): Promise<OAuthTokens> {
+async function tokenCall(
+  state: OAuthClientState,
+  operation: string,
+  form: Record<string, string>,
+  secrets: string[],
+  callOptions?: CallOptions,
+): Promise<OAuthTokens> {
   const sentAt = state.clock.now();
   const request = withClient(state, form);
   const allSecrets = clientSecrets(state, secrets);
@@ -133,7 +142,13 @@ async function exchangeCode(state: OAuthClientState, params: ExchangeCodeParams,
 
 async function refresh(state: OAuthClientState, refreshToken: string, callOptions?: CallOptions): Promise<OAuthTokens> {
   requireNonEmpty('oauth.refresh', { refreshToken });
-  const tokens = await tokenCall(state, 'oauth.refresh', { grant_type: 'refresh_token', refresh_token: refreshToken }, [refreshToken], callOptions);
+  const tokens = await tokenCall(
+    state,
+    'oauth.refresh',
+    { grant_type: 'refresh_token', refresh_token: refreshToken },
+    [refreshToken],
+    callOptions,
+  );
   // The contract: the project is on the code exchange only.
   delete tokens.project;
   return tokens;

@@ -13,9 +13,11 @@ export type OAuthCallbackProblem =
 
 const HINTS: Record<OAuthCallbackProblem, string> = {
   access_denied: 'The user cancelled the authorization (or manages no project to grant); ask them to authorize again if they meant to.',
-  authorization_error: 'The authorization request was refused; check client_id, redirect_uri, scopes and the PKCE challenge, then start again.',
+  authorization_error:
+    'The authorization request was refused; check client_id, redirect_uri, scopes and the PKCE challenge, then start again.',
   state_mismatch:
-    'The callback\'s state is not the one of this authorization request: it may be forged (CSRF) or from another attempt. Start the authorization again.',
+    "The callback's state is not the one of this authorization request: it may be forged (CSRF) or from another attempt. Start the " +
+      "authorization again.",
   malformed: 'The callback URL holds no single code and no error; pass the full redirect URL the browser arrived at.',
 };
 

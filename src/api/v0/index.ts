@@ -57,7 +57,10 @@ export function v0StatsProblems(stats: V0StatsPost): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const has = (key: string) => raw[key] !== undefined;
   if (has('shards') === has('serverCount')) {
-    issues.push({ path: '', message: 'give serverCount (a total, or one shard\'s count with shardId) or shards (per-shard counts), not both' });
+    issues.push({
+      path: '',
+      message: "give serverCount (a total, or one shard's count with shardId) or shards (per-shard counts), not both",
+    });
   }
   if (has('serverCount') && !isCount(raw.serverCount)) issues.push({ path: 'serverCount', message: COUNT });
   if (has('shardCount') && !isCount(raw.shardCount)) issues.push({ path: 'shardCount', message: COUNT });
@@ -121,7 +124,10 @@ export function botsQueryProblems(query: BotsQuery<BotField>): FieldIssue[] {
 }
 
 function snowflake(operation: string, field: string, value: string): string {
-  checkRequest(operation, typeof value === 'string' && SNOWFLAKE_PATTERN.test(value) ? [] : [{ path: field, message: 'must be a Snowflake (17 to 20 digits)' }]);
+  checkRequest(
+    operation,
+    typeof value === 'string' && SNOWFLAKE_PATTERN.test(value) ? [] : [{ path: field, message: 'must be a Snowflake (17 to 20 digits)' }],
+  );
   return value;
 }
 
@@ -130,12 +136,18 @@ function bot(ctx: ApiContext, operation: string, botId: string | undefined): str
   return botId === undefined ? ctx.v0BotId(operation) : snowflake(operation, 'botId', botId);
 }
 
-async function botsPage<F extends BotField = BotField>(ctx: ApiContext, query: BotsQuery<F> = {}, options?: CallOptions): Promise<BotsPage<Pick<Bot, F>>> {
+async function botsPage<F extends BotField = BotField>(
+  ctx: ApiContext,
+  query: BotsQuery<F> = {},
+  options?: CallOptions,
+): Promise<BotsPage<Pick<Bot, F>>> {
   const operation = 'v0.bots';
   checkRequest(operation, botsQueryProblems(query));
   const fields = query.fields !== undefined && query.fields.length > 0 ? [...new Set(query.fields)] : undefined;
   // With `fields` the service sends only those: the answer is checked against that pick.
-  const result = fields ? botSchema.pick(Object.fromEntries(fields.map((name) => [name, true])) as Partial<Record<BotField, true>>) : botSchema;
+  const result = fields
+    ? botSchema.pick(Object.fromEntries(fields.map((name) => [name, true])) as Partial<Record<BotField, true>>)
+    : botSchema;
   return ctx.v0({
     operation,
     method: 'GET',
@@ -147,7 +159,11 @@ async function botsPage<F extends BotField = BotField>(ctx: ApiContext, query: B
   });
 }
 
-async function* bots<F extends BotField = BotField>(ctx: ApiContext, query: BotsQuery<F> = {}, options?: CallOptions): AsyncGenerator<Pick<Bot, F>, void, undefined> {
+async function* bots<F extends BotField = BotField>(
+  ctx: ApiContext,
+  query: BotsQuery<F> = {},
+  options?: CallOptions,
+): AsyncGenerator<Pick<Bot, F>, void, undefined> {
   checkRequest('v0.bots', botsQueryProblems(query));
   let offset = query.offset ?? 0;
   for (;;) {
@@ -170,7 +186,15 @@ async function hasVoted(ctx: ApiContext, userId: string, botId?: string, options
   const operation = 'v0.hasVoted';
   const user = snowflake(operation, 'userId', userId);
   const path = `/bots/${bot(ctx, operation, botId)}/check`;
-  const answer = await ctx.v0({ operation, method: 'GET', path, query: { userId: user }, idempotent: true, response: voteCheckSchema, options });
+  const answer = await ctx.v0({
+    operation,
+    method: 'GET',
+    path,
+    query: { userId: user },
+    idempotent: true,
+    response: voteCheckSchema,
+    options,
+  });
   return answer.voted === 1;
 }
 
@@ -192,7 +216,8 @@ async function user(ctx: ApiContext, userId: string, options?: CallOptions): Pro
 export function createV0Api(ctx: ApiContext) {
   return {
     /** One page of `GET /bots` as the service sent it. See {@link BotsQuery} for the defaults. */
-    botsPage: <F extends BotField = BotField>(query?: BotsQuery<F>, options?: CallOptions): Promise<BotsPage<Pick<Bot, F>>> => botsPage(ctx, query, options),
+    botsPage: <F extends BotField = BotField>(query?: BotsQuery<F>, options?: CallOptions): Promise<BotsPage<Pick<Bot, F>>> =>
+      botsPage(ctx, query, options),
 
     /**
      * Every bot from `offset` on, page by page (`limit` per page, default 50), until a page reaches

@@ -63,7 +63,15 @@ export function createAnnouncementsApi(ctx: ApiContext) {
         ...(announcement.category !== undefined ? { category: valid.category } : {}),
       };
       try {
-        const created = await ctx.v1({ operation, method: 'POST', path, json: body, idempotent: false, response: announcementSchema, options });
+        const created = await ctx.v1({
+          operation,
+          method: 'POST',
+          path,
+          json: body,
+          idempotent: false,
+          response: announcementSchema,
+          options,
+        });
         ctx.announcementCooldown.block(segment, ctx.clock.now() + CONTRACT_LIMITS.announcementCooldownSeconds * 1000);
         return created;
       } catch (error) {

@@ -55,7 +55,14 @@ export function createCommandsApi(ctx: ApiContext) {
     async set<C extends ApplicationCommandShape>(commands: readonly C[], projectId?: string, options?: CallOptions): Promise<void> {
       const segment = projectSegment(ctx.credential, 'commands.set', projectId);
       const body = requireValid('commands.set', validateCommands(commands));
-      await ctx.v1({ operation: 'commands.set', method: 'PUT', path: `/projects/${segment}/commands`, json: body, idempotent: true, options });
+      await ctx.v1({
+        operation: 'commands.set',
+        method: 'PUT',
+        path: `/projects/${segment}/commands`,
+        json: body,
+        idempotent: true,
+        options,
+      });
     },
   };
 }

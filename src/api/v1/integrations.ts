@@ -16,7 +16,14 @@ export function createIntegrationsApi(ctx: ApiContext) {
 
   async function list(projectId?: string, options?: CallOptions): Promise<Integration[]> {
     const operation = 'integrations.list';
-    return ctx.v1({ operation, method: 'GET', path: base(operation, projectId), idempotent: true, response: integrationListSchema, options });
+    return ctx.v1({
+      operation,
+      method: 'GET',
+      path: base(operation, projectId),
+      idempotent: true,
+      response: integrationListSchema,
+      options,
+    });
   }
 
   /** Whether the listed integration is `connected`; false when it is not listed at all. */

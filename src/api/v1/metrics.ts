@@ -92,7 +92,8 @@ export function metricsBatchProblems(body: unknown, nowMs: number, kind?: Metric
     if (entry.timestampMs !== null && entry.timestampMs - nowMs > maxAheadMs) {
       problems.push({
         path: joinPath(path, 'timestamp'),
-        message: `must not be more than ${maxAheadMs / 1000} seconds in the future (it is ${Math.ceil((entry.timestampMs - nowMs) / 1000)} s ahead)`,
+        message: `must not be more ` +
+          `than ${maxAheadMs / 1000} seconds in the future (it is ${Math.ceil((entry.timestampMs - nowMs) / 1000)} s ahead)`,
       });
     }
     if (entry.metrics === undefined) problems.push({ path: joinPath(path, 'metrics'), message: 'is required: an object of metrics' });
@@ -128,7 +129,14 @@ export function createMetricsApi(ctx: ApiContext) {
     async update(payload: MetricsPayload, projectId?: string, options?: MetricsCallOptions): Promise<void> {
       const segment = projectSegment(ctx.credential, 'metrics.update', projectId);
       const body = requireValid('metrics.update', validated(payload, metricsPayloadProblems(payload, options?.kind)));
-      await ctx.v1({ operation: 'metrics.update', method: 'PATCH', path: `/projects/${segment}/metrics`, json: body, idempotent: true, options });
+      await ctx.v1({
+        operation: 'metrics.update',
+        method: 'PATCH',
+        path: `/projects/${segment}/metrics`,
+        json: body,
+        idempotent: true,
+        options,
+      });
     },
 
     /**
@@ -143,7 +151,14 @@ export function createMetricsApi(ctx: ApiContext) {
       const segment = projectSegment(ctx.credential, 'metrics.batch', projectId);
       const data: unknown = Array.isArray(entries) ? entries.map(wireEntry) : entries;
       const body = requireValid('metrics.batch', validated({ data }, metricsBatchProblems({ data }, ctx.clock.now(), options?.kind)));
-      await ctx.v1({ operation: 'metrics.batch', method: 'POST', path: `/projects/${segment}/metrics/batch`, json: body, idempotent: true, options });
+      await ctx.v1({
+        operation: 'metrics.batch',
+        method: 'POST',
+        path: `/projects/${segment}/metrics/batch`,
+        json: body,
+        idempotent: true,
+        options,
+      });
     },
   };
 }

@@ -64,7 +64,11 @@ async function runSync(argv: string[], io: CliIo): Promise<number> {
   const source = commandsSourceFor(config, { cwd: io.cwd, mode: 'daemon' });
   // File: the store takes the state directory's lock. Redis: the store without the leader's fence.
   await using state = cliState(config, io);
-  await using client = createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
+  await using client = createListingClient({
+    projectToken: config.service.token,
+    v1BaseUrl: config.service.v1,
+    v0BaseUrl: config.service.v0,
+  });
   const store = await state.store();
   const result = await syncCommands(
     { source, client, store, logger: silentLogger, now: Date.now },
@@ -82,5 +86,10 @@ async function runSync(argv: string[], io: CliIo): Promise<number> {
 /** `listing-agent commands <diff|sync>`. */
 export function runCommandsCommand(argv: string[], io: CliIo): Promise<number> {
   // A source, a rule or the service said no: one line that says what, never a stack trace.
-  return runSubcommand(argv, io, { command: 'commands', help: COMMANDS_HELP, subcommands: { diff: runDiff, sync: runSync }, oneLineErrors: true });
+  return runSubcommand(argv, io, {
+    command: 'commands',
+    help: COMMANDS_HELP,
+    subcommands: { diff: runDiff, sync: runSync },
+    oneLineErrors: true,
+  });
 }

@@ -29,7 +29,8 @@ export async function runDemoCommand(argv: string[], io: CliIo): Promise<number>
   let until: Promise<unknown> = io.stopRequested;
   if (typeof values.duration === 'string') {
     const ms = parseDuration(values.duration);
-    if (ms === undefined || ms <= 0) throw new UsageError(`--duration must be a duration such as 30s or 5m (got '${values.duration}')`, 'demo');
+    if (ms === undefined || ms <= 0)
+      throw new UsageError(`--duration must be a duration such as 30s or 5m (got '${values.duration}')`, 'demo');
     until = Promise.race([io.stopRequested, new Promise((resolve) => setTimeout(resolve, timerDelay(ms)))]);
   }
   // Up until told to stop (or --duration), whatever socket or timer is left (see keepProcessAlive).

@@ -73,7 +73,8 @@ export function formatReport(report: DoctorReport): string {
 function parseTimeout(text: string | undefined): number {
   if (text === undefined) return DOCTOR_DEFAULTS.checkTimeoutMs;
   const ms = Number(text);
-  if (!/^\d+$/.test(text) || ms < 1 || ms > 600_000) throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to 600000 (got '${text}')`, 'doctor');
+  if (!/^\d+$/.test(text) || ms < 1 || ms > 600_000)
+    throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to 600000 (got '${text}')`, 'doctor');
   return ms;
 }
 

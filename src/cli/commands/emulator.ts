@@ -85,8 +85,13 @@ function describeSummary(summary: ReturnType<typeof emulatorSummary>): string {
     '',
     'Seeded credentials:',
     ...summary.users.map((u) => `  user ${u.username}: id ${u.id}, Discord ID ${u.platform_id}`),
-    ...summary.projects.map((p) => `  project ${p.name} (${p.platform} ${p.type}): id ${p.id}, platform_id ${p.platform_id}\n    project token ${p.project_token}`),
-    ...summary.applications.map((a) => `  application ${a.client_id}: client secret ${a.client_secret}, redirect URIs ${a.redirect_uris.join(' ')}`),
+    ...summary.projects.map(
+      (p) =>
+        `  project ${p.name} (${p.platform} ${p.type}): id ${p.id}, platform_id ${p.platform_id}\n    project token ${p.project_token}`,
+    ),
+    ...summary.applications.map(
+      (a) => `  application ${a.client_id}: client secret ${a.client_secret}, redirect URIs ${a.redirect_uris.join(' ')}`,
+    ),
     '',
     'Ctrl-C stops it.',
   ];

@@ -7,7 +7,6 @@ import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
 import { loadCommandConfig } from '../command-config.js';
-import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-memory.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { daemonHookOptions } from '../hook-environment.js';
 import { describeTokenSource } from '../token-source.js';
@@ -61,8 +60,6 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   if (typeof loaded === 'number') return loaded;
 
   const { config } = loaded;
-  // Before the agent's first request (undici's llhttp): see idle-memory.ts.
-  keepWasmOnBaselineCompiler(io);
   const logger = createLogger({
     level: config.log.level,
     format: config.log.format,
@@ -72,7 +69,8 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   });
   const registry = new Registry();
   // The process metrics (CPU, memory, event loop, GC) are only read through /metrics.
-  if (config.health.enabled) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+  if (config.health.enabled)
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
 
   let agent: ListingAgent;
   try {
@@ -101,7 +99,6 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
   // The agent's timers are unref'd (a library never holds a bot's process open): the daemon holds
   // it until the stop is done, or with no socket of its own (health off) it would end at once.
   const release = keepProcessAlive();
-  let cancelMemoryRelease = () => {};
   try {
     try {
       await agent.start();
@@ -113,11 +110,9 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       // A Sentinel at state.redis.url: the configuration names the wrong kind of server.
       return error instanceof ListingAgentError && error.code === 'redis_wrong_server' ? EXIT.config : EXIT.failure;
     }
-    cancelMemoryRelease = releaseDaemonStartupMemory(io, logger);
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);
   } finally {
-    cancelMemoryRelease();
     release();
   }
 }

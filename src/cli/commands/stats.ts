@@ -44,9 +44,11 @@ read once, 2 usage error, 78 invalid configuration.
 function oneShotProblem(config: ListingAgentConfig): string | undefined {
   switch (config.stats.source) {
     case 'embedded':
-      return "stats.source is embedded: the counts live in the bot's process, so a one-shot post cannot read them; use stats.source discord-rest here";
+      return "stats.source is embedded: the counts live in the bot's process, so a one-shot post cannot read them; use stats.source " +
+        "discord-rest here";
     case 'push':
-      return 'stats.source is push: the counts arrive at a running agent from the bot, so a one-shot post has none; use stats.source discord-rest here';
+      return 'stats.source is push: the counts arrive at a running agent from the bot, so a one-shot post has none; use stats.source ' +
+        'discord-rest here';
     default:
       return undefined;
   }
@@ -76,7 +78,11 @@ function report(result: Extract<PostOnceResult, { ready: true }>, config: Listin
  * The core of `stats post` once the configuration is loaded: make the source, read once, post.
  * `sourceOptions` reach {@link createConfiguredSource} (a test's Discord dispatcher).
  */
-async function runStatsPost(config: ListingAgentConfig, io: CliIo, options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions }): Promise<number> {
+async function runStatsPost(
+  config: ListingAgentConfig,
+  io: CliIo,
+  options: { dryRun: boolean; sourceOptions?: ConfiguredSourceOptions },
+): Promise<number> {
   const problem = oneShotProblem(config);
   if (problem) {
     io.stderr(`listing-agent stats post: ${problem}\n`);
@@ -129,7 +135,8 @@ async function runStatsPostCommand(argv: string[], io: CliIo): Promise<number> {
     io.stdout(STATS_POST_HELP);
     return EXIT.ok;
   }
-  if (values.agent === true && values['dry-run'] === true) throw new UsageError('--dry-run and --agent do not go together: a dry run reads the counts here', 'stats post');
+  if (values.agent === true && values['dry-run'] === true)
+    throw new UsageError('--dry-run and --agent do not go together: a dry run reads the counts here', 'stats post');
   const file = values.config as string | undefined;
   if (file === '') throw new UsageError('--config needs a file path', 'stats post');
   const loaded = await loadCommandConfig(io, 'stats post', file, { advice: "Check it with 'listing-agent config check'." });

@@ -12,14 +12,20 @@ export type VotesValues = Record<string, string | boolean | (string | boolean)[]
 const CONFIG_OPTION: VotesOptions = { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } };
 
 /** Parses `votes <sub>`'s arguments (with `--config` and `--help`); usage errors name the subcommand. */
-export function parseVotesArgs(sub: string, argv: string[], options: VotesOptions, positionals = 0): { values: VotesValues; positionals: string[] } {
+export function parseVotesArgs(
+  sub: string,
+  argv: string[],
+  options: VotesOptions,
+  positionals = 0,
+): { values: VotesValues; positionals: string[] } {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { ...CONFIG_OPTION, ...options }, strict: true, allowPositionals: positionals > 0 });
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''), `votes ${sub}`);
   }
-  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument '${parsed.positionals[positionals]}'`, `votes ${sub}`);
+  if (parsed.positionals.length > positionals)
+    throw new UsageError(`unexpected argument '${parsed.positionals[positionals]}'`, `votes ${sub}`);
   return parsed;
 }
 

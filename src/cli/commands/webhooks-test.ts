@@ -110,17 +110,22 @@ function parse(argv: string[]): TestRequest | 'help' {
   } catch {
     throw new UsageError(`--url is not a URL (got '${urlText}')`, COMMAND);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must be http or https (got '${url.protocol}')`, COMMAND);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--url must be http or https (got '${url.protocol}')`, COMMAND);
   if (url.username !== '' || url.password !== '') {
     // fetch refuses such a URL, and its message would repeat the password; this one repeats nothing of it.
-    throw new UsageError('--url holds user info (a user or a password before the @), which fetch cannot send: give the URL without it', COMMAND);
+    throw new UsageError(
+      '--url holds user info (a user or a password before the @), which fetch cannot send: give the URL without it',
+      COMMAND,
+    );
   }
   const v0 = values.v0 === true;
   const secret = str('secret');
   const authorization = str('authorization');
   // The secrets' values never reach a message: only which flag is missing or misplaced.
   if (v0) {
-    if (authorization === undefined || authorization === '') throw new UsageError('--v0 needs the legacy secret: --authorization SECRET', COMMAND);
+    if (authorization === undefined || authorization === '')
+      throw new UsageError('--v0 needs the legacy secret: --authorization SECRET', COMMAND);
     if (secret !== undefined) throw new UsageError('--secret signs v1 deliveries; with --v0 give --authorization only', COMMAND);
   } else {
     if (authorization !== undefined) throw new UsageError('--authorization is for legacy deliveries: add --v0', COMMAND);
@@ -160,7 +165,13 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
   const elapsed = () => `${Math.round(performance.now() - started)} ms`;
   try {
     // No redirects: the service posts to the URL itself, so a redirect is an answer to report.
-    const response = await fetch(request.url, { method: 'POST', headers, body: rawBody, redirect: 'manual', signal: AbortSignal.timeout(request.timeoutMs) });
+    const response = await fetch(request.url, {
+      method: 'POST',
+      headers,
+      body: rawBody,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(request.timeoutMs),
+    });
     const text = await response.text().catch(() => '');
     const ok = response.status >= 200 && response.status < 300;
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
@@ -171,7 +182,8 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
     return ok ? EXIT.ok : EXIT.failure;
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
     const why = timedOut ? `no answer within ${request.timeoutMs} ms` : `could not be reached (${redact(cause, secrets)})`;
     io.stderr(`listing-agent webhooks test: ${what} to ${target}: ${why} after ${elapsed()}\n`);
     return EXIT.failure;
@@ -189,7 +201,9 @@ export async function runWebhooksTestCommand(argv: string[], io: CliIo): Promise
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     // A stray word may be a secret pasted without its flag: name the mistake, not the word.
-    const message = /^unexpected argument/i.test(error.message) ? 'unexpected argument (not shown, in case it is a secret); every value goes after its flag' : error.message;
+    const message = /^unexpected argument/i.test(error.message)
+      ? 'unexpected argument (not shown, in case it is a secret); every value goes after its flag'
+      : error.message;
     io.stderr(`listing-agent: ${message}\nSee 'listing-agent ${COMMAND} --help'.\n`);
     return EXIT.usage;
   }

@@ -16,7 +16,6 @@ import { parseCommandArgs } from '../args.js';
 import { unreceivedVotes } from '../../agent/votes-capabilities.js';
 import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { keepWasmOnBaselineCompiler, releaseDaemonStartupMemory } from '../idle-memory.js';
 import { runSubcommand } from '../subcommands.js';
 import { keepProcessAlive } from '../keep-alive.js';
 import { cliAgentId, cliState } from '../state.js';
@@ -105,8 +104,6 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   const loaded = await load(io, 'serve', values.config as string | undefined);
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
-  // Before the first request (undici's llhttp: the project lookup, http hooks): see idle-memory.ts.
-  keepWasmOnBaselineCompiler(io);
   const directory = stateDirectory(config, io.cwd);
   const file = secretFilePath(directory);
   const logger = createLogger({ level: config.log.level, format: config.log.format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
@@ -138,7 +135,6 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   // v0 votes do not name the service project: look it up once (only they need it).
   const project = config.webhooks.legacyAuthorization === undefined ? undefined : projectFinder(client, (err) => logger.warn({ err }, 'cannot reach the service for the project ID; legacy votes are answered 503 until it can'));
   let release: (() => void) | undefined;
-  let cancelMemoryRelease = () => {};
   try {
     await pipeline.start();
     await secrets.start();
@@ -155,8 +151,6 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     io.stdout(`listing-agent webhooks serve: receiving at ${url} (hooks: ${hooks.map((h) => h.name).join(', ') || 'none'}); SIGTERM or Ctrl-C stops\n`);
     // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
     release = keepProcessAlive();
-    // A long-running receiver, like 'run': it gives back the memory its start-up grew once idle.
-    cancelMemoryRelease = releaseDaemonStartupMemory(io, logger);
     const signal = await io.stopRequested;
     logger.info({ signal, deadlineMs: STOP_DEADLINE_MS }, 'stopping');
     const deadline = Date.now() + STOP_DEADLINE_MS - 500;
@@ -164,7 +158,6 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     await pipeline.stop(deadline);
     return EXIT.ok;
   } finally {
-    cancelMemoryRelease();
     project?.stop();
     secrets.close();
     await pipeline.stop(Date.now()).catch(() => undefined);

@@ -93,7 +93,13 @@ export function createClientCommandsSource(client: CommandsClientLike): CommandS
       const message = error instanceof Error ? error.message : String(error);
       const status = (error as { status?: unknown } | undefined)?.status;
       const hint = status === 401 || status === 403 ? ': check the token the Client logged in with' : '';
-      return { ok: false, reason: redact(`discord.js could not fetch the application's commands (${message.replace(/\s+/g, ' ').slice(0, 300)})${hint}`, secrets()) };
+      return {
+        ok: false,
+        reason: redact(
+          `discord.js could not fetch the application's commands (${message.replace(/\s+/g, ' ').slice(0, 300)})${hint}`,
+          secrets(),
+        ),
+      };
     }
   }
 

@@ -33,15 +33,20 @@ type Step<T> = { ok: true; value: T } | { ok: false; reason: string };
  * @throws ListingAgentError (code `invalid_option`) when the token is empty or `applicationId` is not a snowflake.
  */
 export function createDiscordCommandsSource(options: DiscordCommandsSourceOptions): CommandSource {
-  if (botToken(options.token) === '') throw new ListingAgentError('invalid_option', 'the Discord commands source needs the bot token: set discord.token');
+  if (botToken(options.token) === '')
+    throw new ListingAgentError('invalid_option', 'the Discord commands source needs the bot token: set discord.token');
   const configuredId = options.applicationId?.trim();
   if (configuredId !== undefined && !/^\d{15,21}$/.test(configuredId)) {
-    throw new ListingAgentError('invalid_option', `applicationId must be a Discord snowflake (15 to 21 digits), not ${JSON.stringify(configuredId)}`);
+    throw new ListingAgentError(
+      'invalid_option',
+      `applicationId must be a Discord snowflake (15 to 21 digits), not ${JSON.stringify(configuredId)}`,
+    );
   }
   const client = createDiscordRestClient(options);
   const loadCommands = createCommandsLoader(client, configuredId);
   return {
-    description: `Discord REST API (global commands of ${configuredId !== undefined ? `application ${configuredId}` : "the token's application"})`,
+    description: `Discord REST API (global commands ` +
+      `of ${configuredId !== undefined ? `application ${configuredId}` : "the token's application"})`,
     async load(signal) {
       if (signal?.aborted) return { ok: false, reason: 'the load was aborted' };
       let loaded: CommandLoad;
@@ -78,12 +83,20 @@ function createCommandsLoader(client: DiscordRestClient, configuredId: string | 
     const answer = await client.get(COMMANDS, `/applications/${id.value}/commands?with_localizations=true`, signal);
     if (!answer.ok) {
       if (answer.status === 404 && configuredId !== undefined) {
-        return { ok: false, reason: `Discord answered 404 to GET /applications/${configuredId}/commands${discordMessage(answer.body)}: check the application ID is this bot's (discord.applicationId)` };
+        return {
+          ok: false,
+          reason: `Discord answered 404 to GET ` +
+            `/applications/${configuredId}/commands${discordMessage(answer.body)}: check the application ID is this bot's ` +
+            `(discord.applicationId)`,
+        };
       }
       return answer;
     }
     if (!Array.isArray(answer.body)) {
-      return { ok: false, reason: `Discord's answer to GET /applications/${id.value}/commands is not a JSON array: is the API base URL right?` };
+      return {
+        ok: false,
+        reason: `Discord's answer to GET /applications/${id.value}/commands is not a JSON array: is the API base URL right?`,
+      };
     }
     return { ok: true, commands: answer.body as unknown[] };
   };

@@ -63,7 +63,13 @@ function createGatewayCommandsSource(reader: GatewayCommandsReader): CommandSour
       const message = error instanceof Error ? error.message : String(error);
       const status = statusOf(error);
       const hint = status === 401 || status === 403 ? ': check the token the Client connected with' : '';
-      return { ok: false, reason: redact(`${reader.library} could not fetch the application's commands (${message.replace(/\s+/g, ' ').slice(0, 300)})${hint}`, reader.secrets()) };
+      return {
+        ok: false,
+        reason: redact(
+          `${reader.library} could not fetch the application's commands (${message.replace(/\s+/g, ' ').slice(0, 300)})${hint}`,
+          reader.secrets(),
+        ),
+      };
     }
   }
   return { description: `${reader.library} Client (global commands)`, load };
@@ -107,7 +113,12 @@ export function createOceanicCommandsSource(client: OceanicCommandsClientLike): 
         return undefined;
       }
     },
-    fetch: (id) => client.rest.authRequest({ method: 'GET', path: `/applications/${id}/commands`, query: new URLSearchParams({ with_localizations: 'true' }) }),
+    fetch: (id) =>
+      client.rest.authRequest({
+        method: 'GET',
+        path: `/applications/${id}/commands`,
+        query: new URLSearchParams({ with_localizations: 'true' }),
+      }),
     secrets: () => tokenForms(client.options?.auth),
   });
 }

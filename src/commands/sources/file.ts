@@ -38,7 +38,9 @@ function readProblem(error: unknown, shown: string, resolved: string): string {
  */
 export function createFileCommandsSource(options: FileCommandsSourceOptions): CommandSource {
   const resolved = options.cwd === undefined ? resolve(options.path) : resolve(options.cwd, options.path);
-  const read = options.readFile ?? ((path: string, signal?: AbortSignal) => readFileFromDisk(path, { encoding: 'utf8', ...(signal ? { signal } : {}) }));
+  const read =
+    options.readFile ??
+    ((path: string, signal?: AbortSignal) => readFileFromDisk(path, { encoding: 'utf8', ...(signal ? { signal } : {}) }));
   const shown = options.path;
 
   async function load(signal?: AbortSignal): Promise<CommandLoad> {
@@ -53,7 +55,8 @@ export function createFileCommandsSource(options: FileCommandsSourceOptions): Co
       const { line, column, reason } = parsed.error;
       return {
         ok: false,
-        reason: `the commands file ${shown} is not valid JSON at line ${line}, column ${column}: ${reason} (JSON allows no comments and no trailing commas)`,
+        reason: `the commands ` +
+          `file ${shown} is not valid JSON at line ${line}, column ${column}: ${reason} (JSON allows no comments and no trailing commas)`,
       };
     }
     const value = parsed.value;
@@ -61,8 +64,12 @@ export function createFileCommandsSource(options: FileCommandsSourceOptions): Co
     if (typeof value === 'object' && value !== null && Array.isArray((value as Record<string, unknown>).commands)) {
       return { ok: true, commands: (value as { commands: unknown[] }).commands };
     }
-    const got = typeof value === 'object' && value !== null && !Array.isArray(value) ? 'an object without a "commands" array' : jsonType(value);
-    return { ok: false, reason: `the commands file ${shown} must hold a JSON array of command objects, or { "commands": [...] } (got ${got})` };
+    const got =
+      typeof value === 'object' && value !== null && !Array.isArray(value) ? 'an object without a "commands" array' : jsonType(value);
+    return {
+      ok: false,
+      reason: `the commands file ${shown} must hold a JSON array of command objects, or { "commands": [...] } (got ${got})`,
+    };
   }
 
   return { description: `file ${shown}`, load };

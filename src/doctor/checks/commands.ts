@@ -5,7 +5,8 @@ import type { CommandSource } from '../../commands/types.js';
 import { fail, ok, skip, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 
 const FROM_CLIENT =
-  "commands.source is discord without discord.token: the commands come from the bot's discord.js Client, which only an agent embedded in the bot can read; set discord.token to check them from here";
+  "commands.source is discord without discord.token: the commands come from the bot's discord.js Client, which only an agent embedded " +
+    "in the bot can read; set discord.token to check them from here";
 
 /** The source the agent would read, or undefined when only the bot's own client can answer. */
 function sourceOf(deps: DoctorDeps): CommandSource | undefined {
@@ -24,7 +25,10 @@ async function lastSyncNote(deps: DoctorDeps, hash: string): Promise<{ note: str
     return { note: 'the last sync could not be read (see the state checks)', lastSyncedAt: null };
   }
   if (last === undefined) return { note: 'never synced yet: the agent sends them at its start', lastSyncedAt: null };
-  const note = last.hash === hash ? `the same as synced at ${last.syncedAt}` : `changed since the sync at ${last.syncedAt}: the agent sends them at its next check`;
+  const note =
+    last.hash === hash
+      ? `the same as synced at ${last.syncedAt}`
+      : `changed since the sync at ${last.syncedAt}: the agent sends them at its next check`;
   return { note, lastSyncedAt: last.syncedAt };
 }
 
@@ -38,7 +42,10 @@ export const commandsCheck: DoctorCheck = {
     if (source === undefined) return skip(FROM_CLIENT);
     const loaded = await source.load(signal);
     if (!loaded.ok) {
-      const fix = deps.config.commands.source === 'file' ? 'make commands.file (LISTING_AGENT_COMMANDS_FILE) a readable JSON array of command objects' : 'fix what the reason names (discord.token, discord.applicationId)';
+      const fix =
+        deps.config.commands.source === 'file'
+          ? 'make commands.file (LISTING_AGENT_COMMANDS_FILE) a readable JSON array of command objects'
+          : 'fix what the reason names (discord.token, discord.applicationId)';
       return fail(`cannot read the commands from ${source.description}: ${loaded.reason}`, fix);
     }
     const normalised = normaliseCommands(loaded.commands);
@@ -46,13 +53,19 @@ export const commandsCheck: DoctorCheck = {
       const first = normalised.issues[0]!;
       const count = normalised.issues.length;
       return fail(
-        `the commands from ${source.description} break the listing's rules: ${count} ${count === 1 ? 'problem' : 'problems'}, first ${first.path}: ${first.message}`,
+        `the commands ` +
+          `from ${source.description} break the listing's ` +
+          `rules: ${count} ${count === 1 ? 'problem' : 'problems'}, first ${first.path}: ${first.message}`,
         'fix each command named in details; nothing is synced until they are valid',
         { problems: normalised.issues.map((issue) => `${issue.path}: ${issue.message}`) },
       );
     }
     const { note, lastSyncedAt } = await lastSyncNote(deps, normalised.hash);
     const count = normalised.commands.length;
-    return ok(`${source.description}: ${count} valid ${count === 1 ? 'command' : 'commands'}, ${note}`, { count, hash: normalised.hash, lastSyncedAt });
+    return ok(`${source.description}: ${count} valid ${count === 1 ? 'command' : 'commands'}, ${note}`, {
+      count,
+      hash: normalised.hash,
+      lastSyncedAt,
+    });
   },
 };

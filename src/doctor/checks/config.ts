@@ -33,9 +33,13 @@ export function configOutcome(load: ConfigLoad): CheckOutcome {
     const count = error.problems.length;
     const first = error.problems[0];
     const summary = `invalid: ${count} ${count === 1 ? 'problem' : 'problems'}${first ? `, first ${problemLine(first)}` : ''}`;
-    return fail(summary, "fix each problem in details (or see 'listing-agent config check'), in the file or in the LISTING_AGENT_* variable named", {
-      problems: error.problems.map(problemLine),
-    });
+    return fail(
+      summary,
+      "fix each problem in details (or see 'listing-agent config check'), in the file or in the LISTING_AGENT_* variable named",
+      {
+        problems: error.problems.map(problemLine),
+      },
+    );
   }
   const { sources } = load.loaded;
   const overrides = sources.env.filter((name) => name.startsWith('LISTING_AGENT_') && name !== CONFIG_FILE_VARIABLE);
@@ -59,5 +63,7 @@ export function configOutcome(load: ConfigLoad): CheckOutcome {
 export function outcomeWithoutConfig(check: Pick<DoctorCheck, 'paths'>, error: ConfigError): CheckOutcome {
   const mine = error.reason === 'invalid' ? error.problems.filter((p) => check.paths.some((path) => isUnder(p.path, path))) : [];
   if (mine.length === 0) return skip('needs a valid configuration (see config)');
-  return fail(mine.map(problemLine).join('; '), 'fix it in the config file or its LISTING_AGENT_* variable', { problems: mine.map(problemLine) });
+  return fail(mine.map(problemLine).join('; '), 'fix it in the config file or its LISTING_AGENT_* variable', {
+    problems: mine.map(problemLine),
+  });
 }

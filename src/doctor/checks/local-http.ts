@@ -49,7 +49,9 @@ export async function askLocal(url: string, options: AskLocalOptions): Promise<L
     const code = (error as NodeJS.ErrnoException).code ?? ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
     if (code === 'ECONNREFUSED') return { kind: 'refused' };
     const timedOut = timeout.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
-    const reason = timedOut ? `no answer within ${options.timeoutMs} ms` : `${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`;
+    const reason = timedOut
+      ? `no answer within ${options.timeoutMs} ms`
+      : `${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`;
     return { kind: 'error', reason, timedOut };
   }
 }

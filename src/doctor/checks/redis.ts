@@ -69,14 +69,20 @@ export const redisLeaderCheck: DoctorCheck = {
     }
     if (value === null) {
       return warn(
-        'no agent leads: none is running, or the leader stopped less than a lease ago; stats, commands and the votes cursor wait for a leader',
+        'no agent leads: none is running, or the leader stopped less than a lease ago; stats, commands and the votes cursor wait for a ' +
+          'leader',
         "start an agent ('listing-agent run') with this state.redis; one takes the lease within state.redis.lease",
         { leader: null },
       );
     }
     const lease = parseLeaseValue(value);
-    if (lease === undefined) return fail(`the lease at ${key} is not an agent's (${value.slice(0, 60)})`, `delete ${key}: the agents elect a leader again`);
+    if (lease === undefined)
+      return fail(`the lease at ${key} is not an agent's (${value.slice(0, 60)})`, `delete ${key}: the agents elect a leader again`);
     const left = ttlMs > 0 ? `, ${formatMs(ttlMs)} left on its lease` : '';
-    return ok(`${lease.agentId} leads (fencing token ${lease.token}${left})`, { leader: lease.agentId, token: lease.token, leaseLeftMs: ttlMs > 0 ? ttlMs : null });
+    return ok(`${lease.agentId} leads (fencing token ${lease.token}${left})`, {
+      leader: lease.agentId,
+      token: lease.token,
+      leaseLeftMs: ttlMs > 0 ? ttlMs : null,
+    });
   },
 };

@@ -4,7 +4,8 @@ import type { ServiceAnswer } from '../service-probe.js';
 import { classifySkew, describeSkew, measureSkew } from '../skew.js';
 import { DOCTOR_DEFAULTS, fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 
-const TOKEN_FIX = "copy the project token again from the project's Integrations & API settings into service.token (LISTING_AGENT_SERVICE_TOKEN)";
+const TOKEN_FIX =
+  "copy the project token again from the project's Integrations & API settings into service.token (LISTING_AGENT_SERVICE_TOKEN)";
 
 /** The problem+json `detail` (or `title`) of an answer, for the summary. */
 function problemDetail(body: unknown): string {
@@ -30,18 +31,45 @@ export function tokenOutcome(answer: ServiceAnswer): CheckOutcome {
   const { status, body } = answer;
   if (status === 200) {
     const project = projectSchema.safeParse(body);
-    if (!project.success) return warn('the service accepted the token, but its answer is not a project', 'check that service.v1 is the service\'s v1 base URL (https://top.gg/api/v1)');
+    if (!project.success)
+      return warn(
+        'the service accepted the token, but its answer is not a project',
+        "check that service.v1 is the service's v1 base URL (https://top.gg/api/v1)",
+      );
     const p = project.data;
-    return ok(`accepted: project ${p.name} (ID ${p.id}, ${p.platform} ${p.type})`, { projectId: p.id, name: p.name, platform: p.platform, type: p.type });
+    return ok(`accepted: project ${p.name} (ID ${p.id}, ${p.platform} ${p.type})`, {
+      projectId: p.id,
+      name: p.name,
+      platform: p.platform,
+      type: p.type,
+    });
   }
-  if (status === 401) return fail(`the service refused the token (401${problemDetail(body)}): it was regenerated or revoked, or is not this service's`, TOKEN_FIX);
+  if (status === 401)
+    return fail(
+      `the service refused the token (401${problemDetail(body)}): it was regenerated or revoked, or is not this service's`,
+      TOKEN_FIX,
+    );
   if (status === 400) return fail(`the service calls the token malformed (400${problemDetail(body)})`, TOKEN_FIX);
   if (status === 404) {
-    return fail(`the token's project no longer exists at the service (404${problemDetail(body)})`, "check the project in the dashboard; if it was deleted and listed again, use the new project's token");
+    return fail(
+      `the token's project no longer exists at the service (404${problemDetail(body)})`,
+      "check the project in the dashboard; if it was deleted and listed again, use the new project's token",
+    );
   }
-  if (status === 429) return warn('the service is rate limiting this token (429): it was not checked', 'try again in a minute; if it stays, something else uses the same token heavily');
-  if (status >= 500) return fail(`the service failed to answer (${status}${problemDetail(body)})`, 'the service may be down or in maintenance: try again later');
-  return fail(`unexpected answer ${status} from ${answer.url}`, 'check that service.v1 (LISTING_AGENT_SERVICE_V1) is the service\'s v1 base URL');
+  if (status === 429)
+    return warn(
+      'the service is rate limiting this token (429): it was not checked',
+      'try again in a minute; if it stays, something else uses the same token heavily',
+    );
+  if (status >= 500)
+    return fail(
+      `the service failed to answer (${status}${problemDetail(body)})`,
+      'the service may be down or in maintenance: try again later',
+    );
+  return fail(
+    `unexpected answer ${status} from ${answer.url}`,
+    "check that service.v1 (LISTING_AGENT_SERVICE_V1) is the service's v1 base URL",
+  );
 }
 
 /** `service.token`: well-formed, and accepted by `GET /projects/@me` (project name and ID shown). */
@@ -51,7 +79,10 @@ export const tokenCheck: DoctorCheck = {
   async run(deps) {
     const decoded = decodeProjectToken(deps.config.service.token);
     if (!decoded.ok) {
-      const why = decoded.problem === 'invalid-project-id' ? "its payload's id is not a Snowflake" : 'it is not three base64url parts with an {id, bot, iat} payload';
+      const why =
+        decoded.problem === 'invalid-project-id'
+          ? "its payload's id is not a Snowflake"
+          : 'it is not three base64url parts with an {id, bot, iat} payload';
       return fail(`service.token is not a project token: ${why}`, TOKEN_FIX);
     }
     const outcome = tokenOutcome(await deps.service());
@@ -64,15 +95,27 @@ export function clockOutcome(answer: ServiceAnswer): CheckOutcome {
   if (answer.kind === 'unreachable') return skip(`no answer from the service to compare clocks with (${answer.reason})`);
   const measure = measureSkew(answer.date, answer.sentAt, answer.receivedAt);
   if (measure === undefined) {
-    return warn('the service answered without a usable Date header: the clocks were not compared', 'check that nothing between here and the service strips headers, and that service.v1 is the service');
+    return warn(
+      'the service answered without a usable Date header: the clocks were not compared',
+      'check that nothing between here and the service strips headers, and that service.v1 is the service',
+    );
   }
-  const details = { skewMs: measure.skewMs, uncertaintyMs: measure.uncertaintyMs, warnAboveMs: DOCTOR_DEFAULTS.skewWarnMs, failAboveMs: DOCTOR_DEFAULTS.skewFailMs };
+  const details = {
+    skewMs: measure.skewMs,
+    uncertaintyMs: measure.uncertaintyMs,
+    warnAboveMs: DOCTOR_DEFAULTS.skewWarnMs,
+    failAboveMs: DOCTOR_DEFAULTS.skewFailMs,
+  };
   const said = describeSkew(measure);
   switch (classifySkew(measure)) {
     case 'ok':
       return ok(said, details);
     case 'warn':
-      return warn(`${said}: still inside the 300 s signature tolerance, but drifting`, "turn on time sync (timedatectl set-ntp true, chrony or ntpd)", details);
+      return warn(
+        `${said}: still inside the 300 s signature tolerance, but drifting`,
+        'turn on time sync (timedatectl set-ntp true, chrony or ntpd)',
+        details,
+      );
     case 'fail':
       return fail(
         `${said}: beyond the 300 s tolerance, so signed webhook deliveries are refused as stale and batch timestamps may be refused`,

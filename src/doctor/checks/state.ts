@@ -45,7 +45,8 @@ export function formatBytes(bytes: number): string {
 export function unwritableFix(error: unknown): string {
   switch (classifyWriteError(error)) {
     case 'no_space':
-      return `free space on that file system (a running agent refuses new votes until it can write, and takes up again by itself), or set ${STATE_DIRECTORY_SETTING} to a roomier one`;
+      return `free space on that file system (a running agent refuses new votes until it can write, and takes up again by itself), or ` +
+        `set ${STATE_DIRECTORY_SETTING} to a roomier one`;
     case 'read_only':
       return `remount it read-write (a running agent takes up again by itself), or set ${STATE_DIRECTORY_SETTING} to a writable directory`;
     default:
@@ -54,10 +55,18 @@ export function unwritableFix(error: unknown): string {
 }
 
 /** The room left, and what the vote ledger's reserve says about the past (pure). */
-export function roomOutcome(directory: string, freeBytes: number | undefined, reserveBytes: number | undefined, stateNote: string): CheckOutcome {
+export function roomOutcome(
+  directory: string,
+  freeBytes: number | undefined,
+  reserveBytes: number | undefined,
+  stateNote: string,
+): CheckOutcome {
   const free = freeBytes === undefined ? '' : ` (${formatBytes(freeBytes)} free)`;
   // A reserve of 0 bytes was given up: the disk filled while an agent ran (it takes it back by itself).
-  const reserve = reserveBytes === 0 ? '; the vote ledger gave up its reserve for finished votes when the disk filled, and takes it back once there is room' : '';
+  const reserve =
+    reserveBytes === 0
+      ? '; the vote ledger gave up its reserve for finished votes when the disk filled, and takes it back once there is room'
+      : '';
   const details = { directory, exists: true, freeBytes: freeBytes ?? null };
   if (freeBytes !== undefined && freeBytes < LOW_ROOM_BYTES) {
     return warn(
@@ -101,9 +110,15 @@ async function stateFileNote(directory: string, now: number): Promise<{ note: st
   const parsed = parseStateDocument(text);
   if (parsed.ok) return { note: `state.json holds ${parsed.entries.size} keys, written ${formatAge(now - mtimeMs)} ago` };
   if (parsed.newerVersion !== undefined) {
-    return fail(`${path} was written by a newer listing-agent (${parsed.reason}): this one refuses to replace it`, 'run the newer listing-agent, or move the file away to start this one afresh');
+    return fail(
+      `${path} was written by a newer listing-agent (${parsed.reason}): this one refuses to replace it`,
+      'run the newer listing-agent, or move the file away to start this one afresh',
+    );
   }
-  return warn(`${path} is not a state document (${parsed.reason})`, 'nothing to do: the agent sets it aside at its start and goes on from state.json.prev');
+  return warn(
+    `${path} is not a state document (${parsed.reason})`,
+    'nothing to do: the agent sets it aside at its start and goes on from state.json.prev',
+  );
 }
 
 /** `state.directory`: the agent can write its state directory (or create it), and state.json is sound. */
@@ -117,9 +132,16 @@ export const stateDirectoryCheck: DoctorCheck = {
     if (info instanceof Error) {
       if (errnoCode(info) !== 'ENOENT') return fail(`cannot use the state directory ${directory}: ${fsReason(info)}`, FIX_DIRECTORY);
       const parent = await nearestExisting(directory);
-      const writable = await access(parent, constants.W_OK).then(() => true, () => false);
-      const parentIsDirectory = await stat(parent).then((s) => s.isDirectory(), () => false);
-      if (!writable || !parentIsDirectory) return fail(`the state directory ${directory} does not exist, and ${parent} is not a directory this user can write`, FIX_DIRECTORY);
+      const writable = await access(parent, constants.W_OK).then(
+        () => true,
+        () => false,
+      );
+      const parentIsDirectory = await stat(parent).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
+      if (!writable || !parentIsDirectory)
+        return fail(`the state directory ${directory} does not exist, and ${parent} is not a directory this user can write`, FIX_DIRECTORY);
       return ok(`${directory} does not exist yet: the agent creates it (${parent} is writable)`, { directory, exists: false });
     }
     if (!info.isDirectory()) return fail(`the state directory ${directory} is a file, not a directory`, FIX_DIRECTORY);
@@ -127,7 +149,11 @@ export const stateDirectoryCheck: DoctorCheck = {
       // One page written and synced: an empty file would pass on a full disk.
       await writeProbeFile(nodeFileStoreFs, directory);
     } catch (error) {
-      return fail(describeWriteProblem(directory, error), unwritableFix(error), { directory, exists: true, problem: classifyWriteError(error) });
+      return fail(describeWriteProblem(directory, error), unwritableFix(error), {
+        directory,
+        exists: true,
+        problem: classifyWriteError(error),
+      });
     }
     const note = await stateFileNote(directory, deps.now());
     if ('status' in note) return { ...note, details: { directory, exists: true } };
@@ -148,7 +174,13 @@ async function lockOutcome(deps: DoctorDeps, path: string): Promise<CheckOutcome
   const record = parseLockRecord(text);
   const ageMs = deps.now() - mtimeMs;
   const owner = describeLockOwner(record);
-  const details = { held: true, pid: record?.pid ?? null, host: record?.host ?? null, startedAt: record?.startedAt ?? null, heartbeatAgeMs: Math.round(ageMs) };
+  const details = {
+    held: true,
+    pid: record?.pid ?? null,
+    host: record?.host ?? null,
+    startedAt: record?.startedAt ?? null,
+    heartbeatAgeMs: Math.round(ageMs),
+  };
   const verdict = judgeLock(record, ageMs, {
     ...(deps.owner ? { owner: deps.owner } : {}),
     ...(deps.isProcessAlive ? { isProcessAlive: deps.isProcessAlive } : {}),
@@ -160,7 +192,11 @@ async function lockOutcome(deps: DoctorDeps, path: string): Promise<CheckOutcome
     case 'unknown':
       return ok(`held by ${owner}, heartbeat ${formatAge(ageMs)} ago (its pid cannot be checked from this host)`, details);
     case 'stale':
-      return warn(`${path} is left over by ${owner}: ${verdict.reason}`, `nothing to do: the next agent takes it over by itself (or delete ${path})`, details);
+      return warn(
+        `${path} is left over by ${owner}: ${verdict.reason}`,
+        `nothing to do: the next agent takes it over by itself (or delete ${path})`,
+        details,
+      );
   }
 }
 
@@ -169,7 +205,8 @@ export const stateLockCheck: DoctorCheck = {
   name: 'state.lock',
   paths: ['state.directory'],
   async run(deps) {
-    if (deps.config.state.redis !== undefined) return skip('state.redis is set: agents share the state in Redis and take no lock (see redis.leader)');
+    if (deps.config.state.redis !== undefined)
+      return skip('state.redis is set: agents share the state in Redis and take no lock (see redis.leader)');
     return lockOutcome(deps, join(doctorStateDirectory(deps), 'state.lock'));
   },
 };

@@ -17,13 +17,19 @@ const withVariable = (path: string) => `${path} (${environmentVariableName(path.
 function position(state: CursorState | undefined, deps: DoctorDeps): { text: string; details: Record<string, unknown> } {
   if (state?.cursor == null) {
     const { lookback } = deps.config.votes;
-    const first = lookback > 0 ? `from ${formatDuration(lookback)} before it on (votes.lookback)` : `from its start on; ${skippedVotesNote(withVariable)}`;
+    const first =
+      lookback > 0
+        ? `from ${formatDuration(lookback)} before it on (votes.lookback)`
+        : `from its start on; ${skippedVotesNote(withVariable)}`;
     return { text: `no cursor stored yet: a first start rewards votes cast ${first}`, details: { cursor: null, newestVoteAt: null } };
   }
   const newest = state.newestCreatedAt;
   const ageMs = newest === null ? null : deps.now() - Date.parse(newest);
   const seen = newest === null ? 'no vote seen yet' : `newest vote seen ${newest} (${formatAge(ageMs!)} ago)`;
-  return { text: `stored cursor ${shortCursor(state.cursor)}, ${seen}`, details: { cursor: state.cursor, newestVoteAt: newest, newestVoteAgeMs: ageMs } };
+  return {
+    text: `stored cursor ${shortCursor(state.cursor)}, ${seen}`,
+    details: { cursor: state.cursor, newestVoteAt: newest, newestVoteAgeMs: ageMs },
+  };
 }
 
 /** The first page from where the poller would go on, or the outcome that says why not. */
@@ -38,8 +44,10 @@ async function firstPage(deps: DoctorDeps, state: CursorState | undefined, signa
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof BadRequestError && 'cursor' in from) {
       return warn(
-        `the service refused the stored cursor (400): the poller goes back to the newest vote seen (${state?.newestCreatedAt ?? 'none'}) and drops the overlap as duplicates`,
-        'nothing to do once; if this shows at every run, the stored cursor is not this service\'s (service.v1 changed?): delete the votes:cursor key from the state',
+        `the service refused the stored cursor (400): the poller goes back to the newest vote seen ` +
+          `(${state?.newestCreatedAt ?? 'none'}) and drops the overlap as duplicates`,
+        "nothing to do once; if this shows at every run, the stored cursor is not this service's (service.v1 changed?): delete the " +
+          "votes:cursor key from the state",
       );
     }
     return fail(`the votes cursor did not answer: ${message}`, 'see service.token above; the poller retries at every votes.pollInterval');
@@ -61,12 +69,19 @@ export const votesCheck: DoctorCheck = {
     try {
       state = parseCursorState(await (await deps.stateReader()).get(cursorStateKey(projectId)));
     } catch (error) {
-      return fail(`cannot read the stored cursor: ${error instanceof Error ? error.message : String(error)}`, 'see the state and redis checks');
+      return fail(
+        `cannot read the stored cursor: ${error instanceof Error ? error.message : String(error)}`,
+        'see the state and redis checks',
+      );
     }
     const where = position(state, deps);
     const page = await firstPage(deps, state, signal);
     if ('status' in page) return { ...page, details: { projectId, ...where.details } };
     const waiting = page.data.length;
-    return ok(`answers, ${waiting} new ${waiting === 1 ? 'vote' : 'votes'} on the next page; ${where.text}`, { projectId, nextPageVotes: waiting, ...where.details });
+    return ok(`answers, ${waiting} new ${waiting === 1 ? 'vote' : 'votes'} on the next page; ${where.text}`, {
+      projectId,
+      nextPageVotes: waiting,
+      ...where.details,
+    });
   },
 };

@@ -21,7 +21,8 @@ export interface AcceptedSecrets {
   problems: string[];
 }
 
-const liveSecrets = (content: SecretFileContent | undefined, now: number) => (content?.secrets ?? []).filter((e) => entryLive(e, now)).map((e) => e.secret);
+const liveSecrets = (content: SecretFileContent | undefined, now: number) =>
+  (content?.secrets ?? []).filter((e) => entryLive(e, now)).map((e) => e.secret);
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 async function findSecrets(deps: DoctorDeps): Promise<AcceptedSecrets> {
@@ -88,9 +89,20 @@ export function testDelivery(secrets: AcceptedSecrets, nowMs: number): TestDeliv
   const [secret] = secrets.v1;
   if (secret !== undefined) {
     const body = JSON.stringify({ type: 'webhook.test', data: EXAMPLE });
-    return { headers: { ...base, ...signDelivery({ secret, rawBody: body, timestampSeconds: Math.floor(nowMs / 1000), traceId }) }, body, traceId, kind: 'webhook.test' };
+    return {
+      headers: { ...base, ...signDelivery({ secret, rawBody: body, timestampSeconds: Math.floor(nowMs / 1000), traceId }) },
+      body,
+      traceId,
+      kind: 'webhook.test',
+    };
   }
   if (secrets.legacy === undefined) return undefined;
-  const body = JSON.stringify({ bot: EXAMPLE.project.platform_id, user: EXAMPLE.user.platform_id, type: 'test', isWeekend: false, query: '' });
+  const body = JSON.stringify({
+    bot: EXAMPLE.project.platform_id,
+    user: EXAMPLE.user.platform_id,
+    type: 'test',
+    isWeekend: false,
+    query: '',
+  });
   return { headers: { ...base, authorization: secrets.legacy }, body, traceId, kind: 'legacy test' };
 }

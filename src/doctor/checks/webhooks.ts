@@ -6,7 +6,8 @@ import { askLocal, localUrl } from './local-http.js';
 import { acceptedSecrets, testDelivery } from './webhook-secrets.js';
 
 export const WEBHOOKS_OFF = 'webhooks.enabled is false: no receiver runs';
-const LISTEN_FIX = 'stop the other program, or set webhooks.listen (LISTING_AGENT_WEBHOOKS_LISTEN) to a free port (and move the proxy or tunnel with it)';
+const LISTEN_FIX =
+  'stop the other program, or set webhooks.listen (LISTING_AGENT_WEBHOOKS_LISTEN) to a free port (and move the proxy or tunnel with it)';
 
 /** `webhooks.secret`: how many secrets the receiver accepts and where they are; never one of them. */
 export const webhookSecretCheck: DoctorCheck = {
@@ -23,10 +24,19 @@ export const webhookSecretCheck: DoctorCheck = {
     if (counts.redis > 0) places.push(`${counts.redis} in Redis`);
     const legacy = found.legacy === undefined ? '' : '; legacy v0 Authorization set';
     if (found.v1.length === 0 && found.legacy === undefined) {
-      return fail('no webhook secret: every delivery would be refused', "add the webhook's secret (whs_...) to webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS), or rotate one in ('listing-agent webhooks rotate')", details);
+      return fail(
+        'no webhook secret: every delivery would be refused',
+        "add the webhook's secret (whs_...) to webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS), or rotate one in ('listing-agent " +
+          "webhooks rotate')",
+        details,
+      );
     }
     if (found.problems.length > 0) {
-      return warn(`${found.v1.length} v1 secrets (${places.join(', ')})${legacy}; but ${found.problems.join('; ')}`, 'fix or delete what is named: the other secrets still work', details);
+      return warn(
+        `${found.v1.length} v1 secrets (${places.join(', ')})${legacy}; but ${found.problems.join('; ')}`,
+        'fix or delete what is named: the other secrets still work',
+        details,
+      );
     }
     const odd = webhooks.secrets.filter((secret) => !secret.startsWith('whs_')).length;
     if (odd > 0) {
@@ -37,7 +47,10 @@ export const webhookSecretCheck: DoctorCheck = {
       );
     }
     if (found.v1.length === 0) return ok('legacy v0 Authorization set, no v1 secret: signed v1 deliveries would be refused', details);
-    return ok(`${found.v1.length} v1 ${found.v1.length === 1 ? 'secret' : 'secrets'} (${places.join(', ')})${legacy}; none is shown`, details);
+    return ok(
+      `${found.v1.length} v1 ${found.v1.length === 1 ? 'secret' : 'secrets'} (${places.join(', ')})${legacy}; none is shown`,
+      details,
+    );
   },
 };
 
@@ -63,14 +76,21 @@ async function inspectPort(deps: DoctorDeps): Promise<ReceiverPort> {
   const { listen, path } = deps.config.webhooks;
   const error = await tryListen(listen.host, listen.port);
   if (error === undefined) return { kind: 'free' };
-  if (error.code !== 'EADDRINUSE') return { kind: 'unusable', message: new ListenError('webhook receiver', listen, error, RECEIVER_DEFAULTS.setting).message };
+  if (error.code !== 'EADDRINUSE')
+    return { kind: 'unusable', message: new ListenError('webhook receiver', listen, error, RECEIVER_DEFAULTS.setting).message };
   const delivery = testDelivery(await acceptedSecrets(deps), deps.now());
   if (delivery === undefined) return { kind: 'taken', said: 'no secret to ask it with' };
-  const answer = await askLocal(localUrl(listen, path), { method: 'POST', headers: delivery.headers, body: delivery.body, timeoutMs: deps.timeoutMs });
+  const answer = await askLocal(localUrl(listen, path), {
+    method: 'POST',
+    headers: delivery.headers,
+    body: delivery.body,
+    timeoutMs: deps.timeoutMs,
+  });
   if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) return { kind: 'ours', ms: answer.ms };
   const said =
     answer.kind === 'answer'
-      ? `it answered ${answer.status} to a signed ${delivery.kind} on ${path}${answer.status === 401 ? ' (a receiver with other secrets?)' : ''}`
+      ? `it answered ${answer.status} to a signed ${delivery.kind} on ${path}${answer.status === 401 ? ' (a receiver with other ' +
+        'secrets?)' : ''}`
       : answer.kind === 'refused'
         ? 'it refused the connection'
         : `it did not answer a ${delivery.kind}: ${answer.reason}`;
@@ -103,11 +123,18 @@ export const webhookPortCheck: DoctorCheck = {
       case 'free':
         return ok(`${address} is free: the receiver can listen there (no agent's receiver runs now)`, { listen: address, holder: 'none' });
       case 'ours':
-        return ok(`a listing-agent receiver answers on ${address} and accepts this config's secret (a running agent), in ${port.ms} ms`, { listen: address, holder: 'agent' });
+        return ok(`a listing-agent receiver answers on ${address} and accepts this config's secret (a running agent), in ${port.ms} ms`, {
+          listen: address,
+          holder: 'agent',
+        });
       case 'taken':
         return fail(`${address} is taken by another program: ${port.said}`, LISTEN_FIX, { listen: address, holder: 'other' });
       case 'unusable':
-        return fail(port.message, 'set webhooks.listen (LISTING_AGENT_WEBHOOKS_LISTEN) to an address of this machine and a port above 1023', { listen: address });
+        return fail(
+          port.message,
+          'set webhooks.listen (LISTING_AGENT_WEBHOOKS_LISTEN) to an address of this machine and a port above 1023',
+          { listen: address },
+        );
     }
   },
 };

@@ -47,7 +47,9 @@ export function countSourceFor(object: unknown, options: EmbeddedSourceOptions =
   const message = `is ${describeValue(object)}, not ${EMBEDDED_SHAPES}`;
   throw new ConfigError(
     'invalid',
-    `stats.source is embedded but the object passed as discord ${message}: pass the bot's Client (discord.js, Eris or Oceanic.js; in a discord.js manager process, its ShardingManager or ClusterManager), or set stats.source to discord-rest or push`,
+    `stats.source is embedded but the object passed as ` +
+      `discord ${message}: pass the bot's Client (discord.js, Eris or Oceanic.js; in a discord.js manager process, its ShardingManager ` +
+      `or ClusterManager), or set stats.source to discord-rest or push`,
     [{ path: 'discord', message }],
   );
 }

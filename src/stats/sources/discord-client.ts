@@ -92,7 +92,17 @@ export interface ProbePart {
   problem?: string;
 }
 
-const STATUS_NAMES = ['Ready', 'Connecting', 'Reconnecting', 'Idle', 'Nearly', 'Disconnected', 'WaitingForGuilds', 'Identifying', 'Resuming'];
+const STATUS_NAMES = [
+  'Ready',
+  'Connecting',
+  'Reconnecting',
+  'Idle',
+  'Nearly',
+  'Disconnected',
+  'WaitingForGuilds',
+  'Identifying',
+  'Resuming',
+];
 
 /** discord.js `Status` as a word for a reason (`Resuming`). */
 function statusName(status: number): string {
@@ -107,7 +117,10 @@ function isClientProbe(value: unknown): value is ClientProbe {
     typeof probe.ready === 'boolean' &&
     typeof probe.guilds === 'number' &&
     Array.isArray(probe.shards) &&
-    probe.shards.every((s: Partial<ShardProbe> | null) => typeof s === 'object' && s !== null && [s.id, s.status, s.guilds, s.unavailable].every((n) => typeof n === 'number'))
+    probe.shards.every(
+      (s: Partial<ShardProbe> | null) =>
+        typeof s === 'object' && s !== null && [s.id, s.status, s.guilds, s.unavailable].every((n) => typeof n === 'number'),
+    )
   );
 }
 
@@ -121,7 +134,12 @@ export function listIds(ids: readonly number[]): string {
  * Runs the probe in another process (`evaluate`, bounded by `timeoutMs`): its answer, or why it
  * cannot be read yet. An abort of `signal` is the one failure that goes up.
  */
-export async function probeProcess(label: string, evaluate: () => Promise<unknown>, timeoutMs: number, signal?: AbortSignal): Promise<ProbePart> {
+export async function probeProcess(
+  label: string,
+  evaluate: () => Promise<unknown>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ProbePart> {
   try {
     return { label, probe: await withTimeout(evaluate(), timeoutMs, label, signal) };
   } catch (error) {
@@ -138,7 +156,9 @@ export function partialManagerReading(manager: string, expected: readonly number
   if (expected.length >= total) return undefined;
   return {
     ready: false,
-    reason: `counts not ready: this ${manager} runs shard${expected.length > 1 ? 's' : ''} ${listIds(expected)} of ${total}; the others run elsewhere, so it cannot count the whole bot: use the push source`,
+    reason: `counts not ready: ` +
+      `this ${manager} runs shard${expected.length > 1 ? 's' : ''} ${listIds(expected)} of ${total}; the others run elsewhere, so it ` +
+      `cannot count the whole bot: use the push source`,
   };
 }
 
@@ -171,7 +191,10 @@ export function readingFromProbes(parts: readonly ProbePart[], shardCount: numbe
     }
     for (const shard of probe.shards) {
       if (shard.unavailable > 0) {
-        problems.push(`shard ${shard.id} has ${shard.unavailable} of ${shard.guilds} guilds still unavailable (its cache is filling, or Discord has an outage)`);
+        problems.push(
+          `shard ${shard.id} has ${shard.unavailable} of ${shard.guilds} guilds still unavailable (its cache is filling, or Discord has ` +
+            `an outage)`,
+        );
       }
       perShard.set(shard.id, shard.guilds);
     }
@@ -179,7 +202,8 @@ export function readingFromProbes(parts: readonly ProbePart[], shardCount: numbe
   }
   const missing = expectedShardIds.filter((id) => !perShard.has(id));
   // A process that could not answer already explains its shards' absence.
-  if (problems.length === 0 && missing.length > 0) problems.push(`no process reported shard${missing.length > 1 ? 's' : ''} ${listIds(missing)}`);
+  if (problems.length === 0 && missing.length > 0)
+    problems.push(`no process reported shard${missing.length > 1 ? 's' : ''} ${listIds(missing)}`);
   if (problems.length > 0) return { ready: false, reason: `counts not ready: ${problems.join('; ')}` };
   return {
     ready: true,
@@ -293,7 +317,9 @@ export function createDiscordClientSource(client: DiscordClientLike, options: Em
     if (owned.length > 0 && owned.length < total) {
       return {
         ready: false,
-        reason: `counts not ready: this Client runs shard${owned.length > 1 ? 's' : ''} ${listIds(owned)} of ${total} outside any ShardingManager or cluster, so it cannot see the other shards' guilds: pass the manager to the agent, or use the push source`,
+        reason: `counts not ready: this Client runs ` +
+          `shard${owned.length > 1 ? 's' : ''} ${listIds(owned)} of ${total} outside any ShardingManager or cluster, so it cannot see ` +
+          `the other shards' guilds: pass the manager to the agent, or use the push source`,
       };
     }
     return readingFromProbes([{ label: LOCAL_CLIENT, probe }], total, owned);
@@ -310,7 +336,8 @@ export function createDiscordClientSource(client: DiscordClientLike, options: Em
     read: async (signal) => {
       signal?.throwIfAborted();
       const cluster = client.cluster;
-      if (cluster) return readAll('client.cluster.broadcastEval', () => cluster.broadcastEval(PROBE_SCRIPT, { timeout: timeoutMs }), signal);
+      if (cluster)
+        return readAll('client.cluster.broadcastEval', () => cluster.broadcastEval(PROBE_SCRIPT, { timeout: timeoutMs }), signal);
       const shard = client.shard;
       if (shard) return readAll('client.shard.broadcastEval', () => shard.broadcastEval(probeClient), signal);
       return readLocal();

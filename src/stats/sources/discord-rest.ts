@@ -80,7 +80,8 @@ function unlessAborted(promise: Promise<CountReading>, signal: AbortSignal | und
  * - `read()` never throws; the token never appears in a reason.
  */
 export function createDiscordRestSource(options: DiscordRestSourceOptions): CountSource {
-  if (botToken(options.token) === '') throw new ListingAgentError('invalid_option', 'the Discord REST source needs the bot token: set discord.token');
+  if (botToken(options.token) === '')
+    throw new ListingAgentError('invalid_option', 'the Discord REST source needs the bot token: set discord.token');
   const { shardCount } = options;
   if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
     throw new ListingAgentError('invalid_option', `shardCount must be an integer of at least 1, not ${shardCount}`);
@@ -89,7 +90,8 @@ export function createDiscordRestSource(options: DiscordRestSourceOptions): Coun
   const counts = createCountReader(client, shardCount, options.cacheTtlMs ?? DISCORD_REST_DEFAULTS.cacheTtlMs, options.now ?? Date.now);
   let inflight: Promise<CountReading> | undefined;
   return {
-    description: `Discord REST API (servers: ${APPLICATION}; shards: ${shardCount !== undefined ? `${shardCount}, from the config` : GATEWAY})`,
+    description: `Discord REST API ` +
+      `(servers: ${APPLICATION}; shards: ${shardCount !== undefined ? `${shardCount}, from the config` : GATEWAY})`,
     read(signal) {
       const cached = counts.cached();
       if (cached !== undefined) return Promise.resolve(cached);

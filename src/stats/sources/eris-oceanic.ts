@@ -71,7 +71,8 @@ function heldShards(snapshot: GatewayClientSnapshot): HeldShards {
   const pending = snapshot.shards
     .filter((shard) => !shard.ready)
     .map((shard) => `shard ${shard.id} is ${shard.status === 'ready' ? 'waiting for its guilds' : shard.status}`);
-  if (!snapshot.ready) return { ok: false, reason: `counts not ready: ${who} is not ready yet${pending.length > 0 ? ` (${pending.join(', ')})` : ''}` };
+  if (!snapshot.ready)
+    return { ok: false, reason: `counts not ready: ${who} is not ready yet${pending.length > 0 ? ` (${pending.join(', ')})` : ''}` };
   // One shard down while the others run: the client stays ready, its shard does not.
   if (pending.length > 0) return { ok: false, reason: `counts not ready: ${who}'s ${pending.join(', ')}` };
   return { ok: true, shardCount: snapshot.shardCount, held: snapshot.shards.map((shard) => shard.id).sort((a, b) => a - b) };
@@ -91,7 +92,10 @@ export function readingFromGatewaySnapshot(snapshot: GatewayClientSnapshot): Cou
   if (held.length < shardCount) {
     return {
       ready: false,
-      reason: `counts not ready: this ${snapshot.library} Client runs shard${held.length > 1 ? 's' : ''} ${listIds(held)} of ${shardCount}; the others run elsewhere, so it cannot count the whole bot: use the push source, or Redis shard reports`,
+      reason: `counts not ready: ` +
+        `this ${snapshot.library} Client runs ` +
+        `shard${held.length > 1 ? 's' : ''} ${listIds(held)} of ${shardCount}; the others run elsewhere, so it cannot count the whole ` +
+        `bot: use the push source, or Redis shard reports`,
     };
   }
   const { total, perShard } = countPerShard(snapshot, shardCount);

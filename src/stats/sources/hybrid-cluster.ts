@@ -61,7 +61,9 @@ export function createClusterManagerSource(manager: ClusterManagerLike, options:
     get description() {
       const total = manager.totalShards;
       const clusters = manager.totalClusters ?? -1;
-      return `discord-hybrid-sharding ClusterManager (${total > 0 ? `${total} shard${total === 1 ? '' : 's'}` : 'shard count not known until spawn'}${clusters > 0 ? ` in ${clusters} cluster${clusters === 1 ? '' : 's'}` : ''})`;
+      return `discord-hybrid-sharding ClusterManager ` +
+        `(${total > 0 ? `${total} shard${total === 1 ? '' : 's'}` : 'shard count not known until ' +
+        'spawn'}${clusters > 0 ? ` in ${clusters} cluster${clusters === 1 ? '' : 's'}` : ''})`;
     },
     read: async (signal): Promise<CountReading> => {
       signal?.throwIfAborted();

@@ -50,7 +50,7 @@ export class PushRejectedError extends ListingAgentError {
  * ```
  */
 export async function pushShardCounts(options: PushShardCountsOptions): Promise<void> {
-  const parsed = parsePushBody(options.reports);
+  const parsed = parsePushBody(options.reports, { plausible: true });
   if (!parsed.ok) throw new ValidationError('request', 'the push body', parsed.issues);
   const secrets = [options.key];
   const timeoutMs = options.timeoutMs ?? 10_000;

@@ -5,6 +5,7 @@ import { readBody } from '../../http/read-body.js';
 import type { CountReading } from '../source.js';
 import { describeIssues, MAX_PUSH_BODY_BYTES, parsePushBody, summarise, type ShardCountReport, type StoredReport } from './push-reports.js';
 import { errorMessage } from '../../errors.js';
+import type { RefusalLog } from '../../runtime/refusal-log.js';
 
 /**
  * The push source's HTTP side, as module functions over a plain {@link PushState}: who may push,
@@ -12,6 +13,9 @@ import { errorMessage } from '../../errors.js';
  */
 
 const ALLOW = 'GET, HEAD, POST';
+
+/** Why a push was refused, as its log line names it. */
+type PushRefusal = 'wrong_key' | 'implausible_count' | 'bad_body' | 'too_large' | 'wrong_shard_count';
 
 /**
  * Where a push source shares what it receives, when several agents take pushes (`state.redis`):
@@ -44,6 +48,8 @@ export interface PushState {
   stopped: boolean;
   /** With several agents: where each push is shared, and the shared reading. */
   readonly share?: PushShare;
+  /** The warn lines of refused pushes: the first of each reason per 10 s, then a summary. */
+  readonly refusals: RefusalLog<PushRefusal>;
 }
 
 interface Reply {
@@ -52,15 +58,36 @@ interface Reply {
   headers?: Record<string, string>;
 }
 
+/** A 4xx for a push, logged (the first of its reason per interval): nothing of it is recorded. */
+function refuse(
+  state: PushState,
+  req: IncomingMessage,
+  reason: PushRefusal,
+  status: number,
+  error: string,
+  headers?: Reply['headers'],
+): Reply {
+  state.refusals.refused(reason, req.socket.remoteAddress, { method: req.method, status }, `push refused: ${error}`);
+  return { status, body: { error }, ...(headers ? { headers } : {}) };
+}
+
 /** SHA-256 of `text`: the key is compared by digest. */
 export const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 /** The current reading: ready only when every expected shard reported recently, and the endpoint listens. */
 export function pushReading(state: PushState): CountReading {
   const { shardCount } = state;
-  const summary = summarise(state.reports.values(), { now: state.now(), staleAfterMs: state.staleAfterMs, shardCount: shardCount ?? state.pushedShardCount, configured: shardCount !== undefined });
+  const summary = summarise(state.reports.values(), {
+    now: state.now(),
+    staleAfterMs: state.staleAfterMs,
+    shardCount: shardCount ?? state.pushedShardCount,
+    configured: shardCount !== undefined,
+  });
   if (summary.ready || state.listeningUrl !== undefined) return summary;
-  return { ready: false, reason: `the push endpoint is not listening (${state.stopped ? 'stopped' : 'start() not called or failed'}); ${summary.reason}` };
+  return {
+    ready: false,
+    reason: `the push endpoint is not listening (${state.stopped ? 'stopped' : 'start() not called or failed'}); ${summary.reason}`,
+  };
 }
 
 /** Constant time: both sides are hashed first, so neither the length nor a prefix leaks. */
@@ -94,26 +121,33 @@ async function receive(state: PushState, req: IncomingMessage): Promise<Reply> {
   const body = read.kind === 'bytes' ? { kind: 'text' as const, text: read.bytes.toString('utf8') } : read;
   if (body.kind === 'gone') return { status: 400 };
   if (body.kind === 'too_large') {
-    return { status: 413, body: { error: `the body is larger than ${MAX_PUSH_BODY_BYTES} bytes: send one report per shard, or {shards: [...]}` } };
+    const error = `the body is larger than ${MAX_PUSH_BODY_BYTES} bytes: send one report per shard, or {shards: [...]}`;
+    return refuse(state, req, 'too_large', 413, error);
   }
-  if (body.text.trim() === '') return { status: 400, body: { error: 'the body is empty: send JSON {shard_id, shard_count, server_count}' } };
+  if (body.text.trim() === '') {
+    return refuse(state, req, 'bad_body', 400, 'the body is empty: send JSON {shard_id, shard_count, server_count}');
+  }
   let json: unknown;
   try {
     json = JSON.parse(body.text);
   } catch (error) {
-    return { status: 400, body: { error: `the body is not JSON (${error instanceof Error ? error.message : 'parse error'})` } };
+    return refuse(state, req, 'bad_body', 400, `the body is not JSON (${error instanceof Error ? error.message : 'parse error'})`);
   }
-  const parsed = parsePushBody(json);
-  if (!parsed.ok) return { status: 400, body: { error: describeIssues(parsed.issues) } };
+  const parsed = parsePushBody(json, { plausible: true });
+  if (!parsed.ok) return refuse(state, req, parsed.implausible ? 'implausible_count' : 'bad_body', 400, describeIssues(parsed.issues));
   const pushed = parsed.reports[0]!.shard_count;
   if (state.shardCount !== undefined && pushed !== state.shardCount) {
     // Refused rather than stored: the bot sees the 400, and a wrong layout never sits in the total.
-    return { status: 400, body: { error: `shard_count: is ${pushed} but the agent expects ${state.shardCount} shards (stats.push.shardCount): change one of them` } };
+    const error = `shard_count: is ${pushed} but the agent expects ${state.shardCount} shards (stats.push.shardCount): change one of them`;
+    return refuse(state, req, 'wrong_shard_count', 400, error);
   }
   const stored = recordReports(state, parsed.reports, state.now());
   if (state.share === undefined || (await state.share.share(stored))) return { status: 204 };
   // Held here, not shared: a 2xx (the bot has nothing to re-send), but not the 204 of a shared push.
-  return { status: 202, body: { held: true, detail: 'recorded by this agent, which cannot reach Redis: it writes the counts there when Redis returns' } };
+  return {
+    status: 202,
+    body: { held: true, detail: 'recorded by this agent, which cannot reach Redis: it writes the counts there when Redis returns' },
+  };
 }
 
 async function route(state: PushState, req: IncomingMessage): Promise<Reply> {
@@ -124,12 +158,8 @@ async function route(state: PushState, req: IncomingMessage): Promise<Reply> {
     return { status: 405, body: { error: `${req.method ?? 'this method'} is not allowed: use ${ALLOW}` }, headers: { allow: ALLOW } };
   }
   if (!authorised(state, req)) {
-    state.logger.warn({ remote: req.socket.remoteAddress, method: req.method }, 'push refused: missing or wrong key');
-    return {
-      status: 401,
-      body: { error: 'missing or wrong key: send Authorization: Bearer <the key set as stats.push.key>' },
-      headers: { 'www-authenticate': 'Bearer realm="listing-agent push"' },
-    };
+    const error = 'missing or wrong key: send Authorization: Bearer <the key set as stats.push.key>';
+    return refuse(state, req, 'wrong_key', 401, error, { 'www-authenticate': 'Bearer realm="listing-agent push"' });
   }
   if (req.method === 'POST') return receive(state, req);
   const at = state.now();

@@ -1,3 +1,4 @@
+import { SHARD_SERVER_LIMITS } from '../../contract/limits.js';
 import type { FieldIssue } from '../../errors.js';
 import type { CountReading } from '../source.js';
 
@@ -28,8 +29,36 @@ export const MAX_PUSH_BODY_BYTES = 64 * 1024;
 /** Shard counts above this are refused: no bot runs that many, and listing the missing would be huge. */
 const MAX_SHARD_COUNT = 100_000;
 
-/** The reports a body holds, or the first problems with it (each naming its field). */
-export type ParsedPush = { ok: true; reports: ShardCountReport[] } | { ok: false; issues: FieldIssue[] };
+/**
+ * The reports a body holds, or the first problems with it (each naming its field); `implausible`
+ * when a server count is past what one shard holds ({@link parsePushBody}'s `plausible`).
+ */
+export type ParsedPush = { ok: true; reports: ShardCountReport[] } | { ok: false; issues: FieldIssue[]; implausible: boolean };
+
+/** What one parse collects: its problems, and whether the bound on a shard's servers applies. */
+interface ParseContext {
+  readonly issues: FieldIssue[];
+  readonly plausible: boolean;
+  implausible: boolean;
+}
+
+/** Why a shard's server count is refused, in the words of the 400 and the log line. */
+function implausibleMessage(count: number): string {
+  const { discordPerShard, plausiblePerShard } = SHARD_SERVER_LIMITS;
+  return (
+    `is ${count}, more than one shard holds (Discord shards a bot at ${discordPerShard.toLocaleString('en-US')} servers per shard; ` +
+    `the push endpoint takes at most ${plausiblePerShard.toLocaleString('en-US')}): send each shard's own count`
+  );
+}
+
+/** A server count: an integer of 0 or more, and with `plausible` at most what one shard holds. */
+function serverCount(value: unknown, path: string, ctx: ParseContext): number | undefined {
+  const count = integer(value, path, 0, Number.MAX_SAFE_INTEGER, ctx.issues);
+  if (count === undefined || !ctx.plausible || count <= SHARD_SERVER_LIMITS.plausiblePerShard) return count;
+  ctx.issues.push({ path, message: implausibleMessage(count) });
+  ctx.implausible = true;
+  return undefined;
+}
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -45,7 +74,8 @@ function integer(value: unknown, path: string, min: number, max: number, issues:
   return value;
 }
 
-function report(value: unknown, prefix: string, issues: FieldIssue[]): ShardCountReport | undefined {
+function report(value: unknown, prefix: string, ctx: ParseContext): ShardCountReport | undefined {
+  const { issues } = ctx;
   if (!isRecord(value)) {
     issues.push({ path: prefix || '(root)', message: 'must be an object {shard_id, shard_count, server_count}' });
     return undefined;
@@ -53,56 +83,72 @@ function report(value: unknown, prefix: string, issues: FieldIssue[]): ShardCoun
   const at = (field: string) => (prefix ? `${prefix}.${field}` : field);
   const shardCount = integer(value.shard_count, at('shard_count'), 1, MAX_SHARD_COUNT, issues);
   const shardId = integer(value.shard_id, at('shard_id'), 0, MAX_SHARD_COUNT - 1, issues);
-  const serverCount = integer(value.server_count, at('server_count'), 0, Number.MAX_SAFE_INTEGER, issues);
-  if (shardCount === undefined || shardId === undefined || serverCount === undefined) return undefined;
+  const servers = serverCount(value.server_count, at('server_count'), ctx);
+  if (shardCount === undefined || shardId === undefined || servers === undefined) return undefined;
   if (shardId >= shardCount) {
     issues.push({ path: at('shard_id'), message: `must be below shard_count (${shardCount}), not ${shardId}` });
     return undefined;
   }
-  return { shard_id: shardId, shard_count: shardCount, server_count: serverCount };
+  return { shard_id: shardId, shard_count: shardCount, server_count: servers };
 }
 
 /**
  * Reads a push body (already parsed from JSON). All or nothing: one bad entry refuses the whole
- * body, so that a half-recorded push never adds up to a wrong total.
+ * body, so that a half-recorded push never adds up to a wrong total. With `plausible` (what the
+ * push endpoint and `pushShardCounts` ask), a shard's server count past
+ * `SHARD_SERVER_LIMITS.plausiblePerShard` is refused too; reports the agent writes itself (Redis
+ * shard reports) are read without it.
  */
-export function parsePushBody(body: unknown): ParsedPush {
-  const issues: FieldIssue[] = [];
+export function parsePushBody(body: unknown, options: { plausible?: boolean } = {}): ParsedPush {
+  const ctx: ParseContext = { issues: [], plausible: options.plausible ?? false, implausible: false };
+  const { issues } = ctx;
   let reports: ShardCountReport[] = [];
   if (isRecord(body) && 'shards' in body) {
     const { shards } = body;
     if (!Array.isArray(shards) || shards.length === 0 || shards.length > MAX_SHARD_COUNT) {
-      issues.push({ path: 'shards', message: `must be a non-empty array of server counts, one per shard (index = shard ID), at most ${MAX_SHARD_COUNT}` });
+      issues.push({
+        path: 'shards',
+        message: `must be a non-empty array of server counts, one per shard (index = shard ID), at most ${MAX_SHARD_COUNT}`,
+      });
     } else {
       shards.forEach((count, index) => {
-        const serverCount = integer(count, `shards[${index}]`, 0, Number.MAX_SAFE_INTEGER, issues);
-        if (serverCount !== undefined) reports.push({ shard_id: index, shard_count: shards.length, server_count: serverCount });
+        const servers = serverCount(count, `shards[${index}]`, ctx);
+        if (servers !== undefined) reports.push({ shard_id: index, shard_count: shards.length, server_count: servers });
       });
       // v0-style bodies send shard_count beside shards; accept it when it agrees.
       if (body.shard_count !== undefined && body.shard_count !== shards.length) {
-        issues.push({ path: 'shard_count', message: `must equal the length of shards (${shards.length}) or be left out, not ${JSON.stringify(body.shard_count)}` });
+        issues.push({
+          path: 'shard_count',
+          message: `must equal the length of shards (${shards.length}) or be left out, not ${JSON.stringify(body.shard_count)}`,
+        });
       }
     }
   } else if (Array.isArray(body)) {
     if (body.length === 0) issues.push({ path: '(root)', message: 'is an empty array: send at least one report' });
     const seen = new Set<number>();
     body.forEach((entry, index) => {
-      const parsed = report(entry, `[${index}]`, issues);
+      const parsed = report(entry, `[${index}]`, ctx);
       if (!parsed) return;
       if (seen.has(parsed.shard_id)) issues.push({ path: `[${index}].shard_id`, message: `shard ${parsed.shard_id} is reported twice` });
       else if (reports.length > 0 && reports[0]!.shard_count !== parsed.shard_count) {
-        issues.push({ path: `[${index}].shard_count`, message: `is ${parsed.shard_count} but [0].shard_count is ${reports[0]!.shard_count}: one push describes one shard layout` });
+        issues.push({
+          path: `[${index}].shard_count`,
+          message: `is ${parsed.shard_count} but [0].shard_count is ${reports[0]!.shard_count}: one push describes one shard layout`,
+        });
       }
       seen.add(parsed.shard_id);
       reports.push(parsed);
     });
   } else if (isRecord(body)) {
-    const parsed = report(body, '', issues);
+    const parsed = report(body, '', ctx);
     if (parsed) reports = [parsed];
   } else {
-    issues.push({ path: '(root)', message: 'must be {shard_id, shard_count, server_count}, an array of them, or {shards: [server counts]}' });
+    issues.push({
+      path: '(root)',
+      message: 'must be {shard_id, shard_count, server_count}, an array of them, or {shards: [server counts]}',
+    });
   }
-  return issues.length > 0 ? { ok: false, issues } : { ok: true, reports };
+  return issues.length > 0 ? { ok: false, issues, implausible: ctx.implausible } : { ok: true, reports };
 }
 
 /** One line for a 400's `{error}`: the first problems, each with its field. */

@@ -48,7 +48,10 @@ export function planShare(held: Iterable<StoredReport>, options: ShareOptions): 
  * overwrites a newer one another agent received, and on a tie the stored one stays (the same push
  * written twice changes nothing). Nothing stored (never written, or expired): it is written.
  */
-export function replaces(stored: Pick<RedisShardReport, 'reportedAt'> | undefined, incoming: Pick<RedisShardReport, 'reportedAt'>): boolean {
+export function replaces(
+  stored: Pick<RedisShardReport, 'reportedAt'> | undefined,
+  incoming: Pick<RedisShardReport, 'reportedAt'>,
+): boolean {
   return stored === undefined || incoming.reportedAt > stored.reportedAt;
 }
 

@@ -135,9 +135,13 @@ async function write(s: SharerState, writes: readonly ShareWrite[]): Promise<voi
       throw redisFailure('share the pushed counts', error);
     }
   }
-  for (const { report } of writes) if ((s.unshared.get(report.shard_id) ?? Infinity) <= report.reportedAt) s.unshared.delete(report.shard_id);
+  for (const { report } of writes)
+    if ((s.unshared.get(report.shard_id) ?? Infinity) <= report.reportedAt) s.unshared.delete(report.shard_id);
   if (s.problem !== undefined && shareState(s).unshared === 0) {
-    s.logger.info({ heldPushes: s.heldAnswersTotal }, 'pushed counts shared through Redis again: every push held while it was unreachable is written');
+    s.logger.info(
+      { heldPushes: s.heldAnswersTotal },
+      'pushed counts shared through Redis again: every push held while it was unreachable is written',
+    );
     s.problem = undefined;
     s.heldAnswers = 0;
     s.heldAnswersTotal = 0;
@@ -150,7 +154,8 @@ function failed(s: SharerState, error: unknown): void {
   if (s.problem === undefined) {
     s.logger.warn(
       { err: errorMessage(error), unshared: shareState(s).unshared },
-      'could not share pushed counts through Redis: pushes are answered 202 and held by this agent, and written to Redis when it returns (check that Redis runs and state.redis.url)',
+      'could not share pushed counts through Redis: pushes are answered 202 and held by this agent, and written to Redis when it ' +
+        'returns (check that Redis runs and state.redis.url)',
     );
     s.heldAnswers = 0;
   }
@@ -158,7 +163,8 @@ function failed(s: SharerState, error: unknown): void {
   tell(s);
 }
 
-const plan = (s: SharerState, reports: Iterable<StoredReport>) => planShare(reports, { now: s.now(), staleAfterMs: s.options.staleAfterMs, process: s.options.process });
+const plan = (s: SharerState, reports: Iterable<StoredReport>) =>
+  planShare(reports, { now: s.now(), staleAfterMs: s.options.staleAfterMs, process: s.options.process });
 
 async function share(s: SharerState, reports: readonly StoredReport[]): Promise<boolean> {
   dropExpired(s.held, s.now(), s.options.staleAfterMs);
@@ -190,7 +196,10 @@ async function tick(s: SharerState): Promise<void> {
   }
   if (s.problem !== undefined && s.heldAnswers > 0) {
     // One line per round while Redis stays away, not one per push.
-    s.logger.info({ pushes: s.heldAnswers, unshared: shareState(s).unshared, err: s.problem }, 'pushes held while Redis is unreachable (answered 202)');
+    s.logger.info(
+      { pushes: s.heldAnswers, unshared: shareState(s).unshared, err: s.problem },
+      'pushes held while Redis is unreachable (answered 202)',
+    );
     s.heldAnswers = 0;
   }
 }

@@ -2,6 +2,7 @@ import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { ListingAgentError } from '../../errors.js';
 import { formatAddress, type ListenAddress, type ListenSetting } from '../../http/listen-error.js';
 import { createLocalServer } from '../../http/local-server.js';
+import { createRefusalLog } from '../../runtime/refusal-log.js';
 import type { CountSource } from '../source.js';
 import { digest, handlePush, pushReading, type PushShare, type PushState } from './push-endpoint.js';
 
@@ -25,7 +26,10 @@ export interface PushSourceOptions {
   now?: () => number;
   /** Default: silent. */
   logger?: AgentLogger;
-  /** The setting a `ListenError` tells people to change. Default `{ path: 'stats.push.listen', env: 'LISTING_AGENT_STATS_PUSH_LISTEN' }`. */
+  /**
+   * The setting a `ListenError` tells people to change. Default `{ path: 'stats.push.listen', env: 'LISTING_AGENT_STATS_PUSH_LISTEN'
+   * }`.
+   */
   setting?: ListenSetting;
 }
 
@@ -82,12 +86,14 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
   if (shardCount !== undefined && (!Number.isSafeInteger(shardCount) || shardCount < 1)) {
     throw new ListingAgentError('invalid_option', `shardCount must be an integer of at least 1, not ${shardCount}`);
   }
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? silentLogger;
   const state: PushState = {
     path: options.path ?? PUSH_DEFAULTS.path,
     staleAfterMs: options.staleAfterMs ?? PUSH_DEFAULTS.staleAfterMs,
     shardCount,
-    now: options.now ?? Date.now,
-    logger: options.logger ?? silentLogger,
+    now,
+    logger,
     keyDigest: digest(options.key),
     reports: new Map(),
     listeners: new Set(),
@@ -95,10 +101,17 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
     listeningUrl: undefined,
     stopped: false,
     ...(share ? { share } : {}),
+    refusals: createRefusalLog({ logger, what: 'pushes', now }),
   };
-  const { path, logger } = state;
+  const { path } = state;
   const setting = options.setting ?? PUSH_DEFAULTS.setting;
-  const server = createLocalServer({ what: 'push endpoint', listen, setting, logger, handler: (req, res) => void handlePush(state, req, res) });
+  const server = createLocalServer({
+    what: 'push endpoint',
+    listen,
+    setting,
+    logger,
+    handler: (req, res) => void handlePush(state, req, res),
+  });
 
   // Counts the stops: a listen that resolves after a later stop() must not say it listens.
   let stops = 0;
@@ -119,6 +132,8 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
     state.stopped = true;
     state.listeningUrl = undefined;
     await server.stop();
+    // What the last interval only counted is written now, not lost with the process.
+    state.refusals.flush();
   }
 
   return {
@@ -133,7 +148,8 @@ function pushSource(options: PushSourceOptions, share: PushShare | undefined): P
     start,
     stop,
     url() {
-      if (state.listeningUrl === undefined) throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
+      if (state.listeningUrl === undefined)
+        throw new ListingAgentError('not_listening', 'the push endpoint is not listening: await start() first');
       return state.listeningUrl;
     },
     [Symbol.asyncDispose]() {

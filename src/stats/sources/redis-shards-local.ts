@@ -46,7 +46,8 @@ function clientOwnShards(client: DiscordClientLike): OwnShardsReading {
 
 async function shardingManagerOwnShards(manager: ShardingManagerLike, timeoutMs: number, signal?: AbortSignal): Promise<OwnShardsReading> {
   const total = manager.totalShards;
-  if (total === 'auto' || manager.shards.size === 0) return { ready: false, reason: 'counts not ready: the ShardingManager has not spawned its shards yet' };
+  if (total === 'auto' || manager.shards.size === 0)
+    return { ready: false, reason: 'counts not ready: the ShardingManager has not spawned its shards yet' };
   const held = Array.isArray(manager.shardList) && manager.shardList.length > 0 ? manager.shardList : range(total);
   const shards = [...manager.shards.values()];
   const parts = await Promise.all(shards.map((shard) => readManagedShard(shard, timeoutMs, signal)));
@@ -58,7 +59,8 @@ async function shardingManagerOwnShards(manager: ShardingManagerLike, timeoutMs:
 
 async function clusterManagerOwnShards(manager: ClusterManagerLike, timeoutMs: number, signal?: AbortSignal): Promise<OwnShardsReading> {
   const total = manager.totalShards;
-  if (!(total > 0) || manager.clusters.size === 0) return { ready: false, reason: 'counts not ready: the ClusterManager has not spawned its clusters yet' };
+  if (!(total > 0) || manager.clusters.size === 0)
+    return { ready: false, reason: 'counts not ready: the ClusterManager has not spawned its clusters yet' };
   const held = manager.shardList && manager.shardList.length > 0 ? manager.shardList : range(total);
   const clusters = [...manager.clusters.values()];
   const parts = await Promise.all(clusters.map((cluster) => readClusterCounts(cluster, timeoutMs, signal)));

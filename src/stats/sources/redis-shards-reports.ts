@@ -113,7 +113,8 @@ export interface ReportWording {
 export const REPORTER_WORDING: ReportWording = {
   what: 'shard reports',
   empty:
-    'no bot process has reported its shards to Redis (each embedded agent with state.redis reports every stats.redis.reportEvery; reports expire after stats.redis.staleAfter)',
+    'no bot process has reported its shards to Redis (each embedded agent with state.redis reports every stats.redis.reportEvery; ' +
+      'reports expire after stats.redis.staleAfter)',
   shardCountSetting: 'stats.redis.shardCount',
   expiry: 'a report expires stats.redis.staleAfter after its process last wrote it',
 };
@@ -121,7 +122,9 @@ export const REPORTER_WORDING: ReportWording = {
 /** The wording of shard counts the bot pushed to the agents' push endpoints, shared through Redis. */
 export const PUSH_WORDING: ReportWording = {
   what: 'shard counts pushed to the agents, shared',
-  empty: 'no shard has pushed its counts to any agent yet: the bot must POST them to the push endpoint of any agent (stats.push.listen), which shares them through Redis',
+  empty:
+    'no shard has pushed its counts to any agent yet: the bot must POST them to the push endpoint of any agent (stats.push.listen), ' +
+      'which shares them through Redis',
   shardCountSetting: 'stats.push.shardCount',
   expiry: 'a pushed report counts for stats.push.staleAfter after it reached an agent',
 };

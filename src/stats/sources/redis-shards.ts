@@ -102,7 +102,8 @@ export function redisShardsSource(options: RedisShardsSourceOptions, wording?: R
 
   return {
     get description() {
-      return `${(wording ?? REPORTER_WORDING).what} in ${connection.describe()}${options.shardCount !== undefined ? ` (${options.shardCount} shards expected)` : ''}`;
+      return `${(wording ?? REPORTER_WORDING).what} in ` +
+        `${connection.describe()}${options.shardCount !== undefined ? ` (${options.shardCount} shards expected)` : ''}`;
     },
     async read(signal): Promise<CountReading> {
       signal?.throwIfAborted();

@@ -66,7 +66,8 @@ export function createShardingManagerSource(manager: ShardingManagerLike, option
   return {
     get description() {
       const total = manager.totalShards;
-      return `discord.js ShardingManager (${total === 'auto' ? 'shard count not known until spawn' : `${total} shard${total === 1 ? '' : 's'}`})`;
+      return `discord.js ShardingManager ` +
+        `(${total === 'auto' ? 'shard count not known until spawn' : `${total} shard${total === 1 ? '' : 's'}`})`;
     },
     read: async (signal): Promise<CountReading> => {
       signal?.throwIfAborted();
@@ -81,7 +82,8 @@ export function createShardingManagerSource(manager: ShardingManagerLike, option
       const parts = await Promise.all(shards.map((shard) => readShard(shard, signal)));
       const spawned = new Set(shards.map((shard) => shard.id));
       const unspawned = expected.filter((id) => !spawned.has(id));
-      if (unspawned.length > 0) parts.push({ label: `shard${unspawned.length > 1 ? 's' : ''} ${listIds(unspawned)}`, problem: 'not spawned yet' });
+      if (unspawned.length > 0)
+        parts.push({ label: `shard${unspawned.length > 1 ? 's' : ''} ${listIds(unspawned)}`, problem: 'not spawned yet' });
       return readingFromProbes(parts, total, expected);
     },
   };

@@ -60,7 +60,13 @@ export class VoteHookError extends ListingAgentError {
  * the hook (its authorization, secret, URL) and of the agent's configuration. What an answer or a
  * command's output repeats of them never reaches a log line, a dead letter or the status page.
  */
-export function hookError(hook: string, reason: VoteHookFailureReason, message: string, secrets: readonly string[], details: VoteHookErrorDetails = {}): VoteHookError {
+export function hookError(
+  hook: string,
+  reason: VoteHookFailureReason,
+  message: string,
+  secrets: readonly string[],
+  details: VoteHookErrorDetails = {},
+): VoteHookError {
   return new VoteHookError(hook, reason, redact(message, secrets), details);
 }
 

@@ -1,7 +1,7 @@
 /**
  * The names the docs' TypeScript examples use without declaring them, so that each example can
  * stay as short as a reader wants it and still type-check against the package
- * (test/docs/code-blocks.test.ts). Only that check reads this file: tsconfig.json excludes this
+ * (test/docs/code-blocks-types.check.ts). Only that check reads this file: tsconfig.json excludes this
  * folder, so these globals never leak into the project's own code.
  */
 import type { Client } from 'discord.js';

@@ -54,6 +54,24 @@ describe('createListingAgent refuses a configuration with a ConfigError', () => 
     expect(() => parseConfig({ service: { token: TOKEN }, ...config } as never)).toThrow(ConfigError);
   });
 
+  it('refuses a shared secret under 16 characters (push key, v0 authorization, admin token), saying why, in the same words', async () => {
+    const config = {
+      stats: { enabled: true, source: 'push', push: { key: 'fifteen-chars-k' } },
+      webhooks: { enabled: true, legacyAuthorization: 'fifteen-chars-v' },
+      health: { adminToken: 'fifteen-chars-a' },
+    };
+    const why =
+      'must be at least 16 characters: whoever reaches its port can try values, and a shorter one can be guessed ' +
+      '(make one with: openssl rand -hex 32)';
+    const problems = refusal({ token: TOKEN, config: config as AgentConfigInput });
+    expect(problems).toEqual([`stats.push.key: ${why}`, `webhooks.legacyAuthorization: ${why}`, `health.adminToken: ${why}`]);
+    expect(await configCheck({ service: { token: TOKEN }, ...config })).toEqual(problems);
+    expect(JSON.stringify(problems)).not.toContain('fifteen-chars');
+    // 16 characters are enough.
+    const enough = { ...config, stats: { enabled: true, source: 'push', push: { key: 'sixteen-chars-k!' } } };
+    expect(refusal({ token: TOKEN, config: enough as AgentConfigInput })).toEqual(problems.slice(1));
+  });
+
   it('names the options of createListingAgent, not the variables the daemon reads', () => {
     expect(refusal({ config: {} })).toEqual(['service.token: missing (required): pass the project token as `token` to createListingAgent, or set service.token']);
     const push = refusal({ token: TOKEN, countSource: { description: 'mine', read: async () => ({ ready: false, reason: 'x' }) }, config: { stats: { enabled: true, source: 'push' } } });

@@ -90,7 +90,7 @@ describe('a sharded bot', () => {
     managers.push(manager);
     await manager.spawn({ delay: 0, timeout: 15_000 });
 
-    // The sibling's heartbeat keeps the lock fresh: the second agent refuses once it saw it (at most 15 s).
+    // The sibling's heartbeat keeps the lock fresh: the second agent refuses once it sees it move (within 5 s and a look).
     const errors = async () =>
       (await readFile(out, 'utf8').catch(() => ''))
         .split('\n')

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnCli } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
+import { sendOnFreshConnection } from '../../helpers/sockets.js';
 
 async function workspace(config: unknown, dotenv?: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'la-run-'));
@@ -48,6 +49,34 @@ describe('listing-agent run (the daemon, as a child process)', () => {
     expect(logs).toContain('"msg":"stopping"');
     expect(logs).not.toContain(fx.projectToken);
     for (const part of fx.projectToken.split('.')) expect(logs).not.toContain(part);
+  });
+
+  it('answers only its own names on its health port: a rebinding Host gets 421 naming the setting and its variable', async () => {
+    const emu = await startTestEmulator();
+    const fx = setupBot(emu);
+    const service = { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 };
+    const dir = await workspace({ service, health: { listen: '127.0.0.1:0' }, log: { format: 'json' } });
+    const env = { LISTING_AGENT_HEALTH_ALLOWED_HOSTS: 'agent.internal, metrics.internal' };
+    const cli = spawnCli(['run', '--config', 'config.json'], { cwd: dir, env });
+    const base: string = JSON.parse(await cli.lineContaining('health server listening')).url;
+    await cli.lineContaining('agent ready');
+    const as = (host: string, path: string) => sendOnFreshConnection(`${base}${path}`, { headers: { host } });
+
+    for (let i = 0; i < 3; i += 1) {
+      const refused = await as('rebind.attacker.example', '/status.json');
+      expect(refused.status).toBe(421);
+      expect(refused.text).toContain('add the name to health.allowedHosts (LISTING_AGENT_HEALTH_ALLOWED_HOSTS)');
+    }
+    expect((await as('agent.internal:9464', '/status.json')).status).toBe(200);
+    expect((await as('metrics.internal', '/metrics')).status).toBe(200);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+    const lines = cli.stdout().split('\n').filter((line) => line.includes('refused'));
+    expect(lines.map((line) => JSON.parse(line).msg)).toEqual([
+      'health server request refused: the Host rebind.attacker.example is not its listen address, localhost, an IP address ' +
+        'or in health.allowedHosts (LISTING_AGENT_HEALTH_ALLOWED_HOSTS)',
+      'health server requests refused in the last 10 s: 3 wrong_host (the first of each reason was logged)',
+    ]);
   });
 
   it('takes its whole config from LISTING_AGENT_* variables and a .env file', async () => {

@@ -7,6 +7,7 @@ import { createAgentMetrics } from '../../../src/runtime/metrics.js';
 import { ListenError } from '../../../src/http/listen-error.js';
 import { createHealthServer, type HealthServer, type HealthServerOptions } from '../../../src/health/server.js';
 import { call } from '../../helpers/http.js';
+import { openSockets, sendOnFreshConnection, until } from '../../helpers/sockets.js';
 
 const servers: HealthServer[] = [];
 afterEach(async () => {
@@ -204,6 +205,64 @@ describe('health server: bad input', () => {
       });
     });
     expect((await call(`${url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('health server: connections (issue 34)', () => {
+  it('holds at most 64 connections, 32 from one address, and serves another address meanwhile', async () => {
+    const { url } = await startHealth();
+    const port = Number(new URL(url).port);
+    // Each begins a request and stalls: no timeout of silence closes them, only the caps.
+    const one = await openSockets(port, '127.0.0.2', 36, 'G');
+    await until(() => one.filter((socket) => socket.isClosed()).length >= 4, 'the address cap to close 4 sockets');
+    expect((await sendOnFreshConnection(`${url}/healthz`, { from: '127.0.0.1' })).status).toBe(200);
+    const more = (await Promise.all([3, 4].map((n) => openSockets(port, `127.0.0.${n}`, 24, 'G')))).flat();
+    const all = [...one, ...more];
+    await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 64, 'the total cap to close the sockets past 64');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(all.filter((socket) => !socket.isClosed())).toHaveLength(64);
+  });
+});
+
+describe('health server: the Host it answers (issue 34)', () => {
+  const get = (url: string, path: string, host: string) => sendOnFreshConnection(`${url}${path}`, { headers: { host } });
+
+  it('answers its listen address, localhost, any IP address and the listed names, on any port', async () => {
+    const { url } = await startHealth({ allowedHosts: ['listing-agent', 'Status.Example.com'] });
+    const port = new URL(url).port;
+    const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`, 'LOCALHOST.:8080', '10.1.2.3:9464'];
+    hosts.push(`listing-agent:${port}`, 'status.example.com');
+    for (const host of hosts) expect({ host, status: (await get(url, '/healthz', host)).status }).toEqual({ host, status: 200 });
+  });
+
+  it('refuses any other host with 421 and a line naming health.allowedHosts on every path: no page reads it by DNS rebinding', async () => {
+    const { url } = await startHealth({ allowedHosts: ['listing-agent'] });
+    for (const path of ['/healthz', '/readyz', '/metrics', '/status.json', '/nope']) {
+      const refused = await get(url, path, 'rebind.attacker.example:9464');
+      expect(refused.status).toBe(421);
+      expect(refused.text).toBe(
+        '421 Misdirected Request: this server does not answer for rebind.attacker.example; to reach it by that name, ' +
+          'add the name to health.allowedHosts (LISTING_AGENT_HEALTH_ALLOWED_HOSTS)\n',
+      );
+    }
+    for (const host of ['listing-agent.attacker.example', 'attacker-listing-agent', '127.0.0.1.nip.io', 'bad host', '[not-v6]:1']) {
+      expect({ host, status: (await get(url, '/healthz', host)).status }).toEqual({ host, status: 421 });
+    }
+  });
+
+  it('logs the first refusal of each 10 s and counts the rest in one summary line, written at stop', async () => {
+    const lines: [string, Record<string, unknown>][] = [];
+    const logger = { ...silentLogger, warn: (fields: Record<string, unknown>, message: string) => void lines.push([message, fields]) };
+    const { url, server } = await startHealth({ logger, allowedHostsSetting: 'health.allowedHosts' });
+    for (let i = 0; i < 5; i += 1) expect((await get(url, '/readyz', `rebind-${i}.example`)).status).toBe(421);
+    expect(lines.map(([message]) => message)).toEqual([
+      'health server request refused: the Host rebind-0.example is not its listen address, localhost, an IP address or in ' +
+        'health.allowedHosts',
+    ]);
+    expect(lines[0]![1]).toMatchObject({ reason: 'wrong_host', host: 'rebind-0.example', path: '/readyz', remote: '127.0.0.1' });
+    await server.stop();
+    const summary = 'health server requests refused in the last 10 s: 5 wrong_host (the first of each reason was logged)';
+    expect(lines.map(([message]) => message).at(-1)).toBe(summary);
   });
 });
 

@@ -5,6 +5,7 @@ import { silentLogger } from '../../../src/log/agent-logger.js';
 import { ListenError } from '../../../src/http/listen-error.js';
 import { createLocalServer, type LocalServer, type LocalServerOptions } from '../../../src/http/local-server.js';
 import { freePort } from '../../helpers/ports.js';
+import { openSocket, openSockets, sendOnFreshConnection, until } from '../../helpers/sockets.js';
 
 /**
  * The local server (health, push endpoint, webhook receiver) is started and stopped any number of
@@ -160,5 +161,71 @@ describe('createLocalServer: start, stop, start again', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await raw(port, 'GET / HTTP/1.1\r\nhost: x\r\n\r\n')).toBe('');
     for (const socket of open) socket.destroy();
+  });
+});
+
+describe('createLocalServer: connection limits (issue 34)', () => {
+  it('refuses an address over its cap while another address is served', async () => {
+    const { server } = makeServer(0, { maxConnections: 8, maxConnectionsPerAddress: 2 });
+    const url = await server.start();
+    const port = Number(new URL(url).port);
+    // Two connections from 127.0.0.2 that each sent a byte (so no timeout of silence applies to them).
+    const held = await openSockets(port, '127.0.0.2', 2, 'G');
+    const third = await openSocket(port, '127.0.0.2', 'G');
+    await third.closed;
+    expect(held.map((socket) => socket.isClosed())).toEqual([false, false]);
+    expect(await sendOnFreshConnection(`${url}/`, { from: '127.0.0.2' })).toMatchObject({ status: 'ECONNRESET' });
+    expect(await sendOnFreshConnection(`${url}/`, { from: '127.0.0.1' })).toMatchObject({ status: 200 });
+    // Once one of its connections closes, the address is served again.
+    held[0]!.socket.destroy();
+    const served = async () => (await sendOnFreshConnection(`${url}/`, { from: '127.0.0.2' })).status === 200;
+    await until(served, 'the address to be served again');
+  });
+
+  it('closes a connection that sends no byte within timeouts.firstByteMs, and keeps one that has begun its request', async () => {
+    const { server } = makeServer(0, { timeouts: { firstByteMs: 150, headersMs: 5_000 } });
+    const port = Number(new URL(await server.start()).port);
+    const silent = await openSocket(port, '127.0.0.1');
+    const talking = await openSocket(port, '127.0.0.1', 'GET / HT');
+    const started = Date.now();
+    await silent.closed;
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(talking.isClosed()).toBe(false);
+    let answer = '';
+    talking.socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    talking.socket.write('TP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    await talking.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('at the cap, a new connection closes the oldest one that has sent nothing; with none silent, the new one is refused', async () => {
+    const { server } = makeServer(0, { maxConnections: 4, maxConnectionsPerAddress: 4 });
+    const url = await server.start();
+    const port = Number(new URL(url).port);
+    const silent = await openSockets(port, '127.0.0.2', 4);
+    expect(await sendOnFreshConnection(`${url}/`, { from: '127.0.0.1' })).toMatchObject({ status: 200 });
+    await silent[0]!.closed;
+    expect(silent.slice(1).map((socket) => socket.isClosed())).toEqual([false, false, false]);
+
+    // Four keep-alive connections that have each had a request answered: none is silent.
+    const other = makeServer(0, { maxConnections: 4, maxConnectionsPerAddress: 4 }).server;
+    const otherUrl = await other.start();
+    const busy = await openSockets(Number(new URL(otherUrl).port), '127.0.0.3', 4, 'GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+    await Promise.all(busy.map((socket) => new Promise((resolve) => socket.socket.once('data', resolve))));
+    expect(await sendOnFreshConnection(`${otherUrl}/`, { from: '127.0.0.1' })).toMatchObject({ status: 'ECONNRESET' });
+    expect(busy.map((socket) => socket.isClosed())).toEqual([false, false, false, false]);
+  });
+
+  it('caps connections by default: 256 in all, 128 from one address', async () => {
+    const { server } = makeServer(0);
+    const port = Number(new URL(await server.start()).port);
+    const one = await openSockets(port, '127.0.0.2', 134, 'G');
+    await until(() => one.filter((socket) => socket.isClosed()).length >= 6, 'the address cap to close 6 sockets');
+    const more = (await Promise.all([3, 4].map((n) => openSockets(port, `127.0.0.${n}`, 80, 'G')))).flat();
+    const all = [...one, ...more];
+    await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 256, 'the total cap to close the sockets past 256');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(all.filter((socket) => !socket.isClosed())).toHaveLength(256);
   });
 });

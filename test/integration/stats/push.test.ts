@@ -6,6 +6,7 @@ import { ListenError } from '../../../src/http/listen-error.js';
 import { createPushSource, pushShardCounts, PushRejectedError, type PushSource, type PushSourceOptions } from '../../../src/stats/sources/push.js';
 import { call } from '../../helpers/http.js';
 import { freePort } from '../../helpers/ports.js';
+import { openSockets, sendOnFreshConnection, until } from '../../helpers/sockets.js';
 
 const KEY = 'push-key-0123456789abcdef';
 const sources: PushSource[] = [];
@@ -225,6 +226,24 @@ describe('push source: pushShardCounts', () => {
     expect((error as PushRejectedError).status).toBe(401);
     expect((error as Error).message).toContain('stats.push.key');
     expect((error as Error).message).not.toContain(wrongKey);
+  });
+});
+
+describe('push source: connections (issue 34)', () => {
+  it('holds at most 256 connections, 128 from one address, and takes a push from another address meanwhile', async () => {
+    const { url } = await startPush({ shardCount: 1 });
+    const port = Number(new URL(url).port);
+    // Each begins a request and stalls: no timeout of silence closes them, only the caps.
+    const one = await openSockets(port, '127.0.0.2', 134, 'P');
+    await until(() => one.filter((socket) => socket.isClosed()).length >= 6, 'the address cap to close 6 sockets');
+    const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+    const push = { method: 'POST', body: JSON.stringify(report(0, 5, 1)), headers };
+    expect((await sendOnFreshConnection(url, { ...push, from: '127.0.0.1' })).status).toBe(204);
+    const more = (await Promise.all([3, 4].map((n) => openSockets(port, `127.0.0.${n}`, 80, 'P')))).flat();
+    const all = [...one, ...more];
+    await until(() => all.filter((socket) => socket.isClosed()).length >= all.length - 256, 'the total cap to close the sockets past 256');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(all.filter((socket) => !socket.isClosed())).toHaveLength(256);
   });
 });
 

@@ -5,6 +5,7 @@ import type { StatusDocument } from '../../../src/status/document.js';
 import { escapeHtml } from '../../../src/status/html.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/status/pages.js';
 import { call, type TestResponse } from '../../helpers/http.js';
+import { sendOnFreshConnection } from '../../helpers/sockets.js';
 import { eventually, HOOK, HOOK_ERROR_BODY, PLANTED, startStatusAgent, type StatusAgent } from './fixture.js';
 
 const XSS_NAME = '<img src=x onerror=alert(1)>';
@@ -61,10 +62,14 @@ describe('status page: security', () => {
     const done = [await action(t, 'retry', { token: PLANTED.adminToken }), await action(t, 'post-stats', { token: PLANTED.adminToken })];
     for (const r of done) expectNoSecret(`action ${r.status}`, r, t.secrets);
     expect(done.map((r) => r.status)).toEqual([200, 200]);
-    // The log: every action, refused or done, and still no secret (this logger scrubs nothing).
-    expect(logs.match(/status page action refused/g)).toHaveLength(4);
+    // The log: every action, refused or done, and still no secret (this logger scrubs nothing). A
+    // refusal has a line of its own once per reason in 10 s (the second wrong token is counted).
+    expect(logs.match(/status page action refused/g)).toHaveLength(3);
     expect(logs).toContain('status page action: dead letters retried');
     expect(logs).toContain('status page action: stats posted now');
+    await t.agent.stop();
+    const summary = 'status page actions refused in the last 10 s: 2 wrong_token, 1 cross_origin, 1 unknown_action';
+    expect(logs).toContain(`${summary} (the first of each reason was logged)`);
     for (const secret of t.secrets) expect(logs.includes(secret), `a log line carries ${secret.slice(0, 8)}...`).toBe(false);
   });
 
@@ -133,6 +138,58 @@ describe('status page: security', () => {
     expect(posted.body.posted).toEqual([{ target: 'v1_batch', servers: 2_024, shards: 2 }]);
     expect(t.emu.admin.metrics(t.fx.projectId).at(-1)?.metrics.server_count).toBe(2_024);
     expect((await action(t, 'retry', { json: { hook: 'no-such-hook' }, token: PLANTED.adminToken })).status).toBe(400);
+  });
+
+  it('answers only its own names: a rebound page gets 421; by localhost or a listed name every file the page links loads', async () => {
+    const health = { listen: '127.0.0.1:0', adminToken: PLANTED.adminToken, allowedHosts: ['status.example'] };
+    const t = await startStatusAgent({ config: { health } });
+    const port = new URL(t.url).port;
+    const as = (host: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}) =>
+      sendOnFreshConnection(`${t.url}${path}`, { ...options, headers: { host, ...options.headers } });
+    for (const path of ['/', '/status.json', '/status/assets/status-page.js', '/healthz']) {
+      const refused = await as(`rebind.attacker.example:${port}`, path);
+      expect(refused.status, path).toBe(421);
+      // An embedded agent reads no variable: the answer names the option alone.
+      expect(refused.text).toContain('add the name to health.allowedHosts\n');
+    }
+    const headers = { authorization: `Bearer ${PLANTED.adminToken}`, 'content-type': 'application/json' };
+    expect((await as('rebind.attacker.example', '/status/actions/post-stats', { method: 'POST', headers })).status).toBe(421);
+
+    for (const host of [`localhost:${port}`, 'status.example', `127.0.0.1:${port}`]) {
+      const page = await as(host, '/');
+      expect(page.status).toBe(200);
+      const links = [...page.text.matchAll(/(?:src|href)="([^"#]+)"/g)].map((m) => m[1]!).filter((link) => !/^[a-z]+:/.test(link));
+      expect(links.length).toBeGreaterThan(3);
+      for (const link of [...links, 'status.json']) {
+        const path = new URL(link, `${t.url}/`).pathname;
+        expect({ host, path, status: (await as(host, path)).status }).toEqual({ host, path, status: 200 });
+      }
+    }
+  });
+
+  it('takes the admin token from the Authorization header only, and acts on no request a page can send without a preflight', async () => {
+    const t = await startStatusAgent();
+    const posts = () => t.emu.admin.metrics(t.fx.projectId).length;
+    await eventually('the first post', async () => (posts() > 0 ? true : undefined));
+    const before = posts();
+    const token = PLANTED.adminToken;
+    const url = `${t.url}/status/actions/post-stats`;
+    const basic = Buffer.from(`admin:${token}`).toString('base64');
+    const typed = (type: string) => call(url, { method: 'POST', bearer: token, body: '{}', headers: { 'content-type': type } });
+    const tries: Array<[string, Promise<TestResponse>, number]> = [
+      ['the token in the query', call(`${url}?token=${token}&access_token=${token}`, { method: 'POST', json: {} }), 401],
+      ['the token in a cookie', call(url, { method: 'POST', json: {}, headers: { cookie: `token=${token}; adminToken=${token}` } }), 401],
+      ['the token as Basic', call(url, { method: 'POST', json: {}, authorization: `Basic ${basic}` }), 401],
+      ['the token as a form field', call(url, { method: 'POST', form: { token, adminToken: token } }), 401],
+      ['a GET with the token', call(url, { bearer: token }), 405],
+      ['a form post with the token', call(url, { method: 'POST', bearer: token, form: { go: '1' } }), 415],
+      ['a text/plain post', typed('text/plain'), 415],
+      ['a multipart post', typed('multipart/form-data; boundary=x'), 415],
+    ];
+    for (const [what, answer, status] of tries) expect({ what, status: (await answer).status }).toEqual({ what, status });
+    expect(posts()).toBe(before);
+    expect((await call(url, { method: 'POST', bearer: token, json: {} })).status).toBe(200);
+    expect(posts()).toBe(before + 1);
   });
 
   it('without health.adminToken the page is read-only, says how to turn actions on, and every action is refused', async () => {

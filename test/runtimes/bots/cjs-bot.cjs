@@ -1,7 +1,7 @@
 'use strict';
 /*
  * A CommonJS bot as the discord.js guide writes one, with the agent in three lines, run from a
- * temporary project with the packed package installed (test/runtimes/packed-bots.test.ts). It also
+ * temporary project with the packed package installed (test/runtimes/packed-bots.check.ts). It also
  * checks that require() and import() share one copy of the package: the same functions and
  * classes, and one set of held state locks (a second agent on the same state directory, made
  * through import(), is refused "by this process").

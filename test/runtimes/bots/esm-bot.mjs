@@ -1,6 +1,6 @@
 /*
  * An ES module bot with the agent in three lines, run from a temporary project with the packed
- * package installed (test/runtimes/packed-bots.test.ts): every subpath imports, an error thrown by
+ * package installed (test/runtimes/packed-bots.check.ts): every subpath imports, an error thrown by
  * the package is an instance of the class that require() gives (one copy of the package).
  *
  * env: LISTING_AGENT_SERVICE_TOKEN, LISTING_V1, LISTING_V0, STATE_DIR, DISCORD_API, DISCORD_TOKEN

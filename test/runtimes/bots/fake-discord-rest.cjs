@@ -4,7 +4,7 @@
  * shard processes too), it sends what discord.js asks of https://discord.com to the fake Discord
  * (FAKE_DISCORD_API), as a resolver pointing discord.com at it would: undici's global dispatcher,
  * which discord.js's REST and its shard count request (`fetch`) both go through. The bot's own
- * code stays as the docs write it (test/runtimes/packed-examples.test.ts runs the shipped
+ * code stays as the docs write it (test/runtimes/packed-examples.check.ts runs the shipped
  * examples unchanged); the agent's requests to the listing service use its own dispatcher.
  */
 const { createRequire } = require('node:module');

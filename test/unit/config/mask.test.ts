@@ -10,7 +10,7 @@ const SECRETS = {
   hook: 'HOOK-AUTH-SECRET',
   whs1: 'whs_FIRST-SECRET',
   whs2: 'whs_SECOND-SECRET',
-  legacy: 'LEGACY-SECRET',
+  legacy: 'LEGACY-SHARED-SECRET',
 };
 
 function loaded() {
@@ -46,10 +46,12 @@ describe('maskConfig', () => {
     expect(masked.votes).toMatchObject({ pollInterval: '1m30s', lookback: '0s' });
     expect(masked.stats).toMatchObject({ enabled: false, interval: '30m', sampleInterval: '5m', jitter: '0s', push: { listen: '127.0.0.1:9466', staleAfter: '10m' }, rest: { cacheTtl: '10m' } });
     expect(masked.webhooks).toMatchObject({ listen: '[::1]:9000', path: '/webhooks/listing' });
-    expect(masked.health).toEqual({ enabled: true, listen: '127.0.0.1:8080', statusPage: true, history: '1d' });
+    expect(masked.health).toEqual({ enabled: true, listen: '127.0.0.1:8080', allowedHosts: [], statusPage: true, history: '1d' });
     expect(masked.$schema).toBeUndefined();
     // The written form reads back to the same configuration.
-    const again = buildConfig({ file: { name: 'masked.json', text: JSON.stringify({ ...masked, service: { token: TOKEN }, discord: {}, webhooks: { ...(masked.webhooks as object), secrets: ['whs_x'], legacyAuthorization: 'x' }, votes: { ...(masked.votes as object), hooks: [] } }) }, env: {} });
+    const webhooks = { ...(masked.webhooks as object), secrets: ['whs_x'], legacyAuthorization: 'x'.repeat(16) };
+    const written = { ...masked, service: { token: TOKEN }, discord: {}, webhooks, votes: { ...(masked.votes as object), hooks: [] } };
+    const again = buildConfig({ file: { name: 'masked.json', text: JSON.stringify(written) }, env: {} });
     expect(again.config.votes.pollInterval).toBe(90_000);
     expect(again.config.webhooks.listen).toEqual({ host: '::1', port: 9000 });
   });

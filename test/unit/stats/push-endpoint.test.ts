@@ -20,6 +20,7 @@ function state(overrides: Partial<PushState> = {}): PushState {
     pushedShardCount: 2,
     listeningUrl: 'http://127.0.0.1:9466/stats',
     stopped: false,
+    refusals: { refused: () => undefined, flush: () => undefined },
     ...overrides,
   };
 }

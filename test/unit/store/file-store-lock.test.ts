@@ -102,6 +102,21 @@ describe('state.lock', () => {
     }
   });
 
+  it('refuses as soon as it sees the owner refresh the lock, without waiting out lockStaleMs', async () => {
+    const dir = await tempDir();
+    await writeLock(dir, { pid: 5, host: 'elsewhere', startedAt: SINCE });
+    const started = Date.now();
+    // The owner's heartbeat, once, 200 ms into the wait (an agent refreshes its lock every lockStaleMs / 3).
+    const beat = setTimeout(() => void utimes(join(dir, 'state.lock'), new Date(), new Date()).catch(() => undefined), 200);
+    try {
+      await expect(fileStore({ directory: dir, lockStaleMs: 6_000 }).open()).rejects.toThrow(/already used by pid 5 on host elsewhere .*keeps the lock fresh/);
+    } finally {
+      clearTimeout(beat);
+    }
+    // Looked at every lockStaleMs / 6 (at most a second): the refusal comes within about a second, not after 6.
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
   it('keeps its own lock fresh while open', async () => {
     const dir = await tempDir();
     const store = fileStore({ directory: dir, lockStaleMs: 90 });

@@ -3,10 +3,10 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_DELAY_MS, timerDelay } from '../../src/contract/timer-delay.js';
 
 /**
- * Two rules of src/ that keep the package loadable and quiet on every runtime it supports:
+ * Rules of src/ that keep the package loadable and quiet on every runtime it supports, and the
+ * process its own:
  *
  * - No top-level await: CommonJS bots load the ES module build with `require()` (dist/cjs/), and
  *   Node's require of ES modules refuses a graph with a top-level await (ERR_REQUIRE_ASYNC_MODULE).
@@ -14,6 +14,8 @@ import { MAX_TIMER_DELAY_MS, timerDelay } from '../../src/contract/timer-delay.j
  *   over 2^31 - 1 ms becomes 1 ms with a TimeoutOverflowWarning, a negative one warns on Node 24+.
  *   A delay may be a literal, a constant expression of literals, or a name or property (a value
  *   set and bounded elsewhere); anything computed right there (arithmetic, a call) must be clamped.
+ * - No V8 tuning at run time: no `node:v8` (`setFlagsFromString`) or `node:vm` (a `gc()` made
+ *   reachable). The container and the systemd unit set the daemon's start flags.
  */
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -86,6 +88,28 @@ export function unclampedDelays(source: ts.SourceFile): string[] {
   return found;
 }
 
+/**
+ * `file:line module` of every import of `node:v8` or `node:vm` (static, `import()`, `require()`):
+ * the modules through which code sets V8's flags at run time (`setFlagsFromString`) or reaches a
+ * `gc()` it was not started with. Process-wide V8 settings belong to the command that starts the
+ * process (the Dockerfile's ENTRYPOINT, the systemd unit's ExecStart), not to the package.
+ */
+export function v8Reaches(source: ts.SourceFile): string[] {
+  const found: string[] = [];
+  const check = (node: ts.Node, specifier: ts.Expression | undefined) => {
+    if (specifier && ts.isStringLiteral(specifier) && /^(node:)?(v8|vm)$/.test(specifier.text)) found.push(`${where(source, node)} ${specifier.text}`);
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) check(node, node.moduleSpecifier);
+    if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) {
+      check(node, node.arguments[0]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
 function checkTree(check: (source: ts.SourceFile) => string[]): string[] {
   return sourceFiles(join(REPO, 'src')).flatMap((file) => check(parse(relative(REPO, file), readFileSync(file, 'utf8'))));
 }
@@ -102,14 +126,6 @@ describe('src/ loads with require() on every runtime', () => {
 });
 
 describe('timer delays are clamped', () => {
-  it('clamps to [0, 2^31 - 1], NaN to 0', () => {
-    expect(timerDelay(23_103_871_113)).toBe(MAX_TIMER_DELAY_MS);
-    expect(timerDelay(-5)).toBe(0);
-    expect(timerDelay(Number.NaN)).toBe(0);
-    expect(timerDelay(1_500.5)).toBe(1_500.5);
-    expect(MAX_TIMER_DELAY_MS).toBe(2_147_483_647);
-  });
-
   it('every computed delay in src/ goes through timerDelay()', () => {
     expect(checkTree(unclampedDelays)).toEqual([]);
   });
@@ -127,5 +143,23 @@ describe('timer delays are clamped', () => {
       'await delay(timerDelay(ms));',
     ].join('\n');
     expect(unclampedDelays(parse('planted.ts', text))).toEqual(['planted.ts:2 deadline - now()', 'planted.ts:3 Math.max(10, ms / 3)', 'planted.ts:4 a + b']);
+  });
+});
+
+describe('V8 is the start command\'s to tune', () => {
+  it('src/ imports neither node:v8 nor node:vm: no V8 flag set at run time, no forced collection', () => {
+    expect(checkTree(v8Reaches)).toEqual([]);
+  });
+
+  it('finds node:v8 and node:vm however they are imported, and nothing else', () => {
+    const text = [
+      "import { setFlagsFromString } from 'node:v8';",
+      "import * as vm from 'vm';",
+      "import { readFile } from 'node:fs/promises';",
+      "const v8 = await import('v8');",
+      "const again = require('node:vm');",
+      "export { getHeapStatistics } from 'node:v8';",
+    ].join('\n');
+    expect(v8Reaches(parse('planted.ts', text))).toEqual(['planted.ts:1 node:v8', 'planted.ts:2 vm', 'planted.ts:4 v8', 'planted.ts:5 node:vm', 'planted.ts:6 node:v8']);
   });
 });

@@ -1,43 +1,34 @@
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
+import type { ICruiseResult } from 'dependency-cruiser';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cruiseSrc, ruleViolations } from '../../scripts/cruise-src.js';
+import { LAYER_GRAPH, layerGraph } from '../../scripts/docs/architecture.js';
+import { fillBlocks } from '../../scripts/docs/blocks.js';
 
 /**
- * The layers of src/ (`.dependency-cruiser.cjs`): the tree keeps them, and the rules can fail, as
- * a planted tree that breaks each of them shows. `npm run lint:deps` prints the same check for a
- * person; this test keeps it in the suite.
+ * The layers of src/ (`.dependency-cruiser.cjs`): the tree keeps them, docs/architecture.md draws
+ * them as they are, and the rules can fail, as a planted tree that breaks each of them shows. One
+ * cruise of src/ serves the rules and the drawing. `npm run lint:deps` prints the same check for
+ * a person.
  */
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const require = createRequire(import.meta.url);
-const RULES = require(join(REPO, '.dependency-cruiser.cjs')) as IConfiguration;
 
 const temps: string[] = [];
 afterAll(async () => {
   await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+/** This tree's cruise, once for the file. */
+let cruised: Promise<ICruiseResult> | undefined;
+const thisTree = () => (cruised ??= cruiseSrc(REPO));
+
 /** Cruises `src` under `cwd` with the project's rules; the rule names broken, one per violation. */
 async function violations(cwd: string): Promise<string[]> {
-  const before = process.cwd();
-  process.chdir(cwd);
-  try {
-    const result = await cruise(['src'], {
-      ruleSet: { forbidden: RULES.forbidden ?? [] },
-      // Core modules too: `node:process` is what only-cli-touches-process looks for.
-      includeOnly: '^src/|^(node:)?process$',
-      tsPreCompilationDeps: true,
-      validate: true,
-    });
-    const output = result.output as ICruiseResult;
-    return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
-  } finally {
-    process.chdir(before);
-  }
+  return ruleViolations(await cruiseSrc(cwd));
 }
 
 async function plant(files: Record<string, string>): Promise<string> {
@@ -52,7 +43,13 @@ async function plant(files: Record<string, string>): Promise<string> {
 
 describe('the layers of src/', () => {
   it('hold in this tree: no circle, no import up a layer, no capability importing another', async () => {
-    expect(await violations(REPO)).toEqual([]);
+    expect(ruleViolations(await thisTree())).toEqual([]);
+  }, 60_000);
+
+  it('are drawn in docs/architecture.md as the tree has them', async () => {
+    const committed = await readFile(join(REPO, LAYER_GRAPH.page), 'utf8');
+    const expected = fillBlocks(LAYER_GRAPH.page, committed, { [LAYER_GRAPH.block]: layerGraph(await thisTree()) });
+    expect(committed, `${LAYER_GRAPH.page} is stale: run \`npm run docs\` and commit the result`).toBe(expected);
   }, 60_000);
 
   it('are enforced: a planted tree that breaks each rule is caught', async () => {
