@@ -25,7 +25,8 @@ export function agentParts(
   const redis = config.state.redis;
   if (redis !== undefined && options.store === undefined) {
     const { createAgentCluster, defaultAgentId } = redisCluster.get();
-    ({ store, ...cluster } = createAgentCluster(redis, options.agentId ?? redis.agentId ?? defaultAgentId(), logger));
+    const agentId = options.agentId ?? redis.agentId ?? defaultAgentId();
+    ({ store, ...cluster } = createAgentCluster(redis, agentId, logger, options.mode ?? 'embedded'));
   } else {
     // Its messages name the setting as the agent's user sets it (state.directory, embedded). In a
     // shard's process, the lock says which: a sibling shard's agent then says to make one agent, in the manager's process.

@@ -2,6 +2,7 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import type { AgentCluster } from './cluster.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { Readiness } from '../runtime/readiness.js';
+import { RedisServerError, type RedisConnection } from '../redis/connection.js';
 
 /** How long the agent's start waits for Redis before going on without it (it keeps reconnecting). */
 const REDIS_START_WAIT_MS = 2_000;
@@ -15,6 +16,25 @@ export interface ClusterWiring {
   signal: AbortSignal;
   /** Called each time Redis comes (back) up. */
   onRedisUp(): void;
+}
+
+/** Whether the connection is down because of the server it reached (a replica), not because it reached none. */
+function onUnusableServer(connection: RedisConnection): boolean {
+  return !connection.isUp && connection.server !== undefined && connection.server.role !== 'primary';
+}
+
+/** `/readyz`'s words for a connection that is up: where, and the primary's address when the Sentinels named it. */
+function upDetail(connection: RedisConnection): string {
+  const where = connection.describe();
+  const address = connection.server?.address;
+  return address === undefined || where.includes(address) ? where : `${where}: primary ${address}`;
+}
+
+/** `/readyz`'s words for a connection that cannot be used: down, or on a server that takes no writes. */
+function notUsable(connection: RedisConnection, reason: string): string {
+  const where = connection.describe();
+  if (onUnusableServer(connection)) return `${where}: ${reason}; webhook votes are answered 503 until the primary is reached`;
+  return `${where} is down (${reason}): webhook votes are answered 503 until it returns`;
 }
 
 /**
@@ -49,13 +69,11 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
   readiness.set('redis', false, `connecting to ${where}`);
   markLeader();
   connection.on('up', () => {
-    readiness.set('redis', true, where);
+    readiness.set('redis', true, upDetail(connection));
     if (!read) void look();
     wiring.onRedisUp();
   });
-  connection.on('down', (reason) => {
-    readiness.set('redis', false, `${where} is down (${reason}): webhook votes are answered 503 until it returns`);
-  });
+  connection.on('down', (reason) => readiness.set('redis', false, notUsable(connection, reason)));
   const heard = () => {
     read = true;
     markLeader();
@@ -68,7 +86,14 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
     await connection.whenUp({ timeoutMs: REDIS_START_WAIT_MS, signal: wiring.signal });
     // Before the health server answers: its first /readyz names the leader another agent may be.
     if (!read) await look();
-  } catch {
+  } catch (error) {
+    // A Sentinel at state.redis.url: a setting to change, which no waiting repairs.
+    if (error instanceof RedisServerError) throw error;
+    if (onUnusableServer(connection)) {
+      readiness.set('redis', false, notUsable(connection, connection.downReason ?? 'not the primary'));
+      logger.warn({ redis: where, reason: connection.downReason ?? null }, 'Redis is reached but not usable yet; starting without it');
+      return;
+    }
     readiness.set('redis', false, `${where} not reachable: the agent runs, and its capabilities start when Redis comes back`);
     logger.warn({ redis: where }, 'Redis is not reachable; starting without it and reconnecting in the background');
   }

@@ -1,6 +1,7 @@
 import type { AgentLogger } from '../log/agent-logger.js';
 import { COMMANDS_STATE_KEY } from '../commands/sync.js';
 import type { ListingAgentConfig } from '../config/schema.js';
+import type { AgentMode } from '../config/setting-names.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { agentClientName, redisConnectionFor } from '../redis/from-config.js';
 import { BUFFER_KEY } from '../stats/buffer-store.js';
@@ -37,8 +38,10 @@ export function createAgentCluster(
   redis: NonNullable<ListingAgentConfig['state']['redis']>,
   agentId: string,
   logger: AgentLogger,
+  mode: AgentMode,
 ): AgentCluster & { store: StateStore } {
-  const connection = redisConnectionFor(redis, { clientName: agentClientName(agentId), logger: logger.child({ component: 'redis' }) });
+  const options = { clientName: agentClientName(agentId), logger: logger.child({ component: 'redis' }) };
+  const connection = redisConnectionFor(redis, options, mode);
   const leadership = createRedisLeadership({ connection, agentId, leaseMs: redis.lease, logger: logger.child({ component: 'leader' }) });
   const store = createRedisStore({ connection, fence: { token: () => leadership.fencingToken, applies: isLeaderOnlyKey } });
   return { connection, leadership, agentId, store };

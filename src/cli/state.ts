@@ -1,6 +1,6 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { ListingAgentConfig } from '../config/schema.js';
-import { RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { RedisServerError, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
 import { agentClientName, redisConnectionFor } from '../redis/from-config.js';
 import { createFileStore } from '../store/file.js';
 import { createStateFileReader } from '../store/state-file-reader.js';
@@ -108,9 +108,12 @@ function connected(run: CliStateRun): Promise<RedisConnection> {
     try {
       await connection.whenUp({ timeoutMs: CLI_REDIS_WAIT_MS });
     } catch (error) {
+      // A Sentinel at the URL: its own message names the settings to change.
+      if (error instanceof RedisServerError) throw error;
       const why = connection.downReason ?? 'no answer';
+      const setting = run.config.state.redis?.sentinel === undefined ? 'state.redis.url' : 'state.redis.sentinel';
       throw new RedisUnavailableError(
-        `cannot reach ${connection.describe()} (state.redis.url) ` +
+        `cannot reach ${connection.describe()} (${setting}) ` +
           `within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,
         { cause: error },
       );

@@ -4,6 +4,7 @@ import { SNOWFLAKE_PATTERN } from '../contract/limits.js';
 import { projectTokenProblem } from '../contract/project-token.js';
 import { absoluteUrl, duration, hostName, listenAddress, secret, serviceUrl, sharedSecret } from './schema-fields.js';
 import { HEALTH_LISTEN_DEFAULT } from './listen-address.js';
+import { redisProblems, redisSchema } from './schema-redis.js';
 import { votesSchema, webhooksSchema } from './schema-votes.js';
 
 /**
@@ -166,37 +167,7 @@ const stateSchema = () =>
   z
     .strictObject({
       directory: z.string().min(1).default('./state').describe("The file store's directory (created if missing)."),
-      redis: z
-        .strictObject({
-          url: secret('state.redis.url').describe(
-            'redis://[user:password@]host:port[/db], or rediss:// for TLS. Masked: it may hold a password.',
-          ),
-          prefix: z.string().min(1).default('listing-agent:').describe('Prefix of every key, so several bots can share one Redis.'),
-          tls: z
-            .strictObject({
-              enabled: z.boolean().optional().describe('Use TLS; default: on for rediss:// URLs.'),
-              caFile: z
-                .string()
-                .min(1)
-                .optional()
-                .describe("A PEM file of the CA that signed the server's certificate (default: the system's CAs)."),
-              serverName: z.string().min(1).optional().describe("The name the server's certificate must carry; default: the URL's host."),
-            })
-            .prefault({})
-            .describe('TLS to Redis.'),
-          lease: duration('2s', '5m').prefault('15s').describe('The leader lease: a dead leader is replaced within this period.'),
-          agentId: z
-            .string()
-            .min(1)
-            .max(200)
-            .optional()
-            .describe(
-              "This agent's name in the lease and on /readyz; default: <hostname>/<pid> for the daemon, <hostname>/<8 random hex " +
-                "digits> embedded.",
-            ),
-        })
-        .optional()
-        .describe('Share the state through Redis: set it to run several agents (one leads, the others stand by).'),
+      redis: redisSchema(),
     })
     .prefault({})
     .meta({ description: 'Where the agent keeps its state' });
@@ -254,6 +225,9 @@ const sectionsSchema = () =>
       log: logSchema(),
     });
 
+/** What a part that keeps its data in Redis says when there is none. */
+const SET_REDIS = 'set state.redis.url (LISTING_AGENT_STATE_REDIS_URL), or state.redis.sentinel';
+
 /** Problems that span sections (a source with its key, an enabled part with what it needs). */
 function crossSectionProblems(config: z.output<ReturnType<typeof sectionsSchema>>, ctx: z.RefinementCtx): void {
   if (config.stats.enabled && config.stats.source === 'push' && config.stats.push.key === undefined) {
@@ -282,19 +256,17 @@ function crossSectionProblems(config: z.output<ReturnType<typeof sectionsSchema>
       ctx.addIssue({
         code: 'custom',
         path: ['state', 'redis', 'url'],
-        message: 'the redis stats source reads shard reports from Redis: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)',
+        message: `the redis stats source reads shard reports from Redis: ${SET_REDIS}`,
       });
     }
     if (config.votes.stream.enabled) {
       ctx.addIssue({
         code: 'custom',
         path: ['state', 'redis', 'url'],
-        message: 'the reward stream is a Redis Stream: set state.redis.url (LISTING_AGENT_STATE_REDIS_URL)',
+        message: `the reward stream is a Redis Stream: ${SET_REDIS}`,
       });
     }
-  } else if (!/^rediss?:\/\//.test(config.state.redis.url)) {
-    ctx.addIssue({ code: 'custom', path: ['state', 'redis', 'url'], message: 'must be a redis:// or rediss:// URL' });
-  }
+  } else redisProblems(config.state.redis, ctx);
   if (config.webhooks.enabled && config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
     ctx.addIssue({
       code: 'custom',

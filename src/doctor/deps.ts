@@ -5,7 +5,8 @@ import type { ConfigSources } from '../config/loader.js';
 import { secretValues } from '../config/mask.js';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { ListingAgentError } from '../errors.js';
-import { RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { RedisServerError, RedisUnavailableError, type RedisConnection } from '../redis/connection.js';
+import { describeServer, type RedisServer } from '../redis/server.js';
 import { redisConnectionFor } from '../redis/from-config.js';
 import type { LockOwner } from '../store/lock.js';
 import { createRedisStore } from '../store/redis.js';
@@ -74,12 +75,25 @@ async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made:
   try {
     await connection.whenUp({ timeoutMs });
   } catch (error) {
+    if (error instanceof RedisServerError) throw error;
+    const server = connection.server;
+    if (server !== undefined && server.role !== 'primary') throw onReplica(connection.describe(), server, redis.sentinel !== undefined);
     throw new RedisUnavailableError(
       `cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`,
       { cause: error },
     );
   }
   return connection;
+}
+
+/** What the doctor says of a connection that reached a replica: the agent would not be ready there. */
+function onReplica(where: string, server: RedisServer, sentinel: boolean): RedisServerError {
+  const problem = `${where} reaches ${describeServer(server)}: the agent is not ready there, and leads nothing`;
+  const fix = sentinel
+    ? 'a failover is under way, or the Sentinels name a replica: wait for it to end; if it lasts, ask them (SENTINEL MASTERS)'
+    : 'point state.redis.url (LISTING_AGENT_STATE_REDIS_URL) at the primary, or at an endpoint that follows it, or set ' +
+      'state.redis.sentinel';
+  return new RedisServerError(problem, fix);
 }
 
 /**

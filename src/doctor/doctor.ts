@@ -5,6 +5,7 @@ import { commandsCheck } from './checks/commands.js';
 import { redisUrlSecrets } from './deps.js';
 import { CONFIG_CHECK, configOutcome, outcomeWithoutConfig, type ConfigLoad } from './checks/config.js';
 import { redisLeaderCheck, redisServerCheck } from './checks/redis.js';
+import { redisAppendonlyCheck, redisReplicationCheck, redisRoleCheck } from './checks/redis-topology.js';
 import { clockCheck, tokenCheck } from './checks/service.js';
 import { stateDirectoryCheck, stateLockCheck } from './checks/state.js';
 import { statsCheck } from './checks/stats.js';
@@ -33,6 +34,9 @@ const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   stateDirectoryCheck,
   stateLockCheck,
   redisServerCheck,
+  redisRoleCheck,
+  redisAppendonlyCheck,
+  redisReplicationCheck,
   redisLeaderCheck,
 ];
 

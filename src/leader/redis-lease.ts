@@ -116,6 +116,8 @@ interface LeaseRun {
   readonly emitter: EventEmitter<LeadershipEvents>;
   /** Try at once when Redis comes back, instead of waiting for the next period. */
   readonly onUp: () => void;
+  /** Step down at once when the connection finds itself on a replica: it leads nothing from there. */
+  readonly onDown: () => void;
   lease: LeaseState;
   running: boolean;
   inFlight: Promise<void> | undefined;
@@ -254,6 +256,7 @@ function start(run: LeaseRun): void {
   }
   run.running = true;
   run.connection.on('up', run.onUp);
+  run.connection.on('down', run.onDown);
   // The holder read before the start is still the best knowledge until the first try answers.
   run.lease = initialLeaseState(run.now(), run.lease.role === 'standby' ? run.lease.leaderId : undefined);
   void tick(run);
@@ -281,6 +284,7 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
   run.running = false;
   clearTimeout(run.timer);
   run.connection.off('up', run.onUp);
+  run.connection.off('down', run.onDown);
   if (!wasRunning) return;
   // An acquire in flight may take the lease: wait for its answer, so that it is released too.
   await run.inFlight?.catch(() => undefined);
@@ -342,6 +346,13 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
     emitter: new EventEmitter<LeadershipEvents>(),
     onUp: () => {
       if (run.running && run.lease.role === 'standby') schedule(run, now());
+    },
+    onDown: () => {
+      const server = connection.server;
+      if (!run.running || run.lease.role !== 'leader' || server === undefined || server.role === 'primary') return;
+      run.lastFailure = `Redis at ${server.address} is a ${server.role} now, not the primary`;
+      transition(run, stepDown(run.lease, now()));
+      schedule(run, now());
     },
     lease: initialLeaseState(now()),
     running: false,

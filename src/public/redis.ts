@@ -5,8 +5,15 @@
  *
  * @packageDocumentation
  */
-export { createRedisConnection, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS } from '../redis/connection.js';
-export type { RedisConnection, RedisConnectionOptions, RedisConnectionEvents } from '../redis/connection.js';
+export { createRedisConnection, RedisServerError, RedisUnavailableError, REDIS_CONNECTION_DEFAULTS } from '../redis/connection.js';
+export type {
+  RedisConnection,
+  RedisConnectionOptions,
+  RedisConnectionEvents,
+  RedisSentinelOptions,
+  RedisTlsOptions,
+} from '../redis/connection.js';
+export type { RedisServer, RedisServerRole } from '../redis/server.js';
 export { REDIS_KEYS } from '../redis/keys.js';
 export { createRedisStore } from '../store/redis.js';
 export type { RedisStoreOptions } from '../store/redis.js';

@@ -1,15 +1,21 @@
+import { settingName, type AgentMode } from '../config/setting-names.js';
 import { ListingAgentError, errorMessage } from '../errors.js';
-import { createRedisConnection, RedisUnavailableError, type RedisConnection, type RedisConnectionOptions } from './connection.js';
+import { openRedisConnection, RedisUnavailableError } from './connection.js';
+import type { RedisConnection, RedisConnectionOptions, RedisSettingWords } from './connection.js';
 import { describeRedisUrl } from './keys.js';
 
 /**
  * The one way a `state.redis` section becomes a connection, for the agent, the CLI and the
- * doctor: the same URL, prefix and TLS, the same client name rule, the same one-line error.
+ * doctor: the same URL or Sentinels, prefix and TLS, the same client name rule, the same one-line
+ * errors, naming the config's keys (with their variables for the daemon).
  */
 
 /** What a connection takes from `state.redis`. */
 export interface RedisSection {
-  url: string;
+  url?: string | undefined;
+  sentinel?: RedisConnectionOptions['sentinel'];
+  username?: string | undefined;
+  password?: string | undefined;
   prefix?: string | undefined;
   tls?: RedisConnectionOptions['tls'];
 }
@@ -22,21 +28,42 @@ export function agentClientName(agentId: string): string {
   return `listing-agent ${agentId}`.replace(/[^\x21-\x7e]/g, '-');
 }
 
+/** How a connection of `state.redis` names its settings: the keys alone embedded, with their variables for the daemon. */
+function redisSettingWords(mode: AgentMode | undefined): RedisSettingWords {
+  return {
+    url: settingName('state.redis.url', mode),
+    masterName: settingName('state.redis.sentinel.masterName', mode),
+    nodes: settingName('state.redis.sentinel.nodes', mode),
+  };
+}
+
 /**
  * The connection `redis` describes, not started. A value the Redis client refuses (a bad URL)
  * becomes one `RedisUnavailableError` naming `state.redis.url` without its password.
- * @param options Everything but the URL, prefix and TLS (default: the connection's defaults).
+ * @param options Everything but what the section gives (default: the connection's defaults).
+ * @param mode Whose words the messages use: the daemon's (the default) or an embedded agent's.
  */
 export function redisConnectionFor(
   redis: RedisSection,
-  options: Omit<RedisConnectionOptions, 'url' | 'prefix' | 'tls'> = {},
+  options: Omit<RedisConnectionOptions, keyof RedisSection> = {},
+  mode?: AgentMode,
 ): RedisConnection {
+  const section = {
+    url: redis.url,
+    sentinel: redis.sentinel,
+    username: redis.username,
+    password: redis.password,
+    prefix: redis.prefix,
+    tls: redis.tls,
+  };
   try {
-    return createRedisConnection({ url: redis.url, prefix: redis.prefix, tls: redis.tls, ...options });
+    return openRedisConnection({ ...section, ...options }, redisSettingWords(mode));
   } catch (error) {
     if (error instanceof ListingAgentError) throw error;
+    const url = redis.url ?? '';
     // The client's own message may quote the URL: never let its password out.
-    const detail = errorMessage(error).split(redis.url).join(describeRedisUrl(redis.url));
-    throw new RedisUnavailableError(`state.redis.url (${describeRedisUrl(redis.url)}) cannot be used: ${detail}`, { cause: error });
+    const detail = url === '' ? errorMessage(error) : errorMessage(error).split(url).join(describeRedisUrl(url));
+    const setting = redis.url === undefined ? 'state.redis.sentinel' : `state.redis.url (${describeRedisUrl(url)})`;
+    throw new RedisUnavailableError(`${setting} cannot be used: ${detail}`, { cause: error });
   }
 }

@@ -89,7 +89,8 @@ function registerClusterGauges(registry: Registry, read: () => { redisUp: boolea
   gaugeOf(
     registry,
     'listing_agent_redis_up',
-    '1 while the connection to Redis (state.redis) is up, else 0: webhook votes are then answered 503 and leader work stops.',
+    '1 while connected to the Redis primary (state.redis), else 0 (down, or on a replica): ' +
+      'webhook votes are then answered 503 and leader work stops.',
     () => (read().redisUp ? 1 : 0),
   );
   new Gauge({

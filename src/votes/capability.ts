@@ -13,7 +13,7 @@ import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 import { LedgerCloseError } from './ledger-file-space.js';
 import { createVotesReadiness, type VotesReadiness, watchLedger } from './ledger-readiness.js';
 import { reminderStoreFor, startReminders, type RunningReminders } from './reminders/configured.js';
-import type { LedgerReminderStore } from './reminders/journal-ledger.js';
+import type { ReminderStore } from './reminders/reminders.js';
 import { withReminders } from './reminders/ingest.js';
 import type { Reminders } from './reminders/reminders.js';
 
@@ -197,11 +197,11 @@ function markWaiting(v: VotesState, context: CapabilityContext<VotesEvents>): vo
   v.readiness.set(VOTES_COMPONENT, false, `cursor waits for the service (${v.serviceProblem}); ${meanwhile}`);
 }
 
-function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>, companion: LedgerReminderStore | undefined): VoteLedger {
+function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>): VoteLedger {
   const given = v.options.ledger ?? 'file';
   const health = context.store.writeHealth;
   // The file ledger shares the file store's write health when both are in one directory.
-  const shared = { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}), ...(health ? { writeHealth: health } : {}), ...(companion ? { companion } : {}) };
+  const shared = { now: context.now, ...(v.options.redis ? { redis: v.options.redis } : {}), ...(health ? { writeHealth: health } : {}) };
   return typeof given === 'string' ? votesLedgerFor(context.config, given, shared) : given;
 }
 
@@ -262,20 +262,28 @@ function reconcilePoller(v: VotesState): Promise<void> {
   return v.pollerChain;
 }
 
-/** Starts the reminders beside `running` (stopping it when they cannot start); `store` rides the rewards' file ledger. */
-async function startOwnReminders(v: VotesState, context: CapabilityContext<VotesEvents>, running: VotePipeline, store: LedgerReminderStore | undefined): Promise<RunningReminders> {
-  const { ledger, redis, leadership, hookOptions } = v.options;
-  const kind = typeof ledger === 'string' ? ledger : 'file';
+/** The reminders' store kind: the ledger's, and this agent's journal beside a ledger of the bot's own. */
+const reminderKind = (v: VotesState): VoteLedgerKind => (typeof v.options.ledger === 'string' ? v.options.ledger : 'file');
+
+/** Starts the reminders over `store` (opened already), beside `running` (stopped, with the ledger, when they cannot start). */
+async function startOwnReminders(
+  v: VotesState,
+  context: CapabilityContext<VotesEvents>,
+  running: VotePipeline,
+  store: ReminderStore,
+): Promise<RunningReminders> {
+  const { redis, leadership, hookOptions } = v.options;
   try {
     return await startReminders(context, {
-      kind,
-      ...(store ? { store } : {}),
+      kind: reminderKind(v),
+      store,
       hookOptions: withConfigSecrets(context.config, hookOptions ?? {}),
       ...(redis ? { redis: redis.connection, agentId: redis.agentId } : {}),
       ...(leadership ? { leadership } : {}),
       ...(v.options.reminderLookMs ? { lookMs: v.options.reminderLookMs } : {}),
     });
   } catch (error) {
+    await store.close().catch(() => undefined);
     await running.stop(context.now());
     await closeLedger(v).catch(() => undefined);
     throw error;
@@ -311,19 +319,22 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   // Hooks first: a bad hook name is a configuration error, before any file is touched.
   const hooks = makeHooks(v, context);
   v.readiness = createVotesReadiness(context.readiness, VOTES_COMPONENT);
-  // On the file ledger, the reminder schedule rides the ledger's journal: its store joins before the ledger opens.
-  const reminderStore = config.votes.reminders.enabled && (options.ledger ?? 'file') === 'file' ? reminderStoreFor(config, context.now) : undefined;
-  const ledger = (v.ledger = makeLedger(v, context, reminderStore));
+  const ledger = (v.ledger = makeLedger(v, context));
+  const redis = options.redis ? { redis: options.redis.connection } : {};
+  const reminderStore = config.votes.reminders.enabled ? reminderStoreFor(context, { kind: reminderKind(v), ...redis }) : undefined;
   const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
   try {
+    // Opened before the vote ledger: what an earlier version scheduled in the vote journal is carried over before it is rewritten.
+    await reminderStore?.open();
     await running.start();
   } catch (error) {
+    await reminderStore?.close().catch(() => undefined);
     await closeLedger(v).catch(() => undefined);
     throw error;
   }
-  if (config.votes.reminders.enabled) v.reminders = await startOwnReminders(v, context, running, reminderStore);
-  // The ledger's store schedules as the ledger records votes; elsewhere each ingested batch is scheduled after.
-  v.pipeline = v.reminders === undefined || reminderStore !== undefined ? running : withReminders(running, v.reminders);
+  const reminders = (v.reminders = reminderStore && (await startOwnReminders(v, context, running, reminderStore)));
+  // Both roads go through it: each batch is recorded, then its reminders scheduled, before the answer.
+  v.pipeline = reminders === undefined ? running : withReminders(running, reminders);
   v.unwatchLedger = watchLedger(v.readiness, context, ledger);
   context.metrics.watchVoteLedger(() => ledgerSizes(v.ledger));
   v.started = context;
@@ -332,7 +343,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   const leadership = options.leadership;
   if (leadership === undefined) {
     if (v.project === undefined || v.pollingEnded) markWaiting(v, context);
-    else startPoller(v, context, running, v.project);
+    else startPoller(v, context, v.pipeline, v.project);
   } else {
     // Once each, however many starts came without a stop.
     leadership.off('change', v.onLeadership);

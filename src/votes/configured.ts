@@ -8,7 +8,6 @@ import { HOOK_DEFAULTS } from './hooks/errors.js';
 import { hooksFromConfig, type HooksFromConfigOptions } from './hooks/index.js';
 import { createInProcessHook, IN_PROCESS_HOOK_NAME, type VoteListener } from './hooks/in-process.js';
 import { replayJournal } from './journal.js';
-import type { LedgerCompanion } from './ledger-companion.js';
 import { createFileVoteLedger } from './ledger-file.js';
 import { createMemoryVoteLedger } from './ledger-memory.js';
 import { createRedisVoteLedger } from './ledger-redis.js';
@@ -39,8 +38,6 @@ export interface VotesLedgerForOptions {
   redis?: { connection: RedisConnection; agentId: string; adoptOrphans?: boolean };
   /** For the `file` kind: the file store's write health, shared when it is of the same directory. Default: the ledger's own. */
   writeHealth?: WriteHealth;
-  /** For the `file` kind: a part whose records ride the journal (the vote reminders' store). Default: none. */
-  companion?: LedgerCompanion;
 }
 
 
@@ -71,7 +68,6 @@ export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind,
     keepKeysForMs,
     ...(options.now ? { now: options.now } : {}),
     ...(options.writeHealth ? { writeHealth: options.writeHealth } : {}),
-    ...(options.companion ? { companion: options.companion } : {}),
   });
 }
 

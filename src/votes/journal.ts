@@ -11,13 +11,16 @@ export interface JournalFs extends FileStoreFs {
   truncate(path: string, length: number): Promise<void>;
 }
 
+/** Directory fsync is not supported everywhere (Windows, some FUSE file systems): losing it is not fatal. */
+export const NO_DIRECTORY_SYNC: ReadonlySet<string> = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
+
 /** The real file system. */
 export const nodeJournalFs: JournalFs = {
   ...nodeFileStoreFs,
   truncate: (path, length) => fsp.truncate(path, length),
 };
 
-/** What {@link replayJournal} found. */
+/** What {@link replayLines} found. */
 export interface ReplayResult {
   /** Bytes of the journal up to and including its last newline: the part made of whole lines. */
   goodBytes: number;
@@ -33,6 +36,13 @@ export interface ReplayResult {
   header: { kind: 'ours'; version: number } | { kind: 'newer'; version: number } | { kind: 'missing' };
 }
 
+/** How one kind of journal reads its lines. */
+export interface JournalFormat<R> {
+  readHeader(line: string): { kind: 'ours'; version: number } | { kind: 'newer'; version: number } | { kind: 'none' };
+  /** The record of a line; `undefined` when it is not one. */
+  parseRecord(line: string): R | undefined;
+}
+
 const MAX_LISTED = 10;
 
 /**
@@ -40,10 +50,10 @@ const MAX_LISTED = 10;
  * with a newline: each append writes whole lines in one write, so text after the last newline is
  * the remainder of an append cut short, never acknowledged, and is left out. A whole line that is
  * not a record (damage inside the file) is skipped and counted; the records around it still count,
- * because losing one record is better than losing every vote after it. A header from a newer
+ * because losing one record is better than losing every record after it. A header from a newer
  * version stops the replay before anything is applied.
  */
-export function replayJournal(text: string, apply: (record: JournalRecord) => void): ReplayResult {
+export function replayLines<R>(text: string, format: JournalFormat<R>, apply: (record: R) => void): ReplayResult {
   const lastNewline = text.lastIndexOf('\n');
   const whole = text.slice(0, lastNewline + 1);
   const goodBytes = Buffer.byteLength(whole);
@@ -63,7 +73,7 @@ export function replayJournal(text: string, apply: (record: JournalRecord) => vo
     start = end + 1;
     lineNumber += 1;
     if (lineNumber === 1) {
-      const header = readHeader(line);
+      const header = format.readHeader(line);
       if (header.kind === 'newer') return { ...result, header };
       if (header.kind === 'ours') {
         result.header = header;
@@ -71,7 +81,7 @@ export function replayJournal(text: string, apply: (record: JournalRecord) => vo
       }
     }
     if (line.trim() === '') continue;
-    const record = parseRecord(line);
+    const record = format.parseRecord(line);
     if (record === undefined) {
       result.corruptCount += 1;
       if (result.corruptLines.length < MAX_LISTED) result.corruptLines.push(lineNumber);
@@ -82,3 +92,7 @@ export function replayJournal(text: string, apply: (record: JournalRecord) => vo
   }
   return result;
 }
+
+/** {@link replayLines} of a vote journal (`votes.journal`, see `JournalRecord`). */
+export const replayJournal = (text: string, apply: (record: JournalRecord) => void): ReplayResult =>
+  replayLines(text, { readHeader, parseRecord }, apply);

@@ -4,10 +4,9 @@ import type { Committer } from '../store/committer.js';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
 import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
-import { COMPANION_ON, companionMark, type LedgerCompanion } from './ledger-companion.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
-import { replayJournal, type JournalFs, type ReplayResult } from './journal.js';
-import { JOURNAL_HEADER, recordLine, type JournalRecord } from './ledger-records.js';
+import { NO_DIRECTORY_SYNC, replayJournal, type JournalFs, type ReplayResult } from './journal.js';
+import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
 /**
@@ -16,10 +15,14 @@ import type { LedgerState } from './ledger-state.js';
  */
 
 export const JOURNAL = 'votes.journal';
+/**
+ * A version 2 journal that held vote reminders, as the version before this one left it: linked
+ * there before the rewrite under this version's header, so that the reminders can carry their
+ * schedule over whichever part of the agent opens the ledger first (`reminders/carry-over.ts`).
+ */
+export const VERSION_2_ASIDE = `${JOURNAL}.v2`;
 const TMP_MARK = '.tmp-';
 const HEADER_LINE = recordLine(JOURNAL_HEADER);
-/** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
-const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
 /** Journals open in this process: a second ledger on one would interleave appends. */
 export const openHere = new Set<string>();
 
@@ -35,27 +38,21 @@ export interface FileLedgerState {
   readonly compactRatio: number;
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   state: LedgerState;
-  /** The journal opened for appending, while group commits follow each other (see `appendChunk`). */
-  handle: FileStoreHandle | undefined;
-  /** An append is writing through `handle`. */
-  writing: boolean;
-  /** Called once the append's data is handed over and its fsync started (see `afterWriteStage`); undefined: no append in that stage. */
-  writeStage: Array<() => void> | undefined;
-  /** A let-go of `handle` is due on the next turn. */
-  letGoPending: boolean;
   directoryHandle: FileStoreHandle | undefined;
   /** Lines applied in memory, not yet handed to a write. */
   queued: string[];
   bytes: number;
   rewriteWanted: boolean;
   /**
-   * The journal on disk has an older version's header: nothing of this version may be appended
-   * to it (an older agent would read those lines as damage and drop them), so until a rewrite
-   * succeeds every commit is a rewrite.
+   * The journal on disk has another version's header (version 2): until a rewrite under this
+   * version's header succeeds every commit is a rewrite, so that no line of this version follows
+   * that header and 0.1.0 can read the journal once it is rewritten.
    */
   headerOutdated: boolean;
   /** Where a journal with damaged lines goes before the rewrite that drops them. */
   corruptAside: string | undefined;
+  /** Where a version 2 journal goes before the rewrite under this version's header ({@link VERSION_2_ASIDE}). */
+  versionAside: string | undefined;
   warnings: string[];
   rewrites: number;
   closing: Promise<void> | undefined;
@@ -73,14 +70,15 @@ export interface FileLedgerState {
   restoreError: unknown;
   /** Removes the ledger's probe from the health (while open). */
   removeProbe: (() => void) | undefined;
-  /** Whose records ride the journal (see `LedgerCompanion`), if any. */
-  readonly companion: LedgerCompanion | undefined;
-  /** Whether the journal says a companion follows its votes (its last "on"/"off" mark). */
-  companionOn: boolean;
 }
 
 const failureError = (f: FileLedgerState, what: string, error: unknown) =>
-  new StoreError(`cannot ${what} ${f.path}: ${fsReason(error)} — the change is kept in memory and the next write retries; check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
+  new StoreError(
+    `cannot ${what} ${f.path}: ${fsReason(error)} — the change is kept in memory and the next write retries; ` +
+      `check the disk, or set ${STATE_DIRECTORY_SETTING} to a writable directory`,
+    f.path,
+    { cause: error },
+  );
 
 async function syncDirectory(f: FileLedgerState): Promise<void> {
   try {
@@ -93,60 +91,18 @@ async function syncDirectory(f: FileLedgerState): Promise<void> {
 }
 
 /**
- * One append: the chunk written and synced through the journal's handle (opened if it is not).
- * The handle is let go once a turn of the event loop ends with no write running or due
- * (`letGoSoon`): back-to-back group commits under load share one handle (an open and a close per
- * commit would cost about a third of the throughput), while an agent between writes holds no
- * file open for writing, so the directory can be remounted read-only under steady traffic.
+ * One append: the journal opened, the chunk written and synced, the journal closed. No file is
+ * held open for writing between writes, so the directory can be remounted read-only under traffic.
  */
 async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
-  f.writing = true;
+  const handle = await f.fs.open(f.path, 'a', 0o600);
   try {
-    const handle = f.handle ?? (await f.fs.open(f.path, 'a', 0o600));
-    f.handle = handle;
-    f.writeStage = [];
     await handle.writeFile(chunk);
-    const synced = handle.datasync();
-    endWriteStage(f);
-    await synced;
-  } catch (error) {
-    letGo(f);
-    throw error;
+    await handle.datasync();
   } finally {
-    f.writing = false;
-    endWriteStage(f);
+    await handle.close().catch(() => undefined);
   }
   f.bytes += Buffer.byteLength(chunk);
-  letGoSoon(f);
-}
-
-/** Calls what waited for the write stage to end, in a microtask (not inside the append's own steps). */
-function endWriteStage(f: FileLedgerState): void {
-  const waiting = f.writeStage;
-  f.writeStage = undefined;
-  if (waiting !== undefined && waiting.length > 0) queueMicrotask(() => waiting.forEach((run) => run()));
-}
-
-/** Closes the journal's handle in the background (the data is synced already). */
-function letGo(f: FileLedgerState): void {
-  const handle = f.handle;
-  f.handle = undefined;
-  void handle?.close().catch(() => undefined);
-}
-
-/**
- * {@link letGo} in this turn's check phase, unless a write runs or is due then: the committer
- * starts the next group's write in that same check phase (see `createCommitter`), after this
- * turn's deliveries are read. Back-to-back commits keep the handle; an agent with nothing to
- * write holds none.
- */
-function letGoSoon(f: FileLedgerState): void {
-  if (f.letGoPending) return;
-  f.letGoPending = true;
-  setImmediate(() => {
-    f.letGoPending = false;
-    if (!f.writing && !f.committer.pending) letGo(f);
-  }).unref();
 }
 
 export async function append(f: FileLedgerState): Promise<void> {
@@ -183,7 +139,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   f.rewriteWanted = false;
   const lines = f.queued; // covered by the snapshot: memory already holds their changes
   f.queued = [];
-  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('') + companionSnapshot(f);
+  const text = HEADER_LINE + f.state.snapshot().map(recordLine).join('');
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   let renamed = false;
   try {
@@ -198,13 +154,18 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
       // Linked, so the evidence of the damage survives the rewrite that drops it.
       await fs.link(path, f.corruptAside).catch(() => (f.corruptAside = undefined));
     }
+    if (f.versionAside !== undefined) {
+      // The newest version 2 journal: one an earlier upgrade left there goes.
+      await fs.unlink(f.versionAside).catch(() => undefined);
+      await fs.link(path, f.versionAside).catch(() => undefined);
+    }
     await fs.rename(tmp, path);
     renamed = true;
     f.bytes = Buffer.byteLength(text);
-    letGo(f); // it points at the replaced file now
     await syncDirectory(f);
     f.rewrites += 1;
     f.headerOutdated = false;
+    f.versionAside = undefined;
   } catch (error) {
     if (renamed) {
       // The rename may not be durable: write the snapshot again (with all that came since) next time.
@@ -219,27 +180,13 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   }
 }
 
-/** The companion's part of a snapshot: "on", then its records (nothing without one: the snapshot is "off"). */
-function companionSnapshot(f: FileLedgerState): string {
-  if (f.companion === undefined) return '';
-  return recordLine(COMPANION_ON) + f.companion.snapshot().map(recordLine).join('');
-}
-
-/** Applies a replayed record to the ledger's state, and a vote's or the companion's to the companion. */
-function replayed(f: FileLedgerState, record: JournalRecord): void {
-  f.state.apply(record);
-  if (record.t !== 'p' && record.t !== 'r') return;
-  const mark = companionMark(record);
-  if (mark !== undefined) f.companionOn = mark === 'on';
-  f.companion?.replayed(record);
-}
-
 async function readJournal(f: FileLedgerState): Promise<string | undefined> {
   try {
     return await f.fs.readFile(f.path, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`, f.path, { cause: error });
+    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
+    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — ${fix}`, f.path, { cause: error });
   }
 }
 
@@ -248,7 +195,8 @@ export async function prepareDirectory(f: FileLedgerState): Promise<void> {
   try {
     await fs.mkdir(directory, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, directory, { cause: error });
+    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
   }
   // Snapshots of a compaction that died before its rename: never part of the journal.
   const names = await fs.readdir(directory).catch(() => [] as string[]);
@@ -269,7 +217,8 @@ async function createJournal(f: FileLedgerState): Promise<void> {
     }
     await syncDirectory(f);
   } catch (error) {
-    throw new StoreError(`cannot write the state directory ${f.directory}: ${fsReason(error)} — set ${STATE_DIRECTORY_SETTING} to a writable directory`, f.path, { cause: error });
+    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    throw new StoreError(`cannot write the state directory ${f.directory}: ${fsReason(error)} — ${fix}`, f.path, { cause: error });
   }
   f.bytes = Buffer.byteLength(HEADER_LINE);
 }
@@ -278,15 +227,26 @@ async function createJournal(f: FileLedgerState): Promise<void> {
 export async function load(f: FileLedgerState): Promise<ReplayResult | undefined> {
   const { path } = f;
   const text = await readJournal(f);
-  const replay = text === undefined ? undefined : replayJournal(text, (record) => replayed(f, record));
+  let remindersHeld = false;
+  const replay =
+    text === undefined
+      ? undefined
+      : replayJournal(text, (record) => {
+          if (record.t === 'r') remindersHeld = true;
+          f.state.apply(record);
+        });
   if (replay?.header.kind === 'newer') {
-    throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
+    const newer = `${path} was written by a newer listing-agent (journal version ${replay.header.version})`;
+    throw new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
   }
   if (replay !== undefined && replay.tornBytes > 0) {
     await f.fs.truncate(path, replay.goodBytes).catch((error: unknown) => {
       throw new StoreError(`cannot cut the torn last record off ${path}: ${fsReason(error)}`, path, { cause: error });
     });
-    f.warnings.push(`${path} ended in a torn record (the process stopped in the middle of a write): dropped its ${replay.tornBytes} bytes; that record had not been acknowledged`);
+    f.warnings.push(
+      `${path} ended in a torn record (the process stopped in the middle of a write): ` +
+        `dropped its ${replay.tornBytes} bytes; that record had not been acknowledged`,
+    );
   }
   f.bytes = replay?.goodBytes ?? 0;
   if (f.bytes === 0) {
@@ -294,10 +254,11 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
   } else if (replay !== undefined && (replay.corruptCount > 0 || replay.header.kind === 'missing')) {
     f.corruptAside = `${path}.corrupt-${new Date(f.now()).toISOString().replace(/:/g, '-')}`;
     f.rewriteWanted = true;
-  } else if (replay?.header.kind === 'ours' && replay.header.version < JOURNAL_HEADER.version) {
+  } else if (replay?.header.kind === 'ours' && replay.header.version !== JOURNAL_HEADER.version) {
     // Rewritten under this version's header before any line of this version is appended to it.
     f.rewriteWanted = true;
     f.headerOutdated = true;
+    if (remindersHeld) f.versionAside = join(f.directory, VERSION_2_ASIDE);
   }
   return replay;
 }
@@ -307,12 +268,11 @@ export function damageWarning(f: FileLedgerState, replay: ReplayResult, rewritte
   const what = replay.corruptCount > 0 ? `${replay.corruptCount} unreadable line(s) (line ${lines})` : 'no header line';
   const kept = `kept its ${replay.records} readable records`;
   if (!rewritten) return `${f.path} has ${what}: ${kept}; rewriting it failed, so this repeats at the next open`;
-  return `${f.path} had ${what}: ${kept} and rewrote it without the damage${aside === undefined ? '' : `; the damaged journal is kept as ${aside}`}`;
+  const keptAside = aside === undefined ? '' : `; the damaged journal is kept as ${aside}`;
+  return `${f.path} had ${what}: ${kept} and rewrote it without the damage${keptAside}`;
 }
 
 export async function release(f: FileLedgerState): Promise<void> {
-  await f.handle?.close().catch(() => undefined);
-  f.handle = undefined;
   await f.directoryHandle?.close().catch(() => undefined);
   f.directoryHandle = undefined;
   openHere.delete(resolve(f.path));

@@ -18,10 +18,10 @@ import { parseRecord } from './ledger-records.js';
 export const RESERVE_SUFFIX = '.reserve';
 
 /**
- * The reserve's default size: 256 KiB, room for about 6,000 votes with one hook (a completion line
- * is `["c","<user ID>:<ms>"]`, 42 bytes with a 20-digit user ID) or 2,500 with two (a hook's
- * record adds about 62 bytes). What a stop on a full disk needs is one record per vote running
- * at that moment, at most the pipeline's backlog.
+ * The reserve's default size: 256 KiB, room for about 5,000 votes with one hook (a completion line
+ * is `{"t":"c","k":"<user ID>:<ms>"}`, 51 bytes with a 20-digit user ID) or 2,000 with two (a
+ * hook's record adds about 75 bytes). What a stop on a full disk needs is one record per vote
+ * running at that moment, at most the pipeline's backlog.
  */
 export const DEFAULT_RESERVE_BYTES = 256 * 1024;
 
@@ -82,7 +82,10 @@ export async function giveUpReserve(fs: JournalFs, reserve: Reserve): Promise<bo
 export interface UnwrittenRecords {
   /** Votes whose hooks succeeded (or gave up) without their record on disk: their hooks run again at the next start. */
   rewardedAgain: string[];
-  /** New votes whose pending record is not on disk: they were answered 503 (or their cursor page not stored), so the service sends them again. */
+  /**
+   * New votes whose pending record is not on disk: they were answered 503 (or their cursor page
+   * not stored), so the service sends them again.
+   */
   notRecorded: string[];
 }
 
@@ -123,8 +126,10 @@ export class LedgerCloseError extends StoreError {
     const again =
       rewardedAgain.length === 0
         ? 'no vote whose hooks ran is concerned'
-        : `${rewardedAgain.length} vote(s) whose hooks succeeded (or gave up) are not recorded as done, so their hooks run again at the next start: ${listKeys(rewardedAgain)}`;
-    const lost = notRecorded.length === 0 ? '' : `; ${notRecorded.length} new vote(s) were never recorded and were refused, so the service sends them again`;
+        : `${rewardedAgain.length} vote(s) whose hooks succeeded (or gave up) are not recorded as done, ` +
+          `so their hooks run again at the next start: ${listKeys(rewardedAgain)}`;
+    const refused = `${notRecorded.length} new vote(s) were never recorded and were refused, so the service sends them again`;
+    const lost = notRecorded.length === 0 ? '' : `; ${refused}`;
     super(`could not write the last records of ${path} at close: ${reason}; ${again}${lost}`, path, { cause });
     this.rewardedAgain = rewardedAgain;
     this.notRecorded = notRecorded;

@@ -3,9 +3,10 @@ import { createCommitter } from '../store/committer.js';
 import { fsReason, StoreError } from '../store/errors.js';
 import { createWriteHealth, describeWriteProblem, type WriteHealth } from '../store/write-health.js';
 import { nodeJournalFs, type JournalFs } from './journal.js';
-import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite, type FileLedgerState } from './ledger-file-disk.js';
-import { COMPANION_OFF, COMPANION_ON, type LedgerCompanion } from './ledger-companion.js';
-import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX, takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
+import { append, damageWarning, JOURNAL, load, openHere, prepareDirectory, release, rewrite } from './ledger-file-disk.js';
+import type { FileLedgerState } from './ledger-file-disk.js';
+import { DEFAULT_RESERVE_BYTES, LedgerCloseError, RESERVE_SUFFIX } from './ledger-file-space.js';
+import { takeReserve, touchReserve, unwrittenRecords } from './ledger-file-space.js';
 import { createLedgerOperations } from './ledger-ops.js';
 import { recordLine, type JournalRecord } from './ledger-records.js';
 import { createLedgerState } from './ledger-state.js';
@@ -39,15 +40,9 @@ export interface FileVoteLedgerOptions {
   probeDelays?: { firstMs: number; maxMs: number };
   /**
    * Bytes kept free for the records that finish votes (`<directory>/votes.journal.reserve`), given
-   * up when the disk fills; 0 keeps none. Default 262 144 (256 KiB, about 6,000 finished votes).
+   * up when the disk fills; 0 keeps none. Default 262 144 (256 KiB, about 5,000 finished votes).
    */
   reserveBytes?: number;
-  /**
-   * Another part whose records ride this journal's commits (the vote reminders, see
-   * `LedgerCompanion`); given before `open()`, which replays them to it. Default: none (an "off"
-   * mark is written if the journal had a companion).
-   */
-  companion?: LedgerCompanion;
 }
 
 /** Sizes and counters of a file vote ledger. */
@@ -107,16 +102,7 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
     for (const record of records) f.queued.push(recordLine(record));
     return f.committer.commit(f.committer.change());
   };
-  const companion = options.companion;
-  const operations = createLedgerOperations(() => f.state, persist, requireOpen, companion);
-  companion?.attach((records) => {
-    try {
-      requireOpen('record vote reminders in');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return persist(records);
-  }, `file ${f.path}`);
+  const operations = createLedgerOperations(() => f.state, persist, requireOpen);
   const ledger: FileVoteLedger = {
     path: f.path,
     get writeHealth() {
@@ -129,7 +115,8 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
       if (f.phase === 'open' && !f.health.writable && votes.some((vote) => !f.state.has(vote.key))) {
         f.health.nudge();
         const reason = f.health.state().reason ?? 'the state directory cannot be written';
-        return Promise.reject(new StoreError(`cannot record new votes in ${f.path}: ${reason}; they are refused until a write there succeeds again`, f.path));
+        const message = `cannot record new votes in ${f.path}: ${reason}; they are refused until a write there succeeds again`;
+        return Promise.reject(new StoreError(message, f.path));
       }
       return operations.recordPending(votes);
     },
@@ -142,8 +129,7 @@ export function createFileVoteLedger(options: FileVoteLedgerOptions): FileVoteLe
       f.state.forget(time);
       // A rewrite needs room for a whole snapshot: not while the directory cannot be written.
       if (!f.health.writable) return;
-      const snapshotBytes = f.state.snapshotBytes() + (f.companion?.snapshotBytes() ?? 0);
-      if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * snapshotBytes)) return;
+      if (!f.rewriteWanted && (f.bytes < f.compactMinBytes || f.bytes < f.compactRatio * f.state.snapshotBytes())) return;
       f.rewriteWanted = true;
       await f.committer.commit(f.committer.change());
     },
@@ -163,7 +149,8 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
   const fs = options.fs ?? nodeJournalFs;
   const now = options.now ?? Date.now;
   const path = join(options.directory, JOURNAL);
-  const shared = options.writeHealth !== undefined && resolve(options.writeHealth.directory) === resolve(options.directory) ? options.writeHealth : undefined;
+  const given = options.writeHealth;
+  const shared = given !== undefined && resolve(given.directory) === resolve(options.directory) ? given : undefined;
   const f: FileLedgerState = {
     directory: options.directory,
     path,
@@ -174,33 +161,35 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     compactRatio: options.compactRatio ?? 4,
     phase: 'new',
     state: createLedgerState(keepKeysForMs),
-    handle: undefined,
-    writing: false,
-    writeStage: undefined,
-    letGoPending: false,
     directoryHandle: undefined,
     queued: [],
     bytes: 0,
     rewriteWanted: false,
     headerOutdated: false,
     corruptAside: undefined,
+    versionAside: undefined,
     warnings: [],
     rewrites: 0,
     closing: undefined,
     committer: createCommitter(() => commitWrite(f)),
-    health: shared ?? createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) }),
+    health: shared ?? ownHealth(options, fs, now),
     ownsHealth: shared === undefined,
     reserve: { path: `${path}${RESERVE_SUFFIX}`, bytes: options.reserveBytes ?? DEFAULT_RESERVE_BYTES, held: false },
     restoreWanted: false,
     restoreError: undefined,
     removeProbe: undefined,
-    companion: options.companion,
-    companionOn: false,
   };
   return f;
 }
 
-/** The committer's write: an append (or the rewrite), then the reserve taken back when a probe asked; the outcome told to the write health. */
+function ownHealth(options: FileVoteLedgerOptions, fs: JournalFs, now: () => number): WriteHealth {
+  return createWriteHealth({ directory: options.directory, fs, now, ...(options.probeDelays ? { probeDelays: options.probeDelays } : {}) });
+}
+
+/**
+ * The committer's write: an append (or the rewrite), then the reserve taken back when a probe
+ * asked; the outcome told to the write health.
+ */
 async function commitWrite(f: FileLedgerState): Promise<void> {
   try {
     await (f.rewriteWanted ? rewrite(f) : append(f));
@@ -211,7 +200,8 @@ async function commitWrite(f: FileLedgerState): Promise<void> {
   if (f.restoreWanted) {
     f.restoreWanted = false;
     // Not thrown: the records just written are on disk, whatever the reserve does.
-    f.restoreError = await (f.reserve.held ? touchReserve(f.fs, f.reserve) : takeReserve(f.fs, f.reserve)).then(() => undefined, (error: unknown) => error);
+    const restore = f.reserve.held ? touchReserve(f.fs, f.reserve) : takeReserve(f.fs, f.reserve);
+    f.restoreError = await restore.then(() => undefined, (error: unknown) => error);
   }
   f.health.succeeded();
 }
@@ -236,12 +226,11 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
   f.rewriteWanted = false;
   f.headerOutdated = false;
   f.corruptAside = undefined;
-  f.companionOn = false;
+  f.versionAside = undefined;
   try {
     await prepareDirectory(f);
     const replay = await load(f);
     f.phase = 'open';
-    markCompanion(f);
     const aside = f.corruptAside;
     const rewritesBefore = f.rewrites;
     await ledger.compact(f.now()).catch((error: unknown) => f.warnings.push(`could not compact ${path} on open: ${fsReason(error)}`));
@@ -254,7 +243,11 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
       (error: unknown) => {
         // The ledger opens all the same: what is pending runs, and new votes wait for room.
         f.health.failed(error);
-        f.warnings.push(`could not keep ${f.reserve.bytes} bytes free for finished votes in ${f.reserve.path}: ${describeWriteProblem(f.directory, error)}; new votes are refused until the directory takes writes again`);
+        const problem = describeWriteProblem(f.directory, error);
+        f.warnings.push(
+          `could not keep ${f.reserve.bytes} bytes free for finished votes in ${f.reserve.path}: ${problem}; ` +
+            'new votes are refused until the directory takes writes again',
+        );
       },
     );
     return f.state.pending();
@@ -263,14 +256,6 @@ async function open(f: FileLedgerState, ledger: FileVoteLedger): Promise<LedgerE
     await release(f);
     throw error;
   }
-}
-
-/** Says in the journal whether a companion follows the votes from now on, when that changed (written with the next commit). */
-function markCompanion(f: FileLedgerState): void {
-  if ((f.companion !== undefined) === f.companionOn) return;
-  f.companionOn = f.companion !== undefined;
-  f.queued.push(recordLine(f.companionOn ? COMPANION_ON : COMPANION_OFF));
-  f.committer.change();
 }
 
 function close(f: FileLedgerState): Promise<void> {

@@ -1,10 +1,12 @@
-import type { LedgerCompanion } from './ledger-companion.js';
-import { pendingLine, type JournalRecord } from './ledger-records.js';
+import type { JournalRecord } from './ledger-records.js';
 import { copyVote, type DeadLetterFilter, type LedgerState } from './ledger-state.js';
 import type { DeadLetter, Vote, VoteLedger } from './types.js';
 
 /** The changing half of a {@link VoteLedger}, shared by the memory and the file ledger. */
-export type LedgerOperations = Pick<VoteLedger, 'recordPending' | 'recordHookDone' | 'recordComplete' | 'recordDeadLetter' | 'takeDeadLetters'>;
+export type LedgerOperations = Pick<
+  VoteLedger,
+  'recordPending' | 'recordHookDone' | 'recordComplete' | 'recordDeadLetter' | 'takeDeadLetters'
+>;
 
 /**
  * Turns each change into journal records, applies them to the `current()` state at once (so `has()` answers
@@ -17,19 +19,12 @@ export function createLedgerOperations(
   current: () => LedgerState,
   persist: (records: JournalRecord[]) => Promise<void>,
   requireOpen: (action: string) => void,
-  /** Told of each vote recorded pending for the first time (a record it returns goes just before the vote's), and when they are durable. */
-  companion?: Pick<LedgerCompanion, 'recorded' | 'committed'>,
 ): LedgerOperations {
-  /** Not `async`: one promise fewer per call, which counts at tens of thousands of calls a second. */
-  function change(action: string, records: JournalRecord[]): Promise<void> {
-    try {
-      requireOpen(action);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async function change(action: string, records: JournalRecord[]): Promise<void> {
+    requireOpen(action);
     const state = current();
     for (const record of records) state.apply(record);
-    return persist(records);
+    await persist(records);
   }
 
   return {
@@ -40,17 +35,14 @@ export function createLedgerOperations(
       const records: JournalRecord[] = [];
       for (const vote of votes) {
         if (state.has(vote.key)) continue;
-        const before = companion?.recorded(vote);
-        if (before !== undefined) records.push(before);
-        // No copy of the vote: the state keeps its line, a string nobody can change.
-        const record: JournalRecord = { t: 'p', v: vote, line: pendingLine(vote) };
+        // A copy: nothing the caller or a hook does to the vote later changes what is recorded.
+        const record: JournalRecord = { t: 'p', v: copyVote(vote) };
         // Applied one by one: a key twice in one batch is recorded once.
         state.apply(record);
         records.push(record);
         fresh.push(vote);
       }
       await persist(records);
-      companion?.committed?.();
       return fresh;
     },
 
@@ -58,7 +50,8 @@ export function createLedgerOperations(
 
     recordComplete: (key) => change('record a finished vote in', [{ t: 'c', k: key }]),
 
-    recordDeadLetter: (letter: DeadLetter) => change('record a dead letter in', [{ t: 'd', l: { ...letter, vote: copyVote(letter.vote) } }]),
+    recordDeadLetter: (letter: DeadLetter) =>
+      change('record a dead letter in', [{ t: 'd', l: { ...letter, vote: copyVote(letter.vote) } }]),
 
     async takeDeadLetters(filter?: DeadLetterFilter) {
       requireOpen('take dead letters from');

@@ -11,7 +11,11 @@ import type { VoteLedger, VotesEvents } from './types.js';
 
 /** The `votes` component's detail while the ledger cannot write (pure). */
 export function unwritableVotesDetail(state: WriteHealthState): string {
-  return `cannot record new votes: ${state.reason ?? 'the state directory cannot be written'}; they are refused (webhook deliveries answered 503, the cursor waits) until a write succeeds there again, tried every few seconds; votes already recorded are still rewarded`;
+  return (
+    `cannot record new votes: ${state.reason ?? 'the state directory cannot be written'}; they are refused ` +
+    '(webhook deliveries answered 503, the cursor waits) until a write succeeds there again, tried every few seconds; ' +
+    'votes already recorded are still rewarded'
+  );
 }
 
 /** A readiness for the votes capability's writers, with the ledger's write health on top. */
@@ -59,7 +63,11 @@ export function watchLedger(readiness: VotesReadiness, context: CapabilityContex
       ? () => undefined
       : health.onChange((state) => {
           if (state.writable) context.logger.info({ directory: health.directory }, 'votes: the state directory takes writes again');
-          else context.logger.error({ directory: health.directory, problem: state.problem }, `votes: cannot write the state directory: ${state.reason ?? 'cannot write'}; new votes are refused until a write succeeds there again`);
+          else {
+            const why = `votes: cannot write the state directory: ${state.reason ?? 'cannot write'}`;
+            const fields = { directory: health.directory, problem: state.problem };
+            context.logger.error(fields, `${why}; new votes are refused until a write succeeds there again`);
+          }
         });
   return () => {
     unready();

@@ -4,9 +4,8 @@
  * bounded: at most `capacity` keys, the oldest remembered dropped first.
  *
  * A key is either *held* (pending or dead-lettered as far as this agent knows: never forgotten
- * by time) or *remembered* until its forget-at (`expiresAt + keepKeysFor`) passes a `forget()`.
- * Forget-at is kept in whole minutes, rounded up: a small integer V8 stores inline (see
- * `ledger-state.ts`); `0` means unknown.
+ * by time) or *remembered* until its forget-at (`expiresAt + keepKeysFor`, epoch ms) passes a
+ * `forget()`; `0` means unknown.
  */
 export interface KnownKeys {
   readonly capacity: number;
@@ -22,12 +21,11 @@ export interface KnownKeys {
   clear(): void;
 }
 
-const MINUTE_MS = 60_000;
-const toMinutes = (ms: number) => (Number.isFinite(ms) ? Math.max(1, Math.ceil(ms / MINUTE_MS)) : 0);
+const known = (ms: number) => (Number.isFinite(ms) ? Math.max(1, ms) : 0);
 
 /** Creates an empty {@link KnownKeys} of at most `capacity` keys. */
 export function createKnownKeys(capacity: number): KnownKeys {
-  /** Key → forget-at minutes; negative while held. */
+  /** Key → forget-at; negative while held. */
   const keys = new Map<string, number>();
   const lettered = new Set<string>();
 
@@ -41,8 +39,7 @@ export function createKnownKeys(capacity: number): KnownKeys {
   }
 
   function hold(key: string, forgetAt: number, isLettered = false): void {
-    const minutes = toMinutes(forgetAt) || Math.abs(keys.get(key) ?? 0);
-    put(key, -minutes);
+    put(key, -(known(forgetAt) || Math.abs(keys.get(key) ?? 0)));
     if (isLettered) lettered.add(key);
   }
 
@@ -54,7 +51,7 @@ export function createKnownKeys(capacity: number): KnownKeys {
       if (forgetAt === Infinity) return hold(key, forgetAt);
       const current = keys.get(key);
       if (current !== undefined && current <= 0) return; // held here: this agent knows better
-      put(key, toMinutes(forgetAt));
+      put(key, known(forgetAt));
     },
     release(key) {
       const current = keys.get(key);
@@ -64,8 +61,8 @@ export function createKnownKeys(capacity: number): KnownKeys {
       else keys.set(key, Math.abs(current));
     },
     forget(now) {
-      for (const [key, minutes] of keys) {
-        if (minutes > 0 && minutes * MINUTE_MS < now) keys.delete(key);
+      for (const [key, at] of keys) {
+        if (at > 0 && at < now) keys.delete(key);
       }
     },
     clear() {

@@ -34,7 +34,9 @@ export async function beat(r: RedisVoteLedgerState): Promise<void> {
     // Once per outage, not every third of a lease.
     if (r.beatFailing) return;
     r.beatFailing = true;
-    r.logger.warn({ agentId: r.agentId, err: redisFailure('renew the heartbeat', error).message }, 'vote ledger: could not renew this agent\'s heartbeat; past the lease, another agent takes over its pending votes');
+    const err = redisFailure('renew the heartbeat', error).message;
+    const what = 'vote ledger: could not renew this agent\'s heartbeat; past the lease, another agent takes over its pending votes';
+    r.logger.warn({ agentId: r.agentId, err }, what);
   }
 }
 
@@ -46,9 +48,16 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
     const entries = await claim(r, false, also);
     for (const key of also) r.uncertain.delete(key);
     if (entries.length === 0 || r.phase !== 'open') return;
-    for (const listener of r.listeners) listener(entries.map((entry) => ({ ...entry, vote: copyVote(entry.vote), done: [...entry.done], deadLettered: [...(entry.deadLettered ?? [])] })));
+    const copy = (entry: LedgerEntry): LedgerEntry => ({
+      ...entry,
+      vote: copyVote(entry.vote),
+      done: [...entry.done],
+      deadLettered: [...(entry.deadLettered ?? [])],
+    });
+    for (const listener of r.listeners) listener(entries.map(copy));
   } catch (error) {
-    r.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'vote ledger: could not look for votes left by stopped agents; trying again');
+    const err = error instanceof Error ? error.message : String(error);
+    r.logger.warn({ err }, 'vote ledger: could not look for votes left by stopped agents; trying again');
   } finally {
     r.sweeping = false;
   }
@@ -57,7 +66,8 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
 async function loadKnownKeys(r: RedisVoteLedgerState): Promise<void> {
   // Newest first (pending and lettered, then by forget-at), so the cap drops the oldest.
   for (let offset = 0; offset < r.known.capacity; offset += COMPACT_BATCH) {
-    const reply = (await r.connection.client.sendCommand(['ZREVRANGEBYSCORE', r.keys[2] as string, '+inf', '-inf', 'WITHSCORES', 'LIMIT', String(offset), String(COMPACT_BATCH)])) as unknown[];
+    const range = ['ZREVRANGEBYSCORE', r.keys[2] as string, '+inf', '-inf', 'WITHSCORES', 'LIMIT', String(offset), String(COMPACT_BATCH)];
+    const reply = (await r.connection.client.sendCommand(range)) as unknown[];
     const pairs = scoredMembers(reply);
     for (const [key, score] of pairs) {
       if (score === Infinity) r.known.hold(key, Infinity);
@@ -77,17 +87,23 @@ function stopTimers(r: RedisVoteLedgerState): void {
 
 export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
   if (r.phase === 'open') return claim(r, true);
-  if (r.phase === 'opening' || r.phase === 'closing') throw new StoreError(`cannot open the vote ledger in ${r.description} while it is ${r.phase}`, r.description);
+  if (r.phase === 'opening' || r.phase === 'closing') {
+    throw new StoreError(`cannot open the vote ledger in ${r.description} while it is ${r.phase}`, r.description);
+  }
   r.phase = 'opening';
   r.warnings = [];
   r.nonce = randomBytes(8).toString('hex');
   const { connection, leaseMs } = r;
   try {
-    const previous = await connection.client.sendCommand(['SET', r.heartbeatKey, r.nonce, 'PX', String(leaseMs), 'GET']).catch((error: unknown) => {
+    const heartbeat = ['SET', r.heartbeatKey, r.nonce, 'PX', String(leaseMs), 'GET'];
+    const previous = await connection.client.sendCommand(heartbeat).catch((error: unknown) => {
       throw redisFailure('write this agent\'s heartbeat', error);
     });
     if (previous !== null && previous !== undefined) {
-      r.warnings.push(`the heartbeat of agent ID "${r.agentId}" was still alive: this agent restarted within ${leaseMs} ms of a crash, or another running agent uses the same state.redis.agentId (give each agent its own)`);
+      r.warnings.push(
+        `the heartbeat of agent ID "${r.agentId}" was still alive: this agent restarted within ${leaseMs} ms of a crash, ` +
+          'or another running agent uses the same state.redis.agentId (give each agent its own)',
+      );
     }
     const entries = await claim(r, true);
     r.known.clear();
@@ -95,7 +111,10 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
       throw redisFailure('read the vote keys', error);
     });
     for (const entry of entries) r.known.hold(entry.vote.key, forgetAt(r, entry.vote));
-    r.queue = createWriteQueue({ connection, logger: r.logger, apply: async (args) => void (r.counts = parseCounts(await r.scripts.apply.run(r.keys, [r.recordPrefix, r.now(), r.keepKeysForMs, ...args]))) });
+    const apply = async (args: readonly (string | number)[]) => {
+      r.counts = parseCounts(await r.scripts.apply.run(r.keys, [r.recordPrefix, r.now(), r.keepKeysForMs, ...args]));
+    };
+    r.queue = createWriteQueue({ connection, logger: r.logger, apply });
     r.heartbeatTimer = setInterval(() => void beat(r), timerDelay(Math.max(10, Math.floor(leaseMs / 3))));
     r.heartbeatTimer.unref();
     r.sweepTimer = setInterval(() => void sweep(r), leaseMs);
@@ -124,7 +143,10 @@ export function close(r: RedisVoteLedgerState): Promise<void> {
       const shown = left.slice(0, 5).map((queued) => queued.what).join('; ');
       throw redisFailure(
         'finish closing the vote ledger',
-        new Error(`${left.length} change(s) could not be written before closing (${shown}${left.length > 5 ? '; ...' : ''}): the agent that takes these votes over may run those hooks again`),
+        new Error(
+          `${left.length} change(s) could not be written before closing (${shown}${left.length > 5 ? '; ...' : ''}): ` +
+            'the agent that takes these votes over may run those hooks again',
+        ),
       );
     }
   })().finally(() => (r.closing = undefined));

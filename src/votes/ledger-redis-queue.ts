@@ -150,7 +150,11 @@ async function flush(q: QueueState): Promise<void> {
 function failedBatch(q: QueueState, error: unknown): void {
   q.lastError = error;
   q.failures += 1;
-  if (q.failures === 1) q.logger.warn({ queued: q.queue.length, err: redisFailure('record vote ledger changes', error).message }, 'vote ledger: Redis is unavailable; hook results are queued and written when it is back');
+  if (q.failures === 1) {
+    const err = redisFailure('record vote ledger changes', error).message;
+    const what = 'vote ledger: Redis is unavailable; hook results are queued and written when it is back';
+    q.logger.warn({ queued: q.queue.length, err }, what);
+  }
   if (q.stopped) return;
   // While down, the `up` event restarts the flush; the timer covers a Redis that answers but fails.
   q.retryTimer = setTimeout(() => {
@@ -180,8 +184,12 @@ async function drain(q: QueueState, timeoutMs: number): Promise<QueuedWrite[]> {
   const left = q.queue;
   q.queue = [];
   if (left.length > 0) {
-    const why = q.lastError === undefined ? connection.downReason ?? 'no answer in time' : redisFailure('write', q.lastError).message.replace(/^Redis: could not write: /, '');
-    const error = new RedisUnavailableError(`Redis: could not ${left[0]?.what ?? 'write'} (${why}); the vote ledger closed with it unwritten`);
+    const why =
+      q.lastError === undefined
+        ? (connection.downReason ?? 'no answer in time')
+        : redisFailure('write', q.lastError).message.replace(/^Redis: could not write: /, '');
+    const doing = left[0]?.what ?? 'write';
+    const error = new RedisUnavailableError(`Redis: could not ${doing} (${why}); the vote ledger closed with it unwritten`);
     for (const entry of left) entry.reject(error);
   }
   return left.map(({ args, what }) => ({ args, what }));

@@ -178,7 +178,8 @@ for i = 1, #all, 2 do
       local second = string.find(value, ' ', first + 1, true)
       local letter = cjson.decode(string.sub(value, second + 1))
       local seq = redis.call('INCR', KEYS[4])
-      redis.call('HSET', record, 'v', cjson.encode(letter.vote), 's', seq, 'd', '[]', 'dl', '[]', 'c', '0', 'f', string.sub(value, first + 1, second - 1))
+      local forget = string.sub(value, first + 1, second - 1)
+      redis.call('HSET', record, 'v', cjson.encode(letter.vote), 's', seq, 'd', '[]', 'dl', '[]', 'c', '0', 'f', forget)
     end
     redis.call('PERSIST', record)
     redis.call('ZADD', KEYS[3], '+inf', key)
@@ -249,7 +250,9 @@ export function parseEntries(rows: unknown): LedgerEntry[] {
   const parsed: Array<{ seq: number; entry: LedgerEntry }> = [];
   for (const row of Array.isArray(rows) ? rows : []) {
     const [, vote, seq, done, lettered] = row as [string, string, string, string, string];
-    parsed.push({ seq: Number(seq), entry: { vote: JSON.parse(vote) as Vote, done: parseList(done), complete: false, deadLettered: parseList(lettered) } });
+    const entry: LedgerEntry = { vote: JSON.parse(vote) as Vote, done: parseList(done), complete: false };
+    entry.deadLettered = parseList(lettered);
+    parsed.push({ seq: Number(seq), entry });
   }
   return parsed.sort((a, b) => a.seq - b.seq).map((item) => item.entry);
 }

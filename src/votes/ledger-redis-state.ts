@@ -62,7 +62,12 @@ export function requireOpen(r: RedisVoteLedgerState, action: string): void {
   throw new StoreError(`cannot ${action} the vote ledger in ${r.description}: ${why}`, r.description);
 }
 
-export async function run(r: RedisVoteLedgerState, script: keyof Scripts, args: readonly (string | number)[], doing: string): Promise<unknown> {
+export async function run(
+  r: RedisVoteLedgerState,
+  script: keyof Scripts,
+  args: readonly (string | number)[],
+  doing: string,
+): Promise<unknown> {
   try {
     return await r.scripts[script].run(r.keys, args);
   } catch (error) {
@@ -72,7 +77,8 @@ export async function run(r: RedisVoteLedgerState, script: keyof Scripts, args: 
 
 /** Claims orphans (and with `own`, re-reads this agent's pending votes); keeps the sizes. */
 export async function claim(r: RedisVoteLedgerState, own: boolean, also: readonly string[] = []): Promise<LedgerEntry[]> {
-  const reply = (await run(r, 'claim', [r.recordPrefix, r.agentId, r.adoptOrphans ? r.agentPrefix : '', own ? '1' : '0', ...also], 'read the pending votes')) as [unknown[], unknown];
+  const args = [r.recordPrefix, r.agentId, r.adoptOrphans ? r.agentPrefix : '', own ? '1' : '0', ...also];
+  const reply = (await run(r, 'claim', args, 'read the pending votes')) as [unknown[], unknown];
   r.counts = parseCounts(reply[1]);
   const entries = parseEntries(reply[0]);
   for (const entry of entries) r.known.hold(entry.vote.key, forgetAt(r, entry.vote));

@@ -75,7 +75,8 @@ const MAX_UNCERTAIN = 10_000;
  *   those of agents whose heartbeat expired; every `leaseMs` a sweep claims more such orphans and
  *   hands them to the `onRecovered` listeners. Claims are atomic: two sweeping agents never both
  *   take one vote. After a Redis outage an agent beats at once and claims nothing for one lease,
- *   so that agents alive through the outage are not taken for dead. `close()` deletes the heartbeat, so a successor need not wait for it to expire.
+ *   so that agents alive through the outage are not taken for dead. `close()` deletes the
+ *   heartbeat, so a successor need not wait for it to expire.
  * - `has()` is synchronous, so it answers from a local memory of keys (those known at `open()`,
  *   then those this agent recorded or saw), at most `maxKnownKeys`: a miss only means that
  *   `recordPending` decides, which it always does.
@@ -104,7 +105,9 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
       return promise;
     },
     recordDeadLetter(letter) {
-      const promise = write(r, 'record a dead letter in', `record the dead letter of hook "${letter.hook}" for vote ${letter.key}`, ['d', letter.key, letter.hook, letterPayload(letter, forgetAt(r, letter.vote))]);
+      const what = `record the dead letter of hook "${letter.hook}" for vote ${letter.key}`;
+      const payload = letterPayload(letter, forgetAt(r, letter.vote));
+      const promise = write(r, 'record a dead letter in', what, ['d', letter.key, letter.hook, payload]);
       r.known.hold(letter.key, forgetAt(r, letter.vote), true);
       return promise;
     },
@@ -229,7 +232,8 @@ async function deadLetters(r: RedisVoteLedgerState): Promise<DeadLetter[]> {
 async function compact(r: RedisVoteLedgerState, time: number): Promise<void> {
   requireOpen(r, 'compact');
   for (let first = true; ; first = false) {
-    const reply = (await run(r, 'compact', [r.recordPrefix, Math.floor(time), COMPACT_BATCH, first ? '1' : '0'], 'compact the vote ledger')) as [number, unknown];
+    const args = [r.recordPrefix, Math.floor(time), COMPACT_BATCH, first ? '1' : '0'];
+    const reply = (await run(r, 'compact', args, 'compact the vote ledger')) as [number, unknown];
     r.counts = parseCounts(reply[1]);
     if (Number(reply[0]) < COMPACT_BATCH) break;
   }

@@ -90,7 +90,8 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
     const replayed = matching.filter((letter) => names.has(letter.hook));
     const skipped = matching.filter((letter) => !names.has(letter.hook));
     if (replayed.length > 0) {
-      await pipeline.retry({ keys: [...new Set(replayed.map((letter) => letter.key))], ...(options.hook === undefined ? {} : { hook: options.hook }) });
+      const keys = [...new Set(replayed.map((letter) => letter.key))];
+      await pipeline.retry({ keys, ...(options.hook === undefined ? {} : { hook: options.hook }) });
       await pipeline.idle();
     }
     const stillFailed = new Map((await pipeline.failed()).map((letter) => [letterId(letter), letter]));

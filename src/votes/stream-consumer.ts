@@ -22,10 +22,10 @@ export interface StreamVoteContext {
   deliveries: number;
 }
 
-/** Options of {@link createVoteConsumer}. */
-export interface VoteConsumerOptions {
-  /** A Redis URL (`state.redis.url`); the consumer opens its own connections (blocking reads need one). */
-  url: string;
+/** Options of {@link createVoteConsumer}: `sentinel` (with `username` and `password`) as `state.redis`'s, instead of `url`. */
+export interface VoteConsumerOptions extends Pick<RedisConnectionOptions, 'sentinel' | 'username' | 'password'> {
+  /** A Redis URL (`state.redis.url`), or `sentinel`; the consumer opens its own connections (blocking reads need one). */
+  url?: string;
   /** `state.redis.prefix`. Default `listing-agent:`. */
   prefix?: string;
   /** `votes.stream.key`. Default `votes:stream`. */
@@ -177,7 +177,7 @@ function consumerState(options: VoteConsumerOptions): ConsumerState {
   const blockMs = options.blockMs ?? VOTE_CONSUMER_DEFAULTS.blockMs;
   const logger = (options.logger ?? silentLogger).child({ stream: streamKey, group, consumer });
   const base = {
-    url: options.url,
+    ...{ url: options.url, sentinel: options.sentinel, username: options.username, password: options.password },
     prefix,
     clientName: 'listing-agent-consumer',
     ...(options.tls ? { tls: options.tls } : {}),

@@ -65,8 +65,11 @@ async function waitUntilAnswering(port: number, child: ChildProcess, output: () 
   }
 }
 
-/** Starts a redis-server for a test file (call `close()` in afterAll). */
-export async function startTestRedis(): Promise<TestRedis> {
+/**
+ * Starts a redis-server for a test file (call `close()` in afterAll). `args` are added to its
+ * command line (`--replicaof 127.0.0.1 <port>` for a replica).
+ */
+export async function startTestRedis(options: { args?: readonly string[] } = {}): Promise<TestRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'la-redis-'));
   let port = await freePort();
   let child: ChildProcess | undefined;
@@ -76,7 +79,7 @@ export async function startTestRedis(): Promise<TestRedis> {
     output = '';
     const spawned = spawn(
       REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--protected-mode', 'no', '--loglevel', 'warning'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--protected-mode', 'no', '--loglevel', 'warning', ...(options.args ?? [])],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const failedToSpawn = new Promise<never>((_, reject) =>

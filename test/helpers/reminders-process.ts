@@ -1,18 +1,21 @@
 /*
  * The votes capability with reminders on, on the real file store and file vote ledger (the
- * agent's default: the schedule rides `votes.journal`), run as a child with ts-register.mjs for
+ * agent's default: the schedule in `reminders.journal`), run as a child with ts-register.mjs for
  * test/integration/votes/reminders-kill.test.ts. The clock is fixed at <clock ms>.
  *
  * - `ingest <votes.json>`: ingests each batch of the file (an array of arrays of votes) through
  *   the capability's pipeline, printing `acked <n>` once batch n is acknowledged, then `ingested`,
  *   and waits to be killed.
+ * - `stream <count>`: ingests <count> webhook votes of users 400000000000000000 + i, one per
+ *   batch and 8 at a time (as concurrent deliveries are), each cast an hour before the clock,
+ *   printing `acked <user ID>` once each is acknowledged, and waits to be killed.
  * - `fire`: starts (what is due fires at start), waits until nothing due is left, and stops
  *   gracefully, printing `stopped`.
  *
  * Every `reminder` event appends `reminded <key>` to <events file>, and every warning about
  * skipped reminders `skipped <n>`, synchronously (the page cache keeps them through a SIGKILL).
  *
- * argv: <state directory> <events file> <clock ms> <mode> [votes.json]
+ * argv: <state directory> <events file> <clock ms> <mode> [votes.json | count]
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
@@ -70,6 +73,22 @@ if (mode === 'ingest') {
     process.stdout.write(`acked ${n + 1}\n`);
   }
   process.stdout.write('ingested\n');
+  setInterval(() => undefined, 60_000);
+} else if (mode === 'stream') {
+  const count = Number(votesFile);
+  let next = 0;
+  const deliver = async (): Promise<void> => {
+    while (next < count) {
+      const userId = String(400_000_000_000_000_000n + BigInt(next++));
+      const createdMs = now() - 3_600_000;
+      const createdAt = new Date(createdMs).toISOString();
+      const expiresAt = new Date(createdMs + 12 * 3_600_000).toISOString();
+      const vote: Vote = { key: `${userId}:${createdMs}`, userId, platformId: null, projectId: '803190510032756736', weight: 1, createdAt, expiresAt, road: 'webhook' };
+      await votes.pipeline!.ingest([vote], 'webhook');
+      process.stdout.write(`acked ${userId}\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, deliver));
   setInterval(() => undefined, 60_000);
 } else {
   // What was due was handed to the reminder pipeline during start(); wait until its hooks ran.

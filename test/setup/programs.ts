@@ -35,6 +35,8 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/leader/reminders-failover.test.ts',
       'test/integration/leader/restart-capabilities.test.ts',
       'test/integration/redis/connection.test.ts',
+      'test/integration/redis/replica.test.ts',
+      'test/integration/redis/sentinel.test.ts',
       'test/integration/stats/push-share.test.ts',
       'test/integration/stats/redis-shards.test.ts',
       'test/integration/store/redis-store.test.ts',
@@ -67,9 +69,17 @@ export const SYSTEM_PROGRAMS = [
     debianPackage: 'chromium',
     testFiles: ['test/integration/status/browser.test.ts'],
   },
+  {
+    // Redis Sentinel (Debian ships it apart from redis-server): three of them watch a primary and
+    // its replica for the connection through Sentinel, across a failover.
+    name: 'redis-sentinel',
+    envOverride: 'REDIS_SENTINEL',
+    debianPackage: 'redis-sentinel',
+    testFiles: ['test/integration/redis/sentinel.test.ts'],
+  },
 ] as const satisfies readonly SystemProgram[];
 
-/** `redis-server` | `systemd-analyze` | `promtool` | `chromium`: what a test file may ask `programPath()` for. */
+/** `redis-server` | `systemd-analyze` | `promtool` | `chromium` | `redis-sentinel`: what a test file may ask `programPath()` for. */
 export type ProgramName = (typeof SYSTEM_PROGRAMS)[number]['name'];
 
 /**

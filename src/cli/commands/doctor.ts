@@ -34,7 +34,12 @@ Checks, in this order (every one is always reported):
   state.directory   the state directory takes writes (or can be created), the room left on its
                     device (warn below 512 KiB), state.json is sound
   state.lock        who holds state.lock and whether it still runs (none with state.redis)
-  redis.server      Redis answers, with its version (state.redis)
+  redis.server      Redis answers, with its version (state.redis); fails on a Sentinel at
+                    state.redis.url and on a replica
+  redis.role        the primary and its replicas, with their lag; warn with Sentinels and no replica
+  redis.appendonly  appendonly yes, or warn: a restart of Redis loses what it acknowledged
+  redis.replication min-replicas-to-write and min-replicas-max-lag: warn while the primary takes
+                    writes no replica has (0, or a lag over 10 s); fail when it takes none
   redis.leader      the agent that holds the leader lease (state.redis)
 
 Options:

@@ -37,7 +37,8 @@ Options:
   -h, --help          show this help
 
 Exit codes: 0 clean stop, 1 runtime failure (port in use, unwritable state directory, stop
-deadline of ${STOP_DEADLINE_MS / 1000} s passed), 2 usage error, 78 invalid configuration.
+deadline of ${STOP_DEADLINE_MS / 1000} s passed), 2 usage error, 78 invalid configuration (also
+a Sentinel at state.redis.url).
 A second signal during the stop exits at once with 130.
 `;
 
@@ -107,7 +108,8 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
       logger.error({ err: message }, 'could not start');
       io.stderr(`listing-agent run: ${printable(message)}\n`);
-      return EXIT.failure;
+      // A Sentinel at state.redis.url: the configuration names the wrong kind of server.
+      return error instanceof ListingAgentError && error.code === 'redis_wrong_server' ? EXIT.config : EXIT.failure;
     }
     const signal = await io.stopRequested;
     return await stopWithin(agent, signal, logger, io);

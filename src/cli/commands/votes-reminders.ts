@@ -30,7 +30,9 @@ const infoRow = (r: ReminderInfo) => row([r.dueAt, r.userId, r.projectId, r.vote
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return 10;
   const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be a whole number from 1 to 1000 (got '${text}')`, 'votes reminders');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new UsageError(`--limit must be a whole number from 1 to 1000 (got '${text}')`, 'votes reminders');
+  }
   return limit;
 }
 
@@ -62,17 +64,26 @@ export async function runVotesReminders(argv: string[], io: CliIo, help: () => n
   const json = values.json === true;
   // Reminders ride the vote pipeline, which runs for the poller (votes.enabled) or the webhook receiver alone.
   if (!settings.enabled || !(config.votes.enabled || config.webhooks.enabled)) {
-    const why = settings.enabled ? 'votes.enabled and webhooks.enabled are both false; reminders come from their votes' : 'votes.reminders.enabled is false';
+    const why = settings.enabled
+      ? 'votes.enabled and webhooks.enabled are both false; reminders come from their votes'
+      : 'votes.reminders.enabled is false';
     if (json) io.stdout(`${JSON.stringify({ enabled: false, reason: why })}\n`);
-    else io.stdout(`Vote reminders are not enabled (${why}): nothing is scheduled. Set votes.reminders.enabled (and votes.enabled or webhooks.enabled) to true to turn them on.\n`);
+    else {
+      const fix = 'Set votes.reminders.enabled (and votes.enabled or webhooks.enabled) to true to turn them on.';
+      io.stdout(`Vote reminders are not enabled (${why}): nothing is scheduled. ${fix}\n`);
+    }
     return EXIT.ok;
   }
   await using state = cliState(config, io);
   const redis = await state.redis();
-  const reading = redis === undefined ? await readFileReminders(stateDirectory(config, io.cwd), settings.delay, limit) : await readRedisReminders(redis, settings.delay, limit);
+  const reading =
+    redis === undefined
+      ? await readFileReminders(stateDirectory(config, io.cwd), settings.delay, limit)
+      : await readRedisReminders(redis, settings.delay, limit);
   const where = 'path' in reading ? (reading as { path: string }).path : state.description;
   if (json) {
-    io.stdout(`${JSON.stringify({ enabled: true, where, delayMs: settings.delay, scheduled: reading.size, next: reading.next, lastSent: reading.lastSent })}\n`);
+    const { size: scheduled, next, lastSent } = reading;
+    io.stdout(`${JSON.stringify({ enabled: true, where, delayMs: settings.delay, scheduled, next, lastSent })}\n`);
     return EXIT.ok;
   }
   if (!reading.exists) {

@@ -1,12 +1,14 @@
 import { parseLeaseValue } from '../../leader/lease.js';
-import type { RedisConnection } from '../../redis/connection.js';
+import { RedisServerError, type RedisConnection } from '../../redis/connection.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { formatMs } from '../runner.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 
 const NO_REDIS = 'state.redis is not set: one agent keeps its state in the state directory and leads alone';
 
-const REDIS_FIX = 'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL); is it reachable from this machine (firewall, TLS)?';
+const REDIS_FIX =
+  'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL) or state.redis.sentinel; ' +
+  'is it reachable from this machine (firewall, TLS)?';
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** The connection, or the `fail` that says Redis cannot be reached (for every check that needs it). */
@@ -14,6 +16,8 @@ export async function redisOrOutcome(deps: DoctorDeps): Promise<RedisConnection 
   try {
     return await deps.redis();
   } catch (error) {
+    // Reached, but not a server the agent can use (a Sentinel at the URL, a replica): its own fix.
+    if (error instanceof RedisServerError) return fail(error.problem, error.fix);
     return fail(messageOf(error), REDIS_FIX);
   }
 }

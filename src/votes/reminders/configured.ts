@@ -15,26 +15,18 @@ import type { Vote, VoteHook, VoteLedger, VotesEvents } from '../types.js';
 import { ListingAgentError } from '../../errors.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { createRedisVoteLedger } from '../ledger-redis.js';
-import { createLedgerReminderStore, type LedgerReminderStore } from './journal-ledger.js';
-import { lastSentInLedger, withEarlierSent } from './read.js';
-import { createRedisReminders } from './redis-reminders.js';
-import { createMemoryReminderStore, createReminders, type Reminders, type ReminderStore } from './reminders.js';
+import { createLocalReminderStore } from './local-store.js';
+import { createRedisReminderStore } from './redis-store.js';
+import { createReminders, type Reminders, type ReminderStore } from './reminders.js';
 
 /*
  * The reminders as the config describes them, wired from the vote pipeline's own parts: a second
  * pipeline instance (its own ledger, `<state.directory>/reminders/votes.journal`, its own hooks)
- * gives each reminder the rewards' retries, dead letters and crash recovery. On the file store,
- * the schedule rides the rewards' ledger (`reminderStoreFor`, given to that ledger as its
- * companion before it opens): scheduling a vote's reminder then writes nothing.
+ * gives each reminder the rewards' retries, dead letters and crash recovery; the schedule is kept
+ * in `<state.directory>/reminders.journal` or in memory (`local-store.ts`), or in Redis
+ * (`redis-store.ts`), under one timer (`reminders.ts`). The votes capability schedules each batch
+ * of votes after recording it (`ingest.ts`), whatever its ledger.
  */
-
-/**
- * The reminder store to give the rewards' file vote ledger as its `companion` (before it opens),
- * then to {@link startReminders} as `store`: the schedule rides that ledger's journal and commits.
- */
-export function reminderStoreFor(config: ListingAgentConfig, now: () => number): LedgerReminderStore {
-  return createLedgerReminderStore({ delayMs: config.votes.reminders.delay, now, derive: true });
-}
 
 /** The in-process reminder hook's name (the `reminder` event). */
 const REMINDER_EVENT_HOOK = 'reminder-event';
@@ -53,7 +45,8 @@ function configuredReminderHooks(
 ): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const settings = config.votes.reminders;
-  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks', kind: 'reminder' });
+  const names = { reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks', kind: 'reminder' as const };
+  const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, ...names });
   const stream = config.votes.stream;
   if (stream.enabled && redis !== undefined) {
     const markerTtlMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
@@ -66,7 +59,8 @@ function configuredReminderHooks(
 
 /** Why the reminders do not start with no hook at all: a reminder nobody receives is never `sent`. */
 const NO_REMINDER_HOOK =
-  "nothing receives the reminders: add a hook to votes.reminders.hooks, set votes.stream.enabled, or attach a listener with agent.on('reminder', ...) before the agent starts";
+  'nothing receives the reminders: add a hook to votes.reminders.hooks, set votes.stream.enabled, ' +
+  "or attach a listener with agent.on('reminder', ...) before the agent starts";
 
 /** The running reminders of a votes capability. */
 export interface RunningReminders {
@@ -78,11 +72,15 @@ export interface RunningReminders {
 
 /** Options of {@link startReminders}. */
 export interface StartRemindersOptions {
-  /** `file`: this agent's journal and ledger; `memory`; `redis`: the schedule and ledger shared by every agent (needs `redis`, `agentId`). */
+  /**
+   * `file`: this agent's (`<directory>/reminders.journal`, the reminder pipeline's ledger in
+   * `<directory>/reminders/`); `memory`; `redis`: the schedule and ledger shared by every agent
+   * (needs `redis`, `agentId`).
+   */
   kind: 'file' | 'memory' | 'redis';
   /** This agent's ID (`redis`). */
   agentId?: string;
-  /** With `redis`: the longest wait between two looks of the leader at the shared schedule. Default 5 000 ms. */
+  /** The longest timer step: with `redis`, how often the leader looks at the shared schedule. Default 60 000 ms (`redis`: 5 000). */
   lookMs?: number;
   hookOptions?: HooksFromConfigOptions;
   redis?: RedisConnection;
@@ -90,31 +88,34 @@ export interface StartRemindersOptions {
   /** Directory override (tests). Default: the config's state directory. */
   directory?: string;
   /**
-   * With `file`: the store riding the rewards' file vote ledger ({@link reminderStoreFor}; that
-   * ledger opened already). Default: none, the schedule is kept in the reminder pipeline's own
-   * ledger (`<directory>/reminders/votes.journal`), each `schedule()` a commit of its own.
+   * The schedule's store, opened already ({@link reminderStoreFor}): the votes capability opens it
+   * before its vote ledger, so that what an earlier version scheduled in the vote journal is
+   * carried over before that journal is rewritten. Default: the one `kind` says, opened here.
    */
-  store?: LedgerReminderStore;
+  store?: ReminderStore;
 }
 
-/** Starts the reminders of `context.config` (enabled): the reminder pipeline first, then the schedule. */
+/**
+ * Starts the reminders of `context.config` (enabled): the schedule's store first (on the file
+ * state it carries over what an earlier version scheduled, before the reminder pipeline's ledger
+ * rewrites the journal that held the last sent), then the reminder pipeline, then the timer (what
+ * came due while the agent was down fires now).
+ */
 export async function startReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions): Promise<RunningReminders> {
   const { config, logger, metrics, now } = context;
   const settings = config.votes.reminders;
-  // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
-  const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
-  // The status page's last sent from before this start (the file schedule keeps them in memory only):
-  // the end of the reminder ledger's journal, read before the ledger opens (and may compact it).
-  // Unreadable: none listed (the ledger, opened next, says what is wrong with its directory).
-  const earlier = options.kind === 'file' ? await lastSentInLedger(options.directory ?? stateDirectory(config), settings.delay).catch(() => []) : [];
-  // Without the rewards' ledger to ride, the schedule rides the reminder pipeline's own ledger.
-  const own = options.kind === 'file' && options.store === undefined ? createLedgerReminderStore({ delayMs: settings.delay, now, derive: false }) : undefined;
-  const ledger = reminderLedger(context, options, keepKeysForMs, own);
   const listeners = () => context.listeners?.('reminder') ?? [];
   // The `reminder` event takes part only when it has a listener as the reminders start (D1 of issue 32).
   const inProcess = listeners().length > 0 ? { listeners } : {};
-  const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...(options.redis ? { redis: options.redis } : {}) });
+  const redis = options.redis ? { redis: options.redis } : {};
+  const hooks = configuredReminderHooks(config, { ...options.hookOptions, ...inProcess, ...redis });
   if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_REMINDER_HOOK);
+  const directory = options.directory ?? stateDirectory(config);
+  const store = options.store ?? reminderStoreFor(context, options);
+  await store.open();
+  // A reminder's key is kept until its vote's expiry + delay + maxLateness + keepKeysFor: past any time it can fire.
+  const keepKeysForMs = config.votes.keepKeysFor + settings.delay + settings.maxLateness;
+  const ledger = reminderLedger(context, options, directory, keepKeysForMs);
   const pipeline = createVotePipeline({
     ledger,
     hooks,
@@ -124,20 +125,24 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
       metrics.reminders.inc({ result: gaveUp ? 'failed' : 'sent' });
     },
   });
-  await pipeline.start();
-  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes), options.store ?? own);
+  await pipeline.start().catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  const reminders = makeReminders(context, options, (votes) => ingestByRoad(pipeline, votes), store);
   try {
     await reminders.start();
   } catch (error) {
     await pipeline.stop(now());
     await ledger.close();
+    await store.close();
     throw error;
   }
   const leadership = options.leadership;
   const onChange = () => void reminders.fire();
   leadership?.on('change', onChange);
   return {
-    reminders: earlier.length > 0 ? withEarlierSent(reminders, earlier) : reminders,
+    reminders,
     pipeline,
     ledger,
     async stop(deadline) {
@@ -149,31 +154,58 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
   };
 }
 
+/** Where the schedule is kept: this agent's journal in the state directory, memory, or the Redis every agent shares. */
+export function reminderStoreFor(
+  context: CapabilityContext<VotesEvents>,
+  options: Pick<StartRemindersOptions, 'kind' | 'redis' | 'directory'>,
+): ReminderStore {
+  const { config, logger } = context;
+  const delayMs = config.votes.reminders.delay;
+  if (options.kind === 'memory') return createLocalReminderStore({ delayMs });
+  if (options.kind === 'file') return createLocalReminderStore({ directory: options.directory ?? stateDirectory(config), delayMs, logger });
+  if (options.redis === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need a Redis connection');
+  return createRedisReminderStore({ connection: options.redis, delayMs });
+}
+
 /** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */
-function reminderLedger(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, keepKeysForMs: number, companion: LedgerReminderStore | undefined): VoteLedger {
+function reminderLedger(
+  context: CapabilityContext<VotesEvents>,
+  options: StartRemindersOptions,
+  directory: string,
+  keepKeysForMs: number,
+): VoteLedger {
   const { config, now } = context;
   if (options.kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
   if (options.kind === 'redis') {
     if (options.redis === undefined || options.agentId === undefined || config.state.redis === undefined) {
-      throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need state.redis and the agent\'s Redis connection and agent ID');
+      const needs = 'vote reminders on Redis need state.redis and the agent\'s Redis connection and agent ID';
+      throw new ListingAgentError('votes_ledger_redis', needs);
     }
-    return createRedisVoteLedger({ connection: options.redis, agentId: options.agentId, leaseMs: config.state.redis.lease, keepKeysForMs, now, namespace: REDIS_KEYS.remindersLedger, logger: context.logger });
+    const { redis, agentId } = options;
+    const shared = { connection: redis, agentId, leaseMs: config.state.redis.lease, namespace: REDIS_KEYS.remindersLedger };
+    return createRedisVoteLedger({ ...shared, keepKeysForMs, now, logger: context.logger });
   }
-  return createFileVoteLedger({ directory: join(options.directory ?? stateDirectory(config), 'reminders'), keepKeysForMs, now, ...(companion ? { companion } : {}) });
+  return createFileVoteLedger({ directory: join(directory, 'reminders'), keepKeysForMs, now });
 }
 
-/** The schedule: shared in Redis (the leader fires), or this agent's own (in a vote journal, or in memory). */
-function makeReminders(context: CapabilityContext<VotesEvents>, options: StartRemindersOptions, send: (votes: readonly Vote[]) => Promise<unknown>, kept: ReminderStore | undefined): Reminders {
+/**
+ * The one timer over the schedule. Only the leader fires (with several agents); with Redis, the
+ * leader looks at the shared schedule at least every `lookMs` (5 s: other agents schedule there
+ * too); alone, steps of at most a minute, each re-reading the clock (an injected clock that jumps
+ * 12 h fires too).
+ */
+function makeReminders(
+  context: CapabilityContext<VotesEvents>,
+  options: StartRemindersOptions,
+  send: (votes: readonly Vote[]) => Promise<unknown>,
+  store: ReminderStore,
+): Reminders {
   const { config, logger, metrics, now } = context;
-  const settings = config.votes.reminders;
-  const common = { send, maxLatenessMs: settings.maxLateness, logger, now, count: (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n) };
+  const count = (result: 'scheduled' | 'skipped', n: number) => metrics.reminders.inc({ result }, n);
   const leadership = options.leadership;
-  if (options.kind === 'redis' && options.redis !== undefined) {
-    return createRedisReminders({ ...common, delayMs: settings.delay, connection: options.redis, mayFire: () => leadership?.isLeader ?? true, ...(options.lookMs ? { lookMs: options.lookMs } : {}) });
-  }
-  const store = kept ?? createMemoryReminderStore({ delayMs: settings.delay });
-  // Steps of at most a minute: each re-reads the clock, so an injected clock that jumps 12 h fires too.
-  return createReminders({ ...common, store, maxStepMs: options.lookMs ?? 60_000, ...(leadership ? { mayFire: () => leadership.isLeader } : {}) });
+  const mayFire = leadership ? { mayFire: () => leadership.isLeader } : {};
+  const maxStepMs = options.lookMs ?? (options.kind === 'redis' ? 5_000 : 60_000);
+  return createReminders({ store, send, maxLatenessMs: config.votes.reminders.maxLateness, logger, now, count, ...mayFire, maxStepMs });
 }
 
 /** Hands reminders to the pipeline, each on the road its vote came by (the pipeline marks a batch with one road). */

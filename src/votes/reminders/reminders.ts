@@ -2,34 +2,40 @@ import type { AgentLogger } from '../../log/agent-logger.js';
 import { stepDelay } from '../../runtime/scheduler.js';
 import type { Schedule } from '../pipeline.js';
 import type { Vote } from '../types.js';
-import { createLateLog, type LateLog } from './late-log.js';
-import { recordInfo, recordOfVote, reminderVote, type ReminderInfo, type ReminderRecord } from './schedule.js';
-import { ReminderTable } from './table.js';
+import { recordInfo, recordOfVote, reminderVote, type DueReminder, type ReminderInfo, type ReminderRecord } from './schedule.js';
 
 /*
- * The reminder timer over the pure schedule (`table.ts`): one timer, armed for the next due
- * reminder only (in steps of at most `maxStepMs`, re-checked against the clock at each step),
- * the schedule kept durable by a store, and each due reminder handed to `send` (the reminder
- * pipeline, which records it durably and runs its hooks with retries and dead letters) before
- * its end is recorded in the store. A crash between the two hands the reminder over again at the
- * next start, and the pipeline drops it as a duplicate of its key (`reminder:<vote key>`).
+ * The one timer of the vote reminders, over a store of the schedule: this agent's own
+ * (`local-store.ts`: a Map, kept in `<state.directory>/reminders.journal` on the file state) or
+ * the one every agent shares in Redis (`redis-store.ts`). The timer is armed for the soonest due
+ * reminder only, in steps of at most `maxStepMs` that each re-read the clock. Each due reminder is
+ * handed to `send` (the reminder pipeline, which records it durably and runs its hooks with
+ * retries and dead letters) before its end is recorded in the store: a crash between the two hands
+ * it over again, and the pipeline drops it as a duplicate of its key (`reminder:<vote key>`).
  */
 
-/**
- * Where the schedule is kept. The store owns the table: it fills it at open (a replay), and a
- * store beside the vote ledger fills it as the ledger records votes (`journal-ledger.ts`).
- */
+/** Where the schedule is kept: one reminder per voter and project, and the last ones sent. */
 export interface ReminderStore {
-  /** The schedule, up to date (read it each time: a store may put votes it was given in first). */
-  readonly table: ReminderTable;
-  /** Loads what is scheduled into the table. */
+  /** Loads what is scheduled; a second call does nothing. */
   open(): Promise<void>;
-  /** Records, durably, reminders just put in the table by `schedule()`. */
-  keep(records: readonly ReminderRecord[]): Promise<void>;
-  /** Records, durably, that these reminders ended (handed to the hooks, or skipped). */
-  end(records: readonly ReminderRecord[]): Promise<void>;
-  /** Told, once per batch once it is durable, of reminders the store scheduled by itself (the votes its ledger recorded). */
-  watch?(listener: (scheduled: number, replaced: number) => void): void;
+  /**
+   * Schedules reminders, durably: each replaces the reminder of an older vote of its voter, and
+   * one no newer than the voter's is dropped. Resolves once every change so far is durable (also
+   * when none of these is new: it may be on its way to the disk still), with how many were
+   * scheduled, how many of those replaced one, and when the soonest of them is due.
+   */
+  schedule(records: readonly ReminderRecord[]): Promise<{ scheduled: number; replaced: number; soonest: number | undefined }>;
+  /** The reminders due at `now`, soonest first, at most `limit` (a local store gives them all); they stay until `end()`. */
+  due(now: number, limit: number): Promise<DueReminder[]>;
+  /** Records durably that reminders ended, `sent` (handed to the hooks) or `skipped` (too late); one replaced since stays. */
+  end(sent: readonly ReminderRecord[], skipped: readonly ReminderRecord[]): Promise<void>;
+  /** When the soonest reminder is due (epoch ms), or undefined when none is scheduled. */
+  nextDue(): Promise<number | undefined>;
+  /** The first `limit` by due time, soonest first. */
+  list(limit: number): Promise<DueReminder[]>;
+  size(): Promise<number>;
+  /** The last reminders sent (at most 10), newest first, with when each was due. */
+  lastSent(): Promise<DueReminder[]>;
   close(): Promise<void>;
   describe(): string;
 }
@@ -44,9 +50,12 @@ export interface RemindersOptions {
   logger: AgentLogger;
   /** Epoch ms. */
   now: () => number;
-  /** The timer. Default: the pipeline's (unref'd `setTimeout`). */
+  /** The timer. Default: an unref'd `setTimeout`. */
   schedule?: Schedule;
-  /** The longest timer step; default and ceiling 2^31 - 1 ms. With several agents, how often the leader reloads. */
+  /**
+   * The longest timer step; default and ceiling 2^31 - 1 ms. Also how often a standby looks
+   * whether it leads, and how often a shared store is looked at for what other agents scheduled.
+   */
   maxStepMs?: number;
   /** False while this agent must not fire (another agent leads). Read at each step. Default: always fires. */
   mayFire?: () => boolean;
@@ -56,7 +65,7 @@ export interface RemindersOptions {
 
 /** The reminders of one agent. */
 export interface Reminders {
-  /** Opens the store, skips (and logs once, with the count: see `late-log.ts`) reminders due too long ago, arms the timer. */
+  /** Opens the store, fires (or skips, logged once with the count: see `createLateLog`) what came due while down, arms the timer. */
   start(): Promise<void>;
   /** Schedules the reminders of new votes, durably; a newer vote of a user supersedes the older one's. */
   schedule(votes: readonly Vote[]): Promise<void>;
@@ -73,61 +82,65 @@ export interface Reminders {
 }
 
 const DEFAULT_MAX_LATENESS_MS = 3_600_000;
-/** How often a standby looks whether it leads now (it is also told, by `fire()`, when it does). */
+/** How often a standby looks whether it leads now, without `maxStepMs` (it is also told, by `fire()`). */
 const STANDBY_LOOK_MS = 60_000;
-/** How soon reminders the sender refused are handed over again. */
+/** How soon a look that failed (the sender refused, the store did not answer) is tried again, at most. */
 const RETRY_MS = 5_000;
+/** Reminders handed over in one go, at most (a shared store is read in pages of this). */
+const BATCH = 500;
 
+const info = ({ record, due }: DueReminder) => recordInfo(record, due);
+
+/** The state of one agent's reminders. */
 interface RemindersState {
   readonly o: RemindersOptions;
-  readonly table: ReminderTable;
+  readonly maxLatenessMs: number;
+  readonly late: LateLog;
   running: boolean;
   cancel: (() => void) | undefined;
   /** When (clock ms) the armed timer fires: infinity when none is armed. */
   armedAt: number;
   firing: Promise<void>;
-  sent: ReminderInfo[];
-  /** The skipped-as-late log of this run. */
-  readonly late: LateLog;
+  /** The last look failed (said once, until one succeeds). */
+  failing: boolean;
 }
 
 /** Creates the reminders over a store and a sender; nothing runs before `start()`. */
-export function createReminders(options: RemindersOptions): Reminders {
-  const { store } = options;
+export function createReminders(o: RemindersOptions): Reminders {
+  const maxLatenessMs = o.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS;
   const r: RemindersState = {
-    o: options,
-    // Read through the store each time: a store beside the vote ledger puts its latest votes in first.
-    get table() {
-      return store.table;
-    },
+    o,
+    maxLatenessMs,
+    late: createLateLog({ logger: o.logger, now: o.now, maxLatenessMs }),
     running: false,
     cancel: undefined,
     armedAt: Number.POSITIVE_INFINITY,
     firing: Promise.resolve(),
-    sent: [],
-    late: createLateLog({ logger: options.logger, now: options.now, maxLatenessMs: options.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS }),
+    failing: false,
   };
   const fire = () => {
-    const step = () => fireNow(r, reminders);
+    const step = () => look(r, fire);
     r.firing = r.firing.then(step, step);
     return r.firing;
   };
-  store.watch?.((scheduled, replaced) => {
-    counted(r, scheduled, replaced);
-    // Re-armed when the timer would fire too late: for an earlier reminder, or a clock moved past
-    // the timer's time (an injected one jumps): what it passed fires at once.
-    if (scheduled + replaced > 0 && ((r.table.nextDue() ?? Number.POSITIVE_INFINITY) < r.armedAt || options.now() >= r.armedAt)) arm(r, reminders);
-  });
-  const reminders: Reminders = {
+  return {
     async start() {
-      await store.open();
+      await o.store.open();
       r.running = true;
       // What came due while the agent was down: sent now, or skipped (one line, with the count).
       await fire();
-      options.logger.info({ reminders: r.table.size, journal: store.describe() }, 'vote reminders scheduled');
+      o.logger.info({ reminders: await o.store.size().catch(() => null), schedule: o.store.describe() }, 'vote reminders scheduled');
     },
     async schedule(votes) {
-      if (await scheduleVotes(r, votes)) arm(r, reminders);
+      const now = o.now();
+      const records = votes.flatMap((vote) => recordOfVote(vote) ?? []).filter((record) => record.expiresMs > now);
+      const { scheduled, replaced, soonest } = await o.store.schedule(records);
+      if (scheduled > 0) o.count?.('scheduled', scheduled);
+      if (replaced > 0) o.count?.('skipped', replaced);
+      // Re-armed when the timer would fire too late: for an earlier reminder, or a clock moved past
+      // the timer's time (an injected one jumps): what it passed fires at once.
+      if (soonest !== undefined && soonest < r.armedAt) arm(r, fire, soonest);
+      else if (scheduled > 0 && now >= r.armedAt) arm(r, fire, await o.store.nextDue());
     },
     fire,
     async stop() {
@@ -136,102 +149,135 @@ export function createReminders(options: RemindersOptions): Reminders {
       r.cancel = undefined;
       await r.firing.catch(() => undefined);
       r.late.flush();
-      await store.close();
+      await o.store.close();
     },
-    next: (limit = 10) => Promise.resolve(r.table.list(limit).map(({ record, due }) => recordInfo(record, due))),
-    lastSent: () => Promise.resolve([...r.sent]),
-    size: () => Promise.resolve(r.table.size),
+    next: async (limit = 10) => (await o.store.list(limit)).map(info),
+    lastSent: async () => (await o.store.lastSent()).map(info),
+    size: () => o.store.size(),
   };
-  return reminders;
 }
 
-function counted(r: RemindersState, scheduled: number, replaced: number): void {
-  if (scheduled + replaced > 0) r.o.count?.('scheduled', scheduled + replaced);
-  if (replaced > 0) r.o.count?.('skipped', replaced);
-}
-
-/** Arms the one timer: for the next due reminder, or (standing by) the next look `maxStepMs` (60 s) on. */
-function arm(r: RemindersState, reminders: Reminders, standingBy = false): void {
+/** Arms the one timer, for `at` (or, without, the next step), in steps of at most `maxStepMs`. */
+function arm(r: RemindersState, fire: () => Promise<void>, at: number | undefined): void {
   const { o } = r;
   r.cancel?.();
   r.cancel = undefined;
   r.armedAt = Number.POSITIVE_INFINITY;
-  const due = r.table.nextDue();
-  if (!r.running || (due === undefined && o.maxStepMs === undefined)) return;
+  if (!r.running || (at === undefined && o.maxStepMs === undefined)) return;
   const now = o.now();
-  const at = standingBy ? now + (o.maxStepMs ?? STANDBY_LOOK_MS) : (due ?? Number.POSITIVE_INFINITY);
-  const delay = stepDelay(at, now, o.maxStepMs);
+  const delay = stepDelay(at ?? Number.POSITIVE_INFINITY, now, o.maxStepMs);
   r.armedAt = now + delay;
-  r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), delay);
+  r.cancel = (o.schedule ?? realTimer)(() => void fire(), delay);
 }
 
-async function fireNow(r: RemindersState, reminders: Reminders): Promise<void> {
+/** One look: hands over what is due (in batches), skips what is too late, arms the next look. */
+async function look(r: RemindersState, fire: () => Promise<void>): Promise<void> {
   const { o } = r;
   if (!r.running) return;
-  if (o.mayFire?.() === false) return arm(r, reminders, true);
-  const maxLatenessMs = o.maxLatenessMs ?? DEFAULT_MAX_LATENESS_MS;
-  const { send, late } = r.table.takeDue(o.now(), maxLatenessMs);
-  if (late.length > 0) o.count?.('skipped', late.length);
-  r.late.add(late.length);
-  r.late.endLook();
+  if (o.mayFire?.() === false) return arm(r, fire, o.now() + (o.maxStepMs ?? STANDBY_LOOK_MS));
   try {
-    if (send.length > 0) await o.send(send.map(reminderVote));
+    for (let more = true; more && r.running && o.mayFire?.() !== false; ) more = await fireBatch(r);
+    if (r.failing) o.logger.info({}, 'vote reminders: firing resumes');
+    r.failing = false;
+    r.late.endLook();
+    arm(r, fire, await o.store.nextDue());
   } catch (error) {
-    // Not handed over: put them back (the store still has them) and try again shortly.
-    for (const record of send) r.table.put(record);
-    o.logger.error({ err: error, reminders: send.length }, 'vote reminders could not be handed to their hooks; they are kept and retried');
-    r.cancel?.();
-    r.armedAt = o.now() + RETRY_MS;
-    r.cancel = (o.schedule ?? realTimer)(() => void reminders.fire(), RETRY_MS);
-    if (late.length > 0) await endInStore(r, late);
-    return;
-  }
-  r.sent = [...send.map((record) => recordInfo(record, r.table.dueOf(record))).reverse(), ...r.sent].slice(0, 10);
-  await endInStore(r, [...send, ...late]);
-  arm(r, reminders);
-}
-
-/** Records the end of sent and skipped reminders; a failure is logged (the reminder pipeline's dedupe covers a repeat). */
-async function endInStore(r: RemindersState, records: readonly ReminderRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  try {
-    await r.o.store.end(records);
-  } catch (error) {
-    r.o.logger.warn({ err: error, reminders: records.length }, 'vote reminders: could not record that reminders were sent or skipped; if the agent restarts before the next write succeeds, the sent ones are dropped as duplicates and the skipped ones counted again');
+    const retryInMs = Math.min(RETRY_MS, o.maxStepMs ?? RETRY_MS);
+    if (!r.failing) o.logger.warn({ err: error, retryInMs }, 'vote reminders could not be fired; they stay scheduled and are tried again');
+    r.failing = true;
+    r.late.endLook();
+    arm(r, fire, o.now() + retryInMs);
   }
 }
 
-/** Schedules the reminders of `votes` and records them durably; true when any was added. */
-async function scheduleVotes(r: RemindersState, votes: readonly Vote[]): Promise<boolean> {
-  const kept: ReminderRecord[] = [];
-  let replaced = 0;
-  const at = r.o.now();
-  for (const vote of votes) {
-    const result = r.table.add(vote, at);
-    if (result !== 'scheduled' && result !== 'replaced') continue;
-    if (result === 'replaced') replaced += 1;
-    kept.push(recordOfVote(vote)!);
+/** Hands over one batch of what is due; true when there may be more. */
+async function fireBatch(r: RemindersState): Promise<boolean> {
+  const { o, maxLatenessMs } = r;
+  const now = o.now();
+  const due = await o.store.due(now, BATCH);
+  const send = due.filter((each) => now - each.due <= maxLatenessMs).map((each) => each.record);
+  const skipped = due.filter((each) => now - each.due > maxLatenessMs).map((each) => each.record);
+  if (skipped.length > 0) o.count?.('skipped', skipped.length);
+  r.late.add(skipped.length);
+  // The look's last batch: its line (every batch's count) is written before the hand-over, not after it.
+  if (due.length < BATCH) r.late.endLook();
+  // Durable in the reminder pipeline (or known there) before they leave the schedule.
+  if (send.length > 0) {
+    await o.send(send.map(reminderVote)).catch(async (error: unknown) => {
+      if (skipped.length > 0) await o.store.end([], skipped);
+      throw error;
+    });
   }
-  if (kept.length === 0) return false;
-  await r.o.store.keep(kept);
-  counted(r, kept.length - replaced, replaced);
-  return true;
+  if (send.length + skipped.length > 0) await o.store.end(send, skipped);
+  return due.length >= BATCH;
 }
 
-export const realTimer: Schedule = (callback, delayMs) => {
+/*
+ * The log of skipped reminders. The one rule, for the file schedule and the Redis one alike, for logging the reminders skipped
+ * because they were due longer than `votes.reminders.maxLateness` ago. Each is counted in the
+ * metric (`skipped`); the log has one warn line per start with the count: the first look at the
+ * schedule that skips any writes one line with all that look skipped (every batch of it, so a
+ * start's catch-up of 100 000 reminders is one line). Later skips in the same run (an outage of
+ * Redis, or of every agent, longer than maxLateness; a paused process) are summed, and written as
+ * one line per interval (10 min) by the first look after it ends, or at stop: never a line per look.
+ */
+
+/** The shortest time between two lines of skipped reminders. */
+const SUMMARY_INTERVAL_MS = 600_000;
+
+/** Options of {@link createLateLog}. */
+interface LateLogOptions {
+  logger: AgentLogger;
+  /** Epoch ms (the schedule's clock). */
+  now: () => number;
+  /** `votes.reminders.maxLateness`, for the line. */
+  maxLatenessMs: number;
+}
+
+/** The log of reminders skipped as late (see above). */
+interface LateLog {
+  /** Counts `n` reminders skipped by the look under way. */
+  add(n: number): void;
+  /** Ends a look: writes the run's first line, or the summary once the interval since the last line is over. */
+  endLook(): void;
+  /** Writes what was counted and not written yet (at stop). */
+  flush(): void;
+}
+
+/** Creates the log of one schedule's skipped reminders, for one run. */
+function createLateLog(options: LateLogOptions): LateLog {
+  const { logger, now, maxLatenessMs } = options;
+  let pending = 0;
+  let lastLineAt: number | undefined;
+  const write = () => {
+    if (lastLineAt === undefined) {
+      logger.warn(
+        { skipped: pending, maxLateness: maxLatenessMs },
+        'vote reminders due longer than votes.reminders.maxLateness ago were skipped (they came due while no agent could send them); ' +
+          'raise votes.reminders.maxLateness to send such reminders late. More skipped in this run are summed in one line per 10 min',
+      );
+    } else {
+      const fields = { skipped: pending, maxLateness: maxLatenessMs, sinceMs: now() - lastLineAt };
+      logger.warn(fields, 'more vote reminders due longer than votes.reminders.maxLateness ago were skipped since the last line');
+    }
+    lastLineAt = now();
+    pending = 0;
+  };
+  return {
+    add(n) {
+      pending += n;
+    },
+    endLook() {
+      if (pending > 0 && (lastLineAt === undefined || now() - lastLineAt >= SUMMARY_INTERVAL_MS)) write();
+    },
+    flush() {
+      if (pending > 0) write();
+    },
+  };
+}
+
+const realTimer: Schedule = (callback, delayMs) => {
   const handle = setTimeout(callback, delayMs);
   handle.unref();
   return () => clearTimeout(handle);
 };
-
-/** A store that keeps nothing across restarts (a memory store, tests). */
-export function createMemoryReminderStore(options: { delayMs?: number } = {}): ReminderStore {
-  return {
-    table: new ReminderTable(options),
-    open: () => Promise.resolve(),
-    keep: () => Promise.resolve(),
-    end: () => Promise.resolve(),
-    close: () => Promise.resolve(),
-    describe: () => 'memory',
-  };
-}

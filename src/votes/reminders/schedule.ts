@@ -1,27 +1,24 @@
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
-import { isoInto, isoMs, lastIsoInto } from '../../contract/iso-time.js';
-import { isKeyOfUser, lastVoteKeyInto, voteKey } from '../../contract/vote-key.js';
-import type { Vote, VoteRoad } from '../types.js';
+import { voteKey } from '../../contract/vote-key.js';
 import type { ReminderInfo } from '../../runtime/votes.js';
+import type { Vote, VoteRoad } from '../types.js';
 
 /*
- * A reminder's record and its spellings, pure: the record (what a reminder needs of its vote),
- * the line Redis stores (tab-separated), the vote its hooks get, and what the status page and the
- * CLI show. The schedule itself (one reminder per voter and project, ordered by due time) is
- * `table.ts`.
+ * The reminders as plain records, pure: what a reminder keeps of its vote, the vote its hooks
+ * get, what the status page and the CLI show, and the schedule itself: a Map by project and
+ * voter, one reminder each (a newer vote of the voter replaces the older one's), due at the
+ * vote's expiry plus `votes.reminders.delay`. No timer, no file, no clock of its own: every call
+ * that needs the time is given it.
  */
 
 /** A vote's lifetime when the vote carries no usable `expires_at` (decisions.md: 12 h). */
 const VOTE_LIFETIME_MS = DECISION_DEFAULTS.voteExpirySeconds * 1000;
 
-/** The prefix of a reminder's idempotency key: `reminder:<vote key>`. */
-const REMINDER_KEY_PREFIX = 'reminder:';
-
-/** A scheduled reminder, as its line says. */
+/** A scheduled reminder: what it needs of its vote. */
 export interface ReminderRecord {
   projectId: string;
   userId: string;
-  /** Epoch ms of the vote. */
+  /** Epoch ms of the vote (its key's ms, see {@link recordOfVote}). */
   createdMs: number;
   /** Epoch ms when the user may vote again. */
   expiresMs: number;
@@ -31,90 +28,23 @@ export interface ReminderRecord {
 }
 
 /**
- * The parts of `vote`'s key (`lastVoteKeyInto`: its voter's ID as two numbers, the vote's ms) into
- * `out[at..at + 2]` when the key is its own user's (`<userId>:<ms>`, as `voteKey` makes it, with a
- * numeric user ID); false otherwise. Right after the file vote ledger read the same key, this is a
- * comparison, not a parse (and the ledger's own check of the key, next, is one too).
+ * The vote's time: its key's ms when the key is its voter's `<user_id>:<ms>` (every vote the roads
+ * make), so that the reminder's key is `reminder:` + the vote's key even for a vote fed by hand
+ * whose key and `createdAt` disagree; else its `createdAt`.
  */
-export function voteKeyPartsInto(vote: Pick<Vote, 'key' | 'userId'>, out: Float64Array, at: number): boolean {
-  return isKeyOfUser(vote.key, vote.userId) && lastVoteKeyInto(vote.key, out, at);
+function createdMsOf(vote: Vote): number {
+  const ms = vote.key.slice(vote.userId.length + 1);
+  return vote.key.startsWith(`${vote.userId}:`) && /^\d{1,15}$/.test(ms) ? Number(ms) : Date.parse(vote.createdAt);
 }
 
-/** Scratch of {@link voteCreatedInto}. */
-const PARTS = new Float64Array(3);
-
-/**
- * The vote's time (epoch ms) into `out[at]`; false when it has none. The ms its key carries when
- * the key is its user's numeric one ({@link voteKeyPartsInto}: the same number as its `createdAt`,
- * from which the key was made, without reading the date again), else its `createdAt` read. Every
- * reader of a vote's time here goes through this, so the live schedule and a replay of the journal
- * agree even on a vote whose key and date would disagree, and a reminder's idempotency key is
- * always `reminder:` + its vote's key.
- */
-export function voteCreatedInto(vote: Pick<Vote, 'key' | 'userId' | 'createdAt'>, out: Float64Array, at: number): boolean {
-  if (voteKeyPartsInto(vote, PARTS, 0)) {
-    out[at] = PARTS[2]!;
-    return true;
-  }
-  return isoInto(vote.createdAt, out, at);
-}
-
-/** Scratch of {@link voteCreatedMs}. */
-const CREATED = new Float64Array(1);
-
-/** The vote's time (epoch ms, {@link voteCreatedInto}), or NaN when it has no valid date. */
-const voteCreatedMs = (vote: Pick<Vote, 'key' | 'userId' | 'createdAt'>): number => (voteCreatedInto(vote, CREATED, 0) ? CREATED[0]! : Number.NaN);
-
-/** When the vote expires (epoch ms): its `expiresAt`, or `createdMs` + the contract's vote lifetime when absent or malformed. */
-function voteExpiresMs(vote: Pick<Vote, 'expiresAt'>, createdMs: number): number {
-  const expires = isoMs(vote.expiresAt);
-  return Number.isFinite(expires) ? expires : createdMs + VOTE_LIFETIME_MS;
-}
-
-/**
- * {@link voteExpiresMs} into `out[at]`, reading the vote's time only when it is needed; false when
- * the vote has no valid date. (A typed array: no heap number per call on the ingestion path.) The
- * file vote ledger reads the same `expiresAt` right after (`expiresAtMs`): `lastIsoInto` parses
- * it once for both.
- */
-export function voteExpiryInto(vote: Pick<Vote, 'key' | 'userId' | 'createdAt' | 'expiresAt'>, out: Float64Array, at: number): boolean {
-  if (lastIsoInto(vote.expiresAt, out, at)) return true;
-  if (!voteCreatedInto(vote, out, at)) return false;
-  out[at] = out[at]! + VOTE_LIFETIME_MS;
-  return true;
-}
-
-/** The reminder of a vote, whatever the time (undefined: no valid date). */
+/** The reminder of a vote, whatever the time (undefined: the vote has no valid date). */
 export function recordOfVote(vote: Vote): ReminderRecord | undefined {
-  const createdMs = voteCreatedMs(vote);
-  const expiresMs = voteExpiresMs(vote, createdMs);
-  if (!Number.isFinite(createdMs) || !Number.isFinite(expiresMs)) return undefined;
-  return { projectId: vote.projectId, userId: vote.userId, createdMs, expiresMs, platformId: vote.platformId, weight: vote.weight, road: vote.road };
-}
-
-const clean = (value: string) => (value.includes('\t') || value.includes('\n') ? value.replace(/[\t\n]/g, ' ') : value);
-
-/** The record of a line, or undefined when it is not one (a damaged journal line). */
-export function parseReminderLine(line: string): ReminderRecord | undefined {
-  const parts = line.split('\t');
-  if (parts.length !== 7) return undefined;
-  const [projectId, userId, created, expires, platformId, weight, road] = parts as [string, string, string, string, string, string, string];
-  const record: ReminderRecord = {
-    projectId,
-    userId,
-    createdMs: Number(created),
-    expiresMs: Number(expires),
-    platformId: platformId === '' ? null : platformId,
-    weight: Number(weight),
-    road: road === 'webhook' ? 'webhook' : 'poll',
-  };
-  if (projectId === '' || userId === '' || !Number.isFinite(record.createdMs) || !Number.isFinite(record.expiresMs) || !Number.isFinite(record.weight)) return undefined;
-  return record;
-}
-
-/** The vote key of the vote a line reminds of (`<user_id>:<created_at ms>`). */
-function reminderVoteKey(record: ReminderRecord): string {
-  return voteKey(record.userId, record.createdMs);
+  const createdMs = createdMsOf(vote);
+  if (!Number.isFinite(createdMs)) return undefined;
+  const expires = Date.parse(vote.expiresAt);
+  const expiresMs = Number.isFinite(expires) ? expires : createdMs + VOTE_LIFETIME_MS;
+  const { projectId, userId, platformId, weight, road } = vote;
+  return { projectId, userId, createdMs, expiresMs, platformId, weight, road };
 }
 
 /**
@@ -123,7 +53,7 @@ function reminderVoteKey(record: ReminderRecord): string {
  */
 export function reminderVote(record: ReminderRecord): Vote {
   return {
-    key: REMINDER_KEY_PREFIX + reminderVoteKey(record),
+    key: `reminder:${voteKey(record.userId, record.createdMs)}`,
     userId: record.userId,
     platformId: record.platformId,
     projectId: record.projectId,
@@ -134,43 +64,134 @@ export function reminderVote(record: ReminderRecord): Vote {
   };
 }
 
-/** A vote's reminder, made: its line, its slot (voter and project), the vote's time and when it is due. */
-export interface MadeReminder {
-  line: string;
-  slot: string;
-  createdMs: number;
-  expiresMs: number;
-  due: number;
-}
-
-/** The reminder of `vote` as of `now`, or why there is none: `expired` (arrived expired), `invalid` (no valid date). */
-export function reminderOf(vote: Vote, now: number, delayMs: number): MadeReminder | 'expired' | 'invalid' {
-  const createdMs = voteCreatedMs(vote);
-  const expiresMs = voteExpiresMs(vote, createdMs);
-  if (!Number.isFinite(createdMs) || !Number.isFinite(expiresMs)) return 'invalid';
-  if (expiresMs <= now) return 'expired';
-  const slot = `${clean(vote.projectId)}\t${clean(vote.userId)}`;
-  const line = `${slot}\t${createdMs}\t${expiresMs}\t${clean(vote.platformId ?? '')}\t${vote.weight}\t${vote.road}`;
-  return { line, slot, createdMs, expiresMs, due: expiresMs + delayMs };
-}
-
 /** One reminder, as the status page and the CLI list them (declared in the runtime, below both). */
 export type { ReminderInfo };
-
-/** What the status page and the CLI show of a line due at `due` (undefined: a damaged line). */
-export function reminderInfo(line: string, due: number): ReminderInfo | undefined {
-  const record = parseReminderLine(line);
-  return record === undefined ? undefined : recordInfo(record, due);
-}
 
 /** What the status page and the CLI show of a reminder due at `due`. */
 export function recordInfo(record: ReminderRecord, due: number): ReminderInfo {
   return {
-    voteKey: reminderVoteKey(record),
+    voteKey: voteKey(record.userId, record.createdMs),
     userId: record.userId,
     platformId: record.platformId,
     projectId: record.projectId,
     expiresAt: new Date(record.expiresMs).toISOString(),
     dueAt: new Date(due).toISOString(),
   };
+}
+
+/** A reminder and when it is due (its vote's expiry plus `votes.reminders.delay`). */
+export interface DueReminder {
+  record: ReminderRecord;
+  due: number;
+}
+
+/** What {@link ReminderSchedule.put} did. */
+type PutResult =
+  /** A new reminder. */
+  | 'scheduled'
+  /** It replaced (superseded) the reminder of an older vote of the same voter. */
+  | 'replaced'
+  /** Nothing: the voter's reminder is for this vote or a newer one already. */
+  | 'known';
+
+/** The schedule: at most one reminder per voter and project, each due at its expiry + the delay. */
+export interface ReminderSchedule {
+  /** `votes.reminders.delay`. */
+  readonly delayMs: number;
+  readonly size: number;
+  /** Schedules a reminder, whatever the time (replayed, or handed back when it could not be sent). */
+  put(record: ReminderRecord): PutResult;
+  /** Removes the voter's reminder when it is still the one of the vote created at `createdMs`; true when removed. */
+  remove(projectId: string, userId: string, createdMs: number): boolean;
+  /** Every reminder due at `now`, soonest first (they stay until removed). */
+  due(now: number): DueReminder[];
+  /** When the next reminder is due (epoch ms), or undefined when none is scheduled. */
+  nextDue(): number | undefined;
+  dueOf(record: Pick<ReminderRecord, 'expiresMs'>): number;
+  /** The first `limit` reminders by due time (default all), soonest first. */
+  list(limit?: number): DueReminder[];
+  /** Every reminder scheduled, in no particular order. */
+  records(): ReminderRecord[];
+  clear(): void;
+}
+
+/** Soonest due first; then the older vote, then by voter: one order for every listing. */
+function before(a: ReminderRecord, b: ReminderRecord): boolean {
+  if (a.expiresMs !== b.expiresMs) return a.expiresMs < b.expiresMs;
+  if (a.createdMs !== b.createdMs) return a.createdMs < b.createdMs;
+  return a.userId === b.userId ? a.projectId < b.projectId : a.userId < b.userId;
+}
+
+const byDue = (a: ReminderRecord, b: ReminderRecord) => (before(a, b) ? -1 : before(b, a) ? 1 : 0);
+
+/** The first `limit` records by due time, in a pass that keeps the best so far in order: no sort of them all. */
+function first(records: Iterable<ReminderRecord>, limit: number): ReminderRecord[] {
+  const best: ReminderRecord[] = [];
+  for (const record of records) {
+    if (best.length >= limit && !before(record, best[best.length - 1]!)) continue;
+    let at = best.length;
+    while (at > 0 && before(record, best[at - 1]!)) at -= 1;
+    best.splice(at, 0, record);
+    if (best.length > limit) best.pop();
+  }
+  return best;
+}
+
+/** Creates an empty schedule. */
+export function createReminderSchedule(delayMs = 0): ReminderSchedule {
+  const byProject = new Map<string, Map<string, ReminderRecord>>();
+  let size = 0;
+  /** The soonest expiry held, or undefined once it may be stale (read again by the next {@link nextDue}). */
+  let soonest: number | undefined = Number.POSITIVE_INFINITY;
+  function* all(): Generator<ReminderRecord> {
+    for (const voters of byProject.values()) yield* voters.values();
+  }
+  const schedule: ReminderSchedule = {
+    delayMs,
+    get size() {
+      return size;
+    },
+    put(record) {
+      let voters = byProject.get(record.projectId);
+      if (voters === undefined) byProject.set(record.projectId, (voters = new Map()));
+      const old = voters.get(record.userId);
+      if (old !== undefined && old.createdMs >= record.createdMs) return 'known';
+      voters.set(record.userId, { ...record });
+      if (old === undefined) size += 1;
+      else if (old.expiresMs === soonest) soonest = undefined;
+      if (soonest !== undefined && record.expiresMs < soonest) soonest = record.expiresMs;
+      return old === undefined ? 'scheduled' : 'replaced';
+    },
+    remove(projectId, userId, createdMs) {
+      const voters = byProject.get(projectId);
+      const old = voters?.get(userId);
+      if (old?.createdMs !== createdMs) return false;
+      voters!.delete(userId);
+      size -= 1;
+      if (old.expiresMs === soonest) soonest = undefined;
+      return true;
+    },
+    due(now) {
+      const due: ReminderRecord[] = [];
+      for (const record of all()) if (record.expiresMs + delayMs <= now) due.push(record);
+      return due.sort(byDue).map((record) => ({ record: { ...record }, due: record.expiresMs + delayMs }));
+    },
+    nextDue() {
+      if (soonest === undefined) {
+        soonest = Number.POSITIVE_INFINITY;
+        for (const record of all()) soonest = Math.min(soonest, record.expiresMs);
+      }
+      return soonest === Number.POSITIVE_INFINITY ? undefined : soonest + delayMs;
+    },
+    dueOf: (record) => record.expiresMs + delayMs,
+    list: (limit = Number.POSITIVE_INFINITY) =>
+      first(all(), limit).map((record) => ({ due: record.expiresMs + delayMs, record: { ...record } })),
+    records: () => [...all()].map((record) => ({ ...record })),
+    clear() {
+      byProject.clear();
+      size = 0;
+      soonest = Number.POSITIVE_INFINITY;
+    },
+  };
+  return schedule;
 }

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createListingAgent } from '../../../src/agent/agent.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
 import type { Vote } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 
 /*
- * A whole agent with votes.reminders on (file store, the emulator, an injected clock): a vote
- * the cursor brings is rewarded, and its `reminder` event comes once, when the clock passes the
- * vote's expiry plus votes.reminders.delay, not before.
+ * A whole agent with votes.reminders on (the file store, or a memory store; the emulator, an
+ * injected clock): a vote the cursor brings is rewarded, and its `reminder` event comes once, when
+ * the clock passes the vote's expiry plus votes.reminders.delay, not before.
  */
 
 const dirs: string[] = [];
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 describe('an agent with vote reminders', () => {
-  it('emits reminder once when the clock passes expiry + delay', async () => {
+  it.each(['file', 'memory'])('emits reminder once when the clock passes expiry + delay (%s store)', async (kind) => {
     const emu = await startTestEmulator();
     const fx = setupBot(emu);
     const voter = emu.admin.createUser({ username: 'voter' });
@@ -35,6 +36,7 @@ describe('an agent with vote reminders', () => {
         votes: { enabled: true, lookback: '1h', reminders: { enabled: true, delay: '10m' } },
       },
       now: () => Date.now() + offsetMs,
+      ...(kind === 'memory' ? { store: createMemoryStore() } : {}),
       transport: { retry: { maxAttempts: 1 } },
       votes: { reminderLookMs: 20 },
     });

@@ -91,7 +91,7 @@ describe('listing-agent votes reminders', () => {
       const text = await t.cli();
       expect(text.stderr).toBe('');
       expect(text.code).toBe(0);
-      expect(text.stdout).toContain(`2 vote reminders scheduled in ${join(t.cwd, 'state', 'reminders', 'votes.journal')}; each is due at its vote's expiry + 5m (votes.reminders.delay).`);
+      expect(text.stdout).toContain(`2 vote reminders scheduled in ${join(t.cwd, 'state', 'reminders.journal')}; each is due at its vote's expiry + 5m (votes.reminders.delay).`);
       const lines = text.stdout.split('\n');
       const next = lines.slice(lines.indexOf('Next due:') + 2, lines.indexOf('Next due:') + 4);
       expect(next.map((line) => line.split(/\s+/)[1])).toEqual(['alice', 'bob']);

@@ -128,7 +128,7 @@ describe('listing-agent doctor', () => {
     expect(lines.slice(0, DOCTOR_CHECK_NAMES.length).map((line) => line.split(/\s+/).slice(0, 2))).toEqual(
       r.checks.map((c) => [c.status, c.name]),
     );
-    expect(lines.at(-1)).toMatch(/^14 checks: \d+ ok, 0 warn, 0 fail, \d+ skipped$/);
+    expect(lines.at(-1)).toMatch(/^17 checks: \d+ ok, 0 warn, 0 fail, \d+ skipped$/);
   });
 
   it('fails service.token when the service refuses the token (401), exit 2, as a real process too', async () => {

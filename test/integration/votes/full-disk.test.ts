@@ -126,7 +126,7 @@ describe('the file vote ledger on a read-only file system', () => {
 
     disk.readOnly = false;
     await until(() => ledger.writeHealth.writable, 'writable again');
-    expect(await readFile(join(directory, 'votes.journal'), 'utf8')).toContain(`["c",${JSON.stringify(a!.key)}]`);
+    expect(await readFile(join(directory, 'votes.journal'), 'utf8')).toContain(JSON.stringify({ t: 'c', k: a!.key }));
     await ledger.close();
     const again = ledgerOn({ directory, fs: disk.fs });
     expect((await again.open()).map((entry) => entry.vote.key)).toEqual([b!.key]);

@@ -8,11 +8,12 @@ import { voteAt } from '../../helpers/votes.js';
 
 /*
  * Reminders on the agent's default store, across a SIGKILL and two restarts, with real processes
- * (test/helpers/reminders-process.ts: the votes capability on the file store; the schedule rides
- * `votes.journal`, with no write of its own per vote). Votes acknowledged before the kill have
- * their reminders at the next start, by the rules they were scheduled with: superseded by a newer
- * vote of the same voter, none for a vote that arrived expired, late ones skipped (counted once),
- * and none fired twice across the restarts.
+ * (test/helpers/reminders-process.ts: the votes capability on the file store; the schedule in
+ * `reminders.journal`, written before each batch of votes is acknowledged). Votes acknowledged
+ * before the kill have their reminders at the next start, by the rules they were scheduled with:
+ * superseded by a newer vote of the same voter, none for a vote that arrived expired, late ones
+ * skipped (counted once), and none fired twice across the restarts. A kill in the middle of a
+ * stream of deliveries leaves every vote acknowledged before it with its reminder.
  */
 
 const HOUR = 3_600_000;
@@ -59,7 +60,7 @@ describe('vote reminders on the file vote ledger, across a kill and restarts (re
 
     // Read beside (no lock), as `listing-agent votes reminders` does: the five scheduled.
     const reading = await readFileReminders(directory, 0);
-    expect(reading).toMatchObject({ exists: true, path: join(directory, 'votes.journal'), size: 5 });
+    expect(reading).toMatchObject({ exists: true, path: join(directory, 'reminders.journal'), size: 5 });
     expect(reading.next.map((r) => r.userId)).toEqual([u.early, u.mid, u.twice, u.text, u.later]);
     expect(reading.next.find((r) => r.userId === u.twice)?.voteKey).toBe(`${u.twice}:${T0 - HOUR}`);
     expect(reading.next.find((r) => r.userId === u.text)?.platformId).toBeNull();
@@ -71,5 +72,20 @@ describe('vote reminders on the file vote ledger, across a kill and restarts (re
     const all = await eventLines(events);
     expect(all.slice(3)).toEqual([`reminded reminder:${u.later}:${T0}`]);
     expect((await readFileReminders(directory, 0)).size).toBe(0);
+  }, 60_000);
+
+  it('a kill in the middle of a stream of deliveries: every vote acknowledged before it has its reminder', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'reminders-kill-'));
+    dirs.push(directory);
+    const child = startTsChild('reminders-process.ts', [directory, join(directory, 'events.log'), String(T0), 'stream', '100000']);
+    // Killed while deliveries are in flight: some votes recorded and not yet scheduled, or the reverse.
+    await child.waitForLine(/^acked 400000000000000300$/, 30_000);
+    await child.kill();
+    const acked = child.lines.filter((line) => line.startsWith('acked ')).map((line) => line.slice(6));
+    expect(acked.length).toBeGreaterThanOrEqual(300);
+    const reading = await readFileReminders(directory, 0, 100_000);
+    const scheduled = new Set(reading.next.map((info) => info.userId));
+    expect(acked.filter((userId) => !scheduled.has(userId))).toEqual([]);
+    expect(reading.size).toBeGreaterThanOrEqual(acked.length);
   }, 60_000);
 });

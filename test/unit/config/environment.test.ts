@@ -23,6 +23,13 @@ const SAMPLES: Record<string, string> = {
   'state.redis.tls.caFile': '/etc/ssl/redis-ca.pem',
   'state.redis.tls.serverName': 'redis.internal',
   'state.redis.agentId': 'agent-a',
+  'state.redis.sentinel.masterName': 'mymaster',
+  'state.redis.sentinel.username': 'sentinel-user',
+  'state.redis.sentinel.password': 'sentinel-password',
+  'state.redis.sentinel.tls.caFile': '/etc/ssl/sentinel-ca.pem',
+  'state.redis.sentinel.tls.serverName': 'sentinel.internal',
+  'state.redis.username': 'agent',
+  'state.redis.password': 'redis-password',
   'votes.stream.maxLength': '5000',
   'health.adminToken': 'an-admin-token-0123456789',
 };
@@ -63,7 +70,7 @@ describe('LISTING_AGENT_* variables', () => {
     const all = configEnvironmentVariables().map((v) => v.name);
     expect(new Set(all).size).toBe(all.length);
     const secrets = configEnvironmentVariables().filter((v) => v.secret).map((v) => v.path);
-    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization', 'state.redis.url', 'health.adminToken']);
+    expect(secrets).toEqual(['service.token', 'discord.token', 'stats.push.key', 'webhooks.secrets', 'webhooks.legacyAuthorization', 'state.redis.url', 'state.redis.sentinel.password', 'state.redis.password', 'health.adminToken']);
   });
 
   it.each(configEnvironmentVariables().map((v) => [v.name, v.path]))('%s lands at %s', (name, path) => {
@@ -71,8 +78,11 @@ describe('LISTING_AGENT_* variables', () => {
     const env = { LISTING_AGENT_SERVICE_TOKEN: TOKEN, [name]: text };
     // The webhook receiver needs a secret once enabled.
     if (name === 'LISTING_AGENT_WEBHOOKS_ENABLED') env.LISTING_AGENT_WEBHOOKS_SECRETS = 'whs_x';
-    // The Redis section needs its URL once any of its fields is set, and the stream needs Redis.
-    if ((name.startsWith('LISTING_AGENT_STATE_REDIS_') || name === 'LISTING_AGENT_VOTES_STREAM_ENABLED') && name !== 'LISTING_AGENT_STATE_REDIS_URL') env.LISTING_AGENT_STATE_REDIS_URL = 'redis://127.0.0.1:6379';
+    // The Redis section needs its URL or its Sentinels once any of its fields is set, and the stream needs Redis;
+    // the Sentinels' fields and the servers' user and password go with Sentinels.
+    const withSentinels = name.startsWith('LISTING_AGENT_STATE_REDIS_SENTINEL_') || /^LISTING_AGENT_STATE_REDIS_(USERNAME|PASSWORD)$/.test(name);
+    if (withSentinels) Object.assign(env, { LISTING_AGENT_STATE_REDIS_SENTINEL_MASTER_NAME: 'mymaster', LISTING_AGENT_STATE_REDIS_SENTINEL_NODES: '10.0.0.1:26379' }, { [name]: text });
+    else if ((name.startsWith('LISTING_AGENT_STATE_REDIS_') || name === 'LISTING_AGENT_VOTES_STREAM_ENABLED') && name !== 'LISTING_AGENT_STATE_REDIS_URL') env.LISTING_AGENT_STATE_REDIS_URL = 'redis://127.0.0.1:6379';
     const built = buildConfig({ env });
     expect(valueAt(built.input, path)).toEqual(expected);
     expect(built.variables).toContain(name);

@@ -57,6 +57,6 @@ describe('maskConfig', () => {
   });
 
   it('knows every secret path the schema marks', () => {
-    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'health.adminToken', 'service.token', 'state.redis.url', 'stats.push.key', 'votes.hooks[].authorization', 'votes.hooks[].secret', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
+    expect([...SECRET_PATHS].sort()).toEqual(['discord.token', 'health.adminToken', 'service.token', 'state.redis.password', 'state.redis.sentinel.password', 'state.redis.url', 'stats.push.key', 'votes.hooks[].authorization', 'votes.hooks[].secret', 'webhooks.legacyAuthorization', 'webhooks.secrets[]']);
   });
 });

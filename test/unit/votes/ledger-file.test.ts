@@ -5,6 +5,7 @@ import { StoreError } from '../../../src/store/errors.js';
 import type { FileStoreHandle } from '../../../src/store/fs.js';
 import { nodeJournalFs, type JournalFs } from '../../../src/votes/journal.js';
 import { createFileVoteLedger, type FileVoteLedger, type FileVoteLedgerOptions } from '../../../src/votes/ledger-file.js';
+import type { Vote } from '../../../src/votes/types.js';
 import { describeLedgerContract } from './ledger-contract.js';
 import { HOUR, makeLetter, makeVote, removeVoteDirs, T0, voteDir } from './votes-fixtures.js';
 
@@ -160,21 +161,25 @@ describe('file ledger: the journal', () => {
     const ledger = fileLedger({ directory: dir });
     expect((await ledger.open()).map((entry) => entry.vote)).toEqual([vote]);
     expect(ledger.warnings()).toEqual([expect.stringMatching(/had no header line: kept its 1 readable records and rewrote it/)]);
-    expect(JSON.parse((await journalLines(dir))[0]!)).toMatchObject({ t: 'journal', version: 2 });
+    expect(JSON.parse((await journalLines(dir))[0]!)).toMatchObject({ t: 'journal', version: 1 });
   });
 
-  it('replays a version 1 journal (object lines) and rewrites it under the version 2 header before appending', async () => {
+  it('replays a version 2 journal (array lines) and rewrites it under the version 1 header before appending, set aside when it held reminders', async () => {
     const dir = await voteDir();
     const [a, b, c] = [makeVote(1), { ...makeVote(2), road: 'webhook' as const, voteId: 'v2', user: { name: 'B "b"', avatarUrl: null } }, makeVote(3)];
-    const v1 = [
-      { t: 'journal', format: 'listing-agent votes', version: 1 },
-      { t: 'p', v: a },
-      { t: 'p', v: b },
-      { t: 'p', v: c },
-      { t: 'h', k: b.key, h: 'exec' },
-      { t: 'c', k: c.key },
+    const arrayLine = (v: Vote) => ['p', Number(v.key.split(':')[1]), v.userId, v.platformId, v.projectId, v.weight, v.createdAt, v.expiresAt, v.road === 'webhook' ? 1 : 0, ...(v.user ? [v.voteId, v.user.name, v.user.avatarUrl] : [])];
+    const v2 = [
+      { t: 'journal', format: 'listing-agent votes', version: 2 },
+      ['r', 'on'],
+      arrayLine(a),
+      arrayLine(b),
+      arrayLine(c),
+      ['h', b.key, 'exec'],
+      ['c', c.key],
+      ['r', 'd', c.projectId, c.userId, Date.parse(c.createdAt)],
     ];
-    await writeFile(join(dir, 'votes.journal'), v1.map((record) => `${JSON.stringify(record)}\n`).join(''));
+    const text = v2.map((record) => `${JSON.stringify(record)}\n`).join('');
+    await writeFile(join(dir, 'votes.journal'), text);
     const first = fileLedger({ directory: dir });
     const pending = await first.open();
     expect(pending.map((entry) => [entry.vote, entry.done])).toEqual([
@@ -183,7 +188,11 @@ describe('file ledger: the journal', () => {
     ]);
     expect(first.has(c.key)).toBe(true);
     expect(first.warnings()).toEqual([]);
-    expect(JSON.parse((await journalLines(dir))[0]!)).toMatchObject({ t: 'journal', version: 2 });
+    const rewritten = (await journalLines(dir)).filter((line) => line !== '');
+    expect(JSON.parse(rewritten[0]!)).toEqual({ t: 'journal', format: 'listing-agent votes', version: 1 });
+    expect(rewritten.every((line) => line.startsWith('{"t":'))).toBe(true);
+    // The journal as version 2 left it, for the reminders' records it held.
+    expect(await readFile(join(dir, 'votes.journal.v2'), 'utf8')).toBe(text);
     const d = makeVote(4);
     await first.recordPending([d]);
     await first.close();
@@ -191,15 +200,15 @@ describe('file ledger: the journal', () => {
     const second = fileLedger({ directory: dir });
     expect((await second.open()).map((entry) => entry.vote)).toEqual([a, b, d]);
     expect(second.has(c.key)).toBe(true);
-    expect((await journalLines(dir)).at(-2)!.startsWith('["p",')).toBe(true);
+    expect(JSON.parse((await journalLines(dir)).at(-2)!)).toEqual({ t: 'p', v: d });
   });
 
-  it('never appends a version 2 line to a version 1 journal: a failed upgrade is tried again at the next commit', async () => {
+  it('never appends to a version 2 journal: a failed rewrite is tried again at the next commit', async () => {
     const dir = await voteDir();
     const a = makeVote(1);
-    const v1 = [{ t: 'journal', format: 'listing-agent votes', version: 1 }, { t: 'p', v: a }];
-    await writeFile(join(dir, 'votes.journal'), v1.map((record) => `${JSON.stringify(record)}\n`).join(''));
-    let failRewrites = 2; // the upgrade at open, then the first commit's
+    const v2 = [{ t: 'journal', format: 'listing-agent votes', version: 2 }, { t: 'p', v: a }];
+    await writeFile(join(dir, 'votes.journal'), v2.map((record) => `${JSON.stringify(record)}\n`).join(''));
+    let failRewrites = 2; // the rewrite at open, then the first commit's
     const fs: JournalFs = {
       ...nodeJournalFs,
       async open(path, flags, mode) {
@@ -213,15 +222,14 @@ describe('file ledger: the journal', () => {
     const ledger = fileLedger({ directory: dir, fs, probeDelays: { firstMs: 1, maxMs: 5 } });
     expect((await ledger.open()).map((entry) => entry.vote)).toEqual([a]);
     await expect(ledger.recordPending([makeVote(2)])).rejects.toThrow(StoreError);
-    // An older agent reading this file still finds only its own lines.
-    expect((await journalLines(dir)).filter((line) => line !== '').every((line) => line.startsWith('{'))).toBe(true);
+    expect((await journalLines(dir)).filter((line) => line !== '')).toHaveLength(2);
 
     // The failed write made the directory unwritable; its probe (a rewrite, no append) says when it is not any more.
     await until(() => ledger.writeHealth.writable);
     const e = makeVote(3);
     await ledger.recordPending([e]);
     const lines = (await journalLines(dir)).filter((line) => line !== '');
-    expect(JSON.parse(lines[0]!)).toMatchObject({ t: 'journal', version: 2 });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ t: 'journal', version: 1 });
     await ledger.close();
     const again = fileLedger({ directory: dir });
     expect((await again.open()).map((entry) => entry.vote.key)).toEqual(expect.arrayContaining([a.key, e.key]));

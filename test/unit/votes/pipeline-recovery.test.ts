@@ -160,7 +160,7 @@ describe('vote pipeline: crash recovery', () => {
         return {
           ...handle,
           writeFile: async (data: string) => {
-            if (failNext && data.includes('["p",')) {
+            if (failNext && data.includes('"t":"p"')) {
               failNext = false;
               throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
             }

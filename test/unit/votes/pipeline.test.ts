@@ -73,7 +73,7 @@ describe('vote pipeline: ingest', () => {
       async open(path, flags, mode) {
         const handle = await nodeJournalFs.open(path, flags, mode);
         if (!path.endsWith('votes.journal')) return handle;
-        const pendingUsers = (data: string) => data.split('\n').flatMap((line) => (line.startsWith('["p"') ? [(JSON.parse(line) as string[])[2]] : []));
+        const pendingUsers = (data: string) => data.split('\n').flatMap((line) => (line.startsWith('{"t":"p"') ? [(JSON.parse(line) as { v: { userId: string } }).v.userId] : []));
         return {
           ...handle,
           async writeFile(data) {

@@ -1,14 +1,20 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../../../src/config/schema.js';
 import { silentLogger } from '../../../../src/log/agent-logger.js';
 import type { CapabilityContext } from '../../../../src/runtime/capability.js';
 import { createAgentMetrics } from '../../../../src/runtime/metrics.js';
+import { createReadiness } from '../../../../src/runtime/readiness.js';
+import { createMemoryStore } from '../../../../src/store/memory.js';
+import { createVotesCapability } from '../../../../src/votes/capability.js';
 import { createMemoryVoteLedger } from '../../../../src/votes/ledger-memory.js';
 import { createVotePipeline } from '../../../../src/votes/pipeline.js';
 import { startReminders } from '../../../../src/votes/reminders/configured.js';
 import { withReminders } from '../../../../src/votes/reminders/ingest.js';
-import type { Vote, VotesEvents } from '../../../../src/votes/types.js';
+import type { Vote, VoteLedger, VotesEvents } from '../../../../src/votes/types.js';
 import { voteAt } from '../../../helpers/votes.js';
 
 const HOUR = 3_600_000;
@@ -51,5 +57,27 @@ describe('reminders beside the reward pipeline', () => {
     await running.stop(T0 + 13 * HOUR);
     // No listener as they start, no hook, no stream: a reminder would be `sent` to nobody.
     await expect(startReminders(setup([]).context, { kind: 'memory' })).rejects.toThrow('nothing receives the reminders');
+  });
+});
+
+describe('the votes capability with reminders', () => {
+  it("opens the reminders' journal before its vote ledger (what an earlier version kept there is carried over before a rewrite)", async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'reminders-capability-'));
+    const { context } = setup([() => undefined]);
+    const config = configSchema.parse({ service: { token: 'a.b.c' }, state: { directory }, votes: { reminders: { enabled: true } } });
+    const full = { ...context, config, store: createMemoryStore(), readiness: createReadiness(() => T0) } as unknown as CapabilityContext<VotesEvents>;
+    const inner = createMemoryVoteLedger();
+    let journalAtLedgerOpen: string[] = [];
+    const ledger: VoteLedger = { ...inner, open: async () => ((journalAtLedgerOpen = await readdir(directory)), inner.open()) };
+    const votes = createVotesCapability({ ledger, poll: false, hooks: [{ name: 'reward', retries: 0, run: async () => undefined }] });
+    try {
+      await votes.start(full);
+      expect(journalAtLedgerOpen).toContain('reminders.journal');
+      expect(await votes.reminders!.size()).toBe(0);
+    } finally {
+      await votes.stop(T0 + 1_000);
+      await rm(directory, { recursive: true, force: true });
+    }
+    expect(votes.reminders).toBeUndefined();
   });
 });

@@ -1,74 +1,67 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JOURNAL_HEADER, pendingLine, recordLine } from '../../../../src/votes/ledger-records.js';
-import { lastSentInLedger } from '../../../../src/votes/reminders/read.js';
-import type { Vote } from '../../../../src/votes/types.js';
+import { createLocalReminderStore } from '../../../../src/votes/reminders/local-store.js';
+import { readFileReminders } from '../../../../src/votes/reminders/read.js';
+import { recordOfVote } from '../../../../src/votes/reminders/schedule.js';
+import { voteAt } from '../../../helpers/votes.js';
 
 /*
- * The last reminders sent, read from the end of the reminder ledger's journal: what a restarted
- * agent's status page and `listing-agent votes reminders` list.
+ * What `listing-agent votes reminders` reads beside a running agent, without its lock and writing
+ * nothing: the reminders' journal, or, before this version first started on the directory, the
+ * journals an earlier version kept the schedule in.
  */
 
-const T0 = Date.parse('2025-01-01T12:00:00.000Z');
 const HOUR = 3_600_000;
+const T0 = Date.parse('2025-01-01T12:00:00.000Z');
 const dirs: string[] = [];
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-const reminder = (i: number): Vote => ({
-  key: `reminder:u${i}:${T0 + i}`,
-  userId: `u${i}`,
-  platformId: null,
-  projectId: '8',
-  weight: 1,
-  createdAt: new Date(T0 + i).toISOString(),
-  expiresAt: new Date(T0 + i + 12 * HOUR).toISOString(),
-  road: 'webhook',
-});
-
-/** A journal of `count` reminders, each recorded, its hook done and completed, with `between` after each record. */
-async function ledgerDirectory(count: number, between: (i: number, vote: Vote) => string = () => ''): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'reminders-read-'));
-  dirs.push(directory);
-  let text = recordLine(JOURNAL_HEADER);
-  for (let i = 0; i < count; i += 1) {
-    const vote = reminder(i);
-    text += pendingLine(vote) + between(i, vote) + recordLine({ t: 'h', k: vote.key, h: 'dm' }) + recordLine({ t: 'c', k: vote.key });
-  }
-  await mkdir(join(directory, 'reminders'));
-  // A torn last record (a crash mid-append) is no reminder.
-  await writeFile(join(directory, 'reminders', 'votes.journal'), `${text}["p","reminder:torn`);
-  return directory;
+async function directory(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'reminders-read-'));
+  dirs.push(dir);
+  return dir;
 }
 
-describe('the last reminders sent, from the end of the reminder ledger', () => {
-  it('lists the newest first, from a journal much longer than the part it reads', async () => {
-    const directory = await ledgerDirectory(3_000);
-    const sent = await lastSentInLedger(directory, 5 * 60_000);
-    expect(sent.map((info) => info.userId)).toEqual(Array.from({ length: 10 }, (_, i) => `u${2_999 - i}`));
-    expect(sent[0]).toEqual({
-      voteKey: `u2999:${T0 + 2_999}`,
-      userId: 'u2999',
+describe('reading the reminders of a state directory beside the agent', () => {
+  it('lists the next due, soonest first, how many, and the last sent, newest first', async () => {
+    const dir = await directory();
+    const store = createLocalReminderStore({ directory: dir, delayMs: 5 * 60_000 });
+    await store.open();
+    const records = Array.from({ length: 14 }, (_, i) => recordOfVote(voteAt(`u${i}`, T0 + i * 60_000))!);
+    await store.schedule(records);
+    await store.end(records.slice(0, 3), []);
+    const reading = await readFileReminders(dir, 5 * 60_000, 2);
+    expect(reading).toMatchObject({ path: join(dir, 'reminders.journal'), exists: true, size: 11 });
+    expect(reading.next.map((info) => info.userId)).toEqual(['u3', 'u4']);
+    expect(reading.next[0]).toEqual({
+      voteKey: `u3:${T0 + 3 * 60_000}`,
+      userId: 'u3',
       platformId: null,
       projectId: '8',
-      expiresAt: new Date(T0 + 2_999 + 12 * HOUR).toISOString(),
-      dueAt: new Date(T0 + 2_999 + 12 * HOUR + 5 * 60_000).toISOString(),
+      expiresAt: new Date(T0 + 3 * 60_000 + 12 * HOUR).toISOString(),
+      dueAt: new Date(T0 + 3 * 60_000 + 12 * HOUR + 5 * 60_000).toISOString(),
     });
+    expect(reading.lastSent.map((info) => info.userId)).toEqual(['u2', 'u1']);
+    await store.close();
   });
 
-  it('reads further back when the end holds fewer than asked (long dead letters between them)', async () => {
-    const letter = (vote: Vote) => recordLine({ t: 'd', l: { key: vote.key, hook: 'dm', vote, attempts: 3, error: 'x'.repeat(20_000), failedAt: new Date(T0).toISOString() } });
-    const directory = await ledgerDirectory(40, (_, vote) => letter(vote));
-    expect((await lastSentInLedger(directory, 0, 10)).map((info) => info.userId)).toEqual(Array.from({ length: 10 }, (_, i) => `u${39 - i}`));
-    expect(await lastSentInLedger(directory, 0, 100)).toHaveLength(40);
+  it('reads the schedule a version 2 journal held before this version started there, and writes nothing', async () => {
+    const dir = await directory();
+    await cp(fileURLToPath(new URL('../../../fixtures/journals/main/', import.meta.url)), dir, { recursive: true });
+    const before = await readdir(dir);
+    const reading = await readFileReminders(dir, 0);
+    expect(reading).toMatchObject({ exists: true, size: 5 });
+    expect(reading.next.map((info) => info.userId)).toEqual(['200000000000000002', '200000000000000003', '200000000000000004', '200000000000000005', '200000000000000001']);
+    expect(reading.lastSent.map((info) => info.voteKey)).toEqual(['200000000000000006:1772575260000']);
+    expect(await readdir(dir)).toEqual(before);
   });
 
-  it('is empty without a journal', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'reminders-read-'));
-    dirs.push(directory);
-    expect(await lastSentInLedger(directory, 0)).toEqual([]);
+  it('says there is no schedule in a directory without one', async () => {
+    expect(await readFileReminders(await directory(), 0)).toMatchObject({ exists: false, size: 0, next: [], lastSent: [] });
   });
 });

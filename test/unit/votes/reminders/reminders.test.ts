@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger, type AgentLogger } from '../../../../src/log/agent-logger.js';
 import { MAX_TIMER_MS } from '../../../../src/runtime/scheduler.js';
-import { createLedgerReminderStore } from '../../../../src/votes/reminders/journal-ledger.js';
-import { createMemoryReminderStore, createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
-import { recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
-import { ReminderTable } from '../../../../src/votes/reminders/table.js';
+import { createLocalReminderStore } from '../../../../src/votes/reminders/local-store.js';
+import { createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
+import { createReminderSchedule, recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
 import type { Vote } from '../../../../src/votes/types.js';
 import { manualTime } from '../pipeline-harness.js';
 
@@ -25,14 +24,14 @@ function vote(userId: string, createdMs: number, expiresMs: number | null = crea
 }
 
 const record = (v: Vote): ReminderRecord => recordOfVote(v)!;
-/** The vote keys a table holds, soonest first. */
-const keysOf = (table: ReminderTable) => table.list().map(({ record: r }) => `${r.userId}:${r.createdMs}`);
+/** The vote keys a store holds, soonest first. */
+const keysOf = async (store: ReturnType<typeof createLocalReminderStore>) => (await store.list(100)).map(({ record: r }) => `${r.userId}:${r.createdMs}`);
 
 function harness(extra: Partial<RemindersOptions> & { delayMs?: number } = {}, initial: ReminderRecord[] = []) {
   const time = manualTime(T0);
   const { delayMs, ...rest } = extra;
-  const store = createMemoryReminderStore(delayMs === undefined ? {} : { delayMs });
-  for (const r of initial) store.table.put(r);
+  const store = createLocalReminderStore(delayMs === undefined ? {} : { delayMs });
+  void store.schedule(initial);
   const sent: Vote[] = [];
   const warnings: { obj: unknown; msg: string | undefined }[] = [];
   const logger: AgentLogger = { ...silentLogger, warn: (obj, msg) => void warnings.push({ obj, msg }), child: () => logger };
@@ -49,44 +48,27 @@ function harness(extra: Partial<RemindersOptions> & { delayMs?: number } = {}, i
     count: (result, n) => (counts[result] += n),
     ...rest,
   });
-  return { time, table: store.table, sent, warnings, counts, reminders };
+  return { time, store, sent, warnings, counts, reminders };
 }
 
 describe('reminder schedule (pure rules)', () => {
   it('is due at expires_at plus the delay, or created + 12 h when expires_at is absent', () => {
-    const table = new ReminderTable({ delayMs: 5 * 60_000 });
-    table.add(vote('1', T0, T0 + 2 * HOUR), T0);
-    table.add(vote('2', T0, null), T0);
-    expect(table.list().map((entry) => entry.due)).toEqual([T0 + 2 * HOUR + 5 * 60_000, T0 + 12 * HOUR + 5 * 60_000]);
-  });
-
-  it('is not scheduled for a vote that arrived already expired', () => {
-    const table = new ReminderTable();
-    expect(table.add(vote('1', T0 - 13 * HOUR), T0)).toBe('expired');
-    expect(table.size).toBe(0);
+    const schedule = createReminderSchedule(5 * 60_000);
+    schedule.put(record(vote('1', T0, T0 + 2 * HOUR)));
+    schedule.put(record(vote('2', T0, null)));
+    expect(schedule.list().map((entry) => entry.due)).toEqual([T0 + 2 * HOUR + 5 * 60_000, T0 + 12 * HOUR + 5 * 60_000]);
   });
 
   it('a newer vote of the same user supersedes the older reminder; an older or the same vote does not', () => {
-    const table = new ReminderTable({ delayMs: 2 * HOUR });
-    expect(table.add(vote('1', T0), T0)).toBe('scheduled');
-    expect(table.add(vote('1', T0 + 13 * HOUR), T0 + 13 * HOUR)).toBe('replaced');
-    expect(table.add(vote('1', T0), T0)).toBe('known');
-    expect(table.add(vote('1', T0 + 13 * HOUR), T0 + 13 * HOUR)).toBe('known');
+    const schedule = createReminderSchedule(2 * HOUR);
+    expect(schedule.put(record(vote('1', T0)))).toBe('scheduled');
+    expect(schedule.put(record(vote('1', T0 + 13 * HOUR)))).toBe('replaced');
+    expect(schedule.put(record(vote('1', T0)))).toBe('known');
+    expect(schedule.put(record(vote('1', T0 + 13 * HOUR)))).toBe('known');
     // Only the newer one is ever due; the older one's time passes with nothing taken.
-    expect(table.takeDue(T0 + 14 * HOUR, HOUR)).toEqual({ send: [], late: [] });
-    expect(table.takeDue(T0 + 27 * HOUR, HOUR).send).toEqual([record(vote('1', T0 + 13 * HOUR))]);
-    expect(table.size).toBe(0);
-  });
-
-  it('splits due reminders into those to send and those later than maxLateness', () => {
-    const table = new ReminderTable();
-    table.add(vote('1', T0), T0);
-    table.add(vote('2', T0 + 2 * HOUR), T0);
-    table.add(vote('3', T0 + 5 * HOUR), T0);
-    const due = table.takeDue(T0 + 15 * HOUR, HOUR);
-    expect(due.late).toEqual([record(vote('1', T0))]);
-    expect(due.send).toEqual([record(vote('2', T0 + 2 * HOUR))]);
-    expect(table.nextDue()).toBe(T0 + 17 * HOUR);
+    expect(schedule.due(T0 + 14 * HOUR)).toEqual([]);
+    expect(schedule.due(T0 + 27 * HOUR).map((due) => due.record)).toEqual([record(vote('1', T0 + 13 * HOUR))]);
+    expect(schedule.size).toBe(1);
   });
 });
 
@@ -104,7 +86,7 @@ describe('reminders (timer, store, sender)', () => {
     expect(h.time.pending()).toBe(1);
     await h.time.advance(2 * HOUR);
     expect(h.sent.map((v) => v.userId)).toEqual(['1', '2', '3']);
-    expect(h.table.size).toBe(0);
+    expect(await h.reminders.size()).toBe(0);
     expect(h.counts).toEqual({ scheduled: 3, skipped: 0 });
   });
 
@@ -135,7 +117,7 @@ describe('reminders (timer, store, sender)', () => {
     expect(h.counts.skipped).toBe(2);
     expect(h.warnings).toHaveLength(1);
     expect(h.warnings[0]!.obj).toMatchObject({ skipped: 2 });
-    expect(h.table.records()).toEqual([future]);
+    expect((await h.store.list(10)).map((due) => due.record)).toEqual([future]);
   });
 
   it('logs skipped reminders once per start; those skipped later in the run in one summary per 10 min, and at stop', async () => {
@@ -183,11 +165,11 @@ describe('reminders (timer, store, sender)', () => {
     await h.reminders.schedule([vote('1', T0)]);
     await h.time.advance(12 * HOUR);
     expect(sent).toEqual([]);
-    expect(h.table.size).toBe(1);
+    expect(await h.reminders.size()).toBe(1);
     fail = false;
     await h.time.advance(5_000);
     expect(sent.map((v) => v.userId)).toEqual(['1']);
-    expect(h.table.size).toBe(0);
+    expect(await h.reminders.size()).toBe(0);
   });
 
   it('does not fire while mayFire is false (a standby), and fires once it is true', async () => {
@@ -208,7 +190,7 @@ describe('reminders (timer, store, sender)', () => {
     await h.reminders.schedule([vote('1', T0)]);
     await h.time.advance(13 * HOUR);
     await h.reminders.schedule([vote('1', T0 + 13 * HOUR)]);
-    expect(keysOf(h.table)).toEqual([`1:${T0 + 13 * HOUR}`]);
+    expect(await keysOf(h.store)).toEqual([`1:${T0 + 13 * HOUR}`]);
     await h.time.advance(3 * HOUR);
     expect(h.sent).toEqual([]);
     expect(h.counts.skipped).toBe(1);
@@ -217,15 +199,23 @@ describe('reminders (timer, store, sender)', () => {
   });
 });
 
-describe('reminders beside the vote ledger (the store it feeds)', () => {
-  it('re-arms the one timer from the clock for each batch the ledger records: what a moved clock passed fires at once', async () => {
+describe('reminders: what is scheduled, and when the timer is armed again', () => {
+  it('schedules no reminder for a vote that arrived already expired, nor for one without a date', async () => {
+    const h = harness();
+    await h.reminders.start();
+    await h.reminders.schedule([vote('1', T0 - 13 * HOUR), { ...vote('2', T0), key: '2:someday', createdAt: 'not a date' }]);
+    expect(await h.reminders.size()).toBe(0);
+    expect(h.counts.scheduled).toBe(0);
+    await h.reminders.schedule([vote('3', T0 - 11 * HOUR)]);
+    expect(await h.reminders.size()).toBe(1);
+  });
+
+  it('re-arms the one timer from the clock as a batch is scheduled: what a moved clock passed fires at once', async () => {
     let now = T0;
-    let counted = 0;
     const timers: { delay: number; fire: () => void; cancelled: boolean }[] = [];
-    const store = createLedgerReminderStore({ now: () => now, derive: true });
     const sent: Vote[] = [];
     const reminders = createReminders({
-      store,
+      store: createLocalReminderStore(),
       send: (votes) => {
         sent.push(...votes);
         return Promise.resolve();
@@ -233,7 +223,6 @@ describe('reminders beside the vote ledger (the store it feeds)', () => {
       logger: silentLogger,
       now: () => now,
       maxStepMs: HOUR,
-      count: (result, n) => void (counted += result === 'scheduled' ? n : 0),
       schedule: (fire, delay) => {
         const timer = { delay, fire, cancelled: false };
         timers.push(timer);
@@ -241,27 +230,28 @@ describe('reminders beside the vote ledger (the store it feeds)', () => {
       },
     });
     await reminders.start();
-    // Recorded by the ledger (as recordPending calls it), put in the table once the write is under
-    // way; counted and armed for once the commit is durable.
-    expect(store.recorded(vote('1', T0 - 11 * HOUR))).toBeUndefined();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(await reminders.size()).toBe(1);
-    expect(counted).toBe(0);
-    store.committed();
-    expect(counted).toBe(1);
+    await reminders.schedule([vote('1', T0 - 11 * HOUR)]);
     expect(timers.filter((t) => !t.cancelled).map((t) => t.delay)).toEqual([HOUR]);
     // The clock jumps 2 h (an injected clock): the armed step has not fired yet; the next batch re-arms.
     now = T0 + 2 * HOUR;
-    store.recorded(vote('2', now));
-    store.committed();
+    await reminders.schedule([vote('2', now)]);
     const armed = timers.filter((t) => !t.cancelled);
     expect(armed.map((t) => t.delay)).toEqual([0]);
     armed[0]!.fire();
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent.map((v) => v.key)).toEqual([`reminder:1:${T0 - 11 * HOUR}`]);
-    // A vote that arrived expired gets no reminder: its mark goes in the vote's commit instead.
-    expect(store.recorded(vote('3', T0 - 13 * HOUR))).toEqual({ t: 'r', f: ['x', `3:${T0 - 13 * HOUR}`] });
-    expect(await reminders.size()).toBe(1);
     await reminders.stop();
+  });
+});
+
+describe("a reminder's key", () => {
+  it("is reminder: and its vote's key, also for a vote fed by hand whose key and createdAt disagree", async () => {
+    const h = harness();
+    await h.reminders.start();
+    const odd = { ...vote('21', T0 - 11 * HOUR), createdAt: new Date(T0 - 11 * HOUR + 60_000).toISOString() };
+    const text = { ...vote('voter-22', T0 - 11 * HOUR), key: 'voter-22:custom' };
+    await h.reminders.schedule([odd, text]);
+    await h.time.advance(HOUR + 60_000);
+    expect(h.sent.map((v) => v.key).sort()).toEqual([`reminder:${odd.key}`, `reminder:voter-22:${T0 - 11 * HOUR}`]);
   });
 });

@@ -1,0 +1,68 @@
+import { RedisUnavailableError, type RedisClient } from './connection-types.js';
+import type { Link } from './links.js';
+
+/**
+ * The `client` a connection hands out: the client's own command methods, with every reply seen by
+ * the connection first (a `READONLY` reply means the server became a replica). Behind a Sentinel
+ * link it is the Sentinel client under the plain client's `sendCommand(args)`, and a command fails
+ * at once while no primary is connected (the Sentinel client would otherwise hold it until the
+ * failover is over, past every deadline), or after `deadlineMs` when it waits longer.
+ */
+
+/** Methods that are no commands: passed through as they are, never gated or timed. */
+const NOT_COMMANDS = new Set<PropertyKey>([
+  'on', 'once', 'off', 'addListener', 'removeListener', 'removeAllListeners', 'prependListener', 'prependOnceListener',
+  'emit', 'listeners', 'listenerCount', 'eventNames', 'connect', 'close', 'destroy', 'disconnect', 'quit', 'ref', 'unref',
+  'multi', 'MULTI', 'duplicate', 'withCommandOptions', 'withTypeMapping', 'withAbortSignal', 'asap', 'legacy',
+]);
+
+/** What the facade tells its connection, and how long a command behind a Sentinel may take. */
+export interface FacadeOptions {
+  /** Every error a command rejects with. */
+  observe(error: unknown): void;
+  /** Behind a Sentinel: the longest a command may wait (the client's own timeout starts only once it is sent). */
+  deadlineMs: number;
+  /** Behind a Sentinel: why a command cannot be sent now (the connection's down reason). */
+  unavailable(): string;
+}
+
+function withDeadline(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisUnavailableError(`Redis: no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** The client `link` sends commands through, as the connection hands it out. */
+export function commandFacade(link: Link, options: FacadeOptions): RedisClient {
+  const target = link.target as unknown as Record<PropertyKey, unknown>;
+  const sentinel = link.kind === 'sentinel';
+  const run = (call: () => unknown): unknown => {
+    if (sentinel && !link.canSend()) {
+      const error = new RedisUnavailableError(`Redis: no primary connected (${options.unavailable()})`);
+      return Promise.reject(error);
+    }
+    const called = call();
+    if (!(called instanceof Promise)) return called;
+    const result = sentinel ? withDeadline(called, options.deadlineMs) : called;
+    return result.catch((error: unknown) => {
+      options.observe(error);
+      throw error;
+    });
+  };
+  const facade = new Proxy(target, {
+    get(object, property) {
+      if (sentinel && property === 'sendCommand') {
+        const send = object.sendCommand as (readonly: boolean, args: unknown, commandOptions?: unknown) => Promise<unknown>;
+        return (args: unknown, commandOptions?: unknown) => run(() => send.call(object, false, args, commandOptions));
+      }
+      const value = Reflect.get(object, property, object) as unknown;
+      if (typeof value !== 'function') return value;
+      if (NOT_COMMANDS.has(property) || typeof property === 'symbol') return (value as (...a: unknown[]) => unknown).bind(object);
+      return (...args: unknown[]) => run(() => Reflect.apply(value as (...a: unknown[]) => unknown, object, args));
+    },
+  });
+  return facade as unknown as RedisClient;
+}
