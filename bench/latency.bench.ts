@@ -42,8 +42,6 @@ import {
 } from './helpers/webhook-load.js';
 
 const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
-const PROJECT_ID = '803190510032756736';
-const BOT_ID = '1234567890123456789';
 const PATH = '/webhooks/topgg';
 /** The receiver's `user.id` of delivery n is this plus n (webhook-load.ts `voteCreateDeliveries`). */
 const USER_ID_BASE = 500_000_000_000_000_000n;
@@ -179,7 +177,9 @@ async function measure(rate: Rate, service: BenchService): Promise<RateResult> {
   const warm = Math.round(rate.perSecond * rate.warmupSeconds);
   const count = Math.round(rate.perSecond * rate.seconds);
   // Signed now, one pool per run: every delivery's time stays inside the receiver's tolerance.
-  const pool = voteCreateDeliveries({ count: warm + count, secret: V1_SECRET, projectId: PROJECT_ID, botId: BOT_ID, nowMs: Date.now() });
+  // The bench bot's own project: the receiver refuses a vote for another one (issue 34).
+  const own = { projectId: service.projectId, botId: service.platformId };
+  const pool = voteCreateDeliveries({ count: warm + count, secret: V1_SECRET, ...own, nowMs: Date.now() });
   const server = await startTarget('receiver', {
     BENCH_V1_SECRET: V1_SECRET,
     BENCH_V0_SECRET: 'unused-legacy-secret',

@@ -74,9 +74,10 @@ const THROUGHPUT_RATIO_TARGET = 1;
 
 const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
 const V0_SECRET = 'bench-legacy-webhook-authorization-secret';
-const PROJECT_ID = '803190510032756736';
-const BOT_ID = '1234567890123456789';
 const PATH = '/webhooks/topgg';
+
+/** The bench bot's project as `voteCreateDeliveries` takes it. */
+const ownProject = (service: BenchService) => ({ projectId: service.projectId, botId: service.platformId });
 
 interface Target {
   label: string;
@@ -299,8 +300,9 @@ async function run(): Promise<void> {
       // Signed now: the deliveries' time stays well inside the receivers' 300 s tolerance.
       const nowMs = Date.now();
       const pools = {
-        v1: voteCreateDeliveries({ count: POOL.v1, secret: V1_SECRET, projectId: PROJECT_ID, botId: BOT_ID, nowMs }),
-        v0: legacyUpvoteDeliveries({ count: POOL.v0, secret: V0_SECRET, botId: BOT_ID }),
+        // The bench bot's own project: the receiver refuses a vote for another one (issue 34).
+        v1: voteCreateDeliveries({ count: POOL.v1, secret: V1_SECRET, ...ownProject(service), nowMs }),
+        v0: legacyUpvoteDeliveries({ count: POOL.v0, secret: V0_SECRET, botId: service.platformId }),
       };
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
         results.get(target)!.push(await measure(target, pools[target.scheme], service));

@@ -9,6 +9,9 @@ export interface BenchService {
   v0: string;
   /** The project token of the bench's bot. */
   token: string;
+  /** The bot's service project ID and platform ID: a delivery for another project is refused (issue 34). */
+  projectId: string;
+  platformId: string;
   close(): Promise<void>;
 }
 
@@ -17,5 +20,12 @@ export async function startBenchService(): Promise<BenchService> {
   const emulator = await startEmulator();
   const owner = emulator.admin.createUser({ username: 'bench-owner' });
   const project = emulator.admin.createProject({ platform: 'discord', type: 'bot', owner_user_id: owner.id, name: 'Bench Bot' });
-  return { v1: emulator.urls.v1, v0: emulator.urls.v0, token: project.project_token, close: () => emulator.close() };
+  return {
+    v1: emulator.urls.v1,
+    v0: emulator.urls.v0,
+    token: project.project_token,
+    projectId: project.project.id,
+    platformId: project.project.platform_id,
+    close: () => emulator.close(),
+  };
 }

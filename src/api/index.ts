@@ -28,7 +28,8 @@ export type { RetryPolicy, AttemptOutcome, RetryDecision } from './retry.js';
 
 // Answers of the service, as the client types them.
 export type { ProjectListItem, ProjectListPage, Project, Announcement } from './schemas/projects.js';
-export type { VoteRecord, VotesPage, VoteStatus } from './schemas/votes.js';
+export type { InvalidVoteRecord, VoteRecord, VotesPage, VoteStatus } from './schemas/votes.js';
+export type { VoteFieldProblem, VoteRefusalReason } from '../contract/vote-fields.js';
 export type { Webhook, CreatedWebhook, RotatedWebhookSecret, Integration } from './schemas/webhooks.js';
 export type { User, UserConnection, UserProject } from './schemas/users.js';
 export type { Bot, BotField, BotsPage, BotStats, V0UserProfile } from './schemas/v0.js';

@@ -1,4 +1,5 @@
 import type { ListingAgentConfig } from '../config/schema.js';
+import { printable } from '../contract/printable.js';
 import { EXIT, type CliIo } from './io.js';
 
 /**
@@ -33,7 +34,7 @@ export async function askRunningAgent(
   command: string,
 ): Promise<AgentAnswer> {
   const fail = (exit: number, text: string): AgentAnswer => {
-    io.stderr(`listing-agent ${command}: ${text}\n`);
+    io.stderr(`listing-agent ${command}: ${printable(text)}\n`);
     return { ok: false, exit };
   };
   if (!config.health.enabled)

@@ -1,4 +1,5 @@
 import { ListingAgentError, ValidationError } from '../errors.js';
+import { printable } from '../contract/printable.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 
 /** A command's subcommands by name, each run with the arguments after its name. */
@@ -40,7 +41,8 @@ export async function runSubcommand(argv: string[], io: CliIo, table: Subcommand
     return await run(rest, io);
   } catch (error) {
     if (error instanceof ListingAgentError) {
-      io.stderr(`listing-agent ${command} ${sub}: ${error.message}\n`);
+      // The message may quote the service (a problem's detail): printable, on one line.
+      io.stderr(`listing-agent ${command} ${sub}: ${printable(error.message)}\n`);
       return error instanceof ValidationError && error.subject === 'config' ? EXIT.config : EXIT.failure;
     }
     throw error;

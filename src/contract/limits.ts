@@ -106,6 +106,32 @@ export type VoteSource = (typeof VOTE_SOURCES)[number];
 /** Discord and the service use Snowflakes: 17 to 20 digits. */
 export const SNOWFLAKE_PATTERN = /^\d{17,20}$/;
 
+/**
+ * What the agent takes of a vote from the service, on both roads (the cursor's records, signed and
+ * legacy deliveries): a compromised or buggy service is the threat (issue 34, item 5). A vote
+ * outside these is refused at the edge, with its reason logged.
+ * - Service IDs (the voter's user ID, the project, the vote's `data.id`) are Snowflakes, 17 to 20
+ *   digits ({@link SNOWFLAKE_PATTERN}): the contract calls the service's own identifiers
+ *   Snowflake-style, and decisions.md gives Snowflakes 17 to 20 digits.
+ * - A platform ID (the voter's, a project's) is digits, at most `platformIdMaxDigits`: a Discord
+ *   Snowflake has 17 to 20, a Roblox ID fewer.
+ * - `weight` is a whole number from `weightMin` to `weightMax`: the contract names 2 on weekends,
+ *   1 otherwise; the bound leaves room for a multiplier the service adds without taking 1e+308.
+ * - `created_at` is at most `createdAtMaxFutureSeconds` ahead of the agent's clock (the skew the
+ *   contract allows a metrics batch's timestamp, and the doctor's clock check fails beyond) and at
+ *   most `createdAtMaxAgeSeconds` old (the votes cursor lists one year).
+ * - `expires_at` is after `created_at`, by at most `lifetimeMaxSeconds`: a vote lasts 12 h
+ *   (decisions.md), and a vote's key is kept until its expiry, so a far expiry would keep it for ever.
+ */
+export const VOTE_FIELD_LIMITS = {
+  platformIdMaxDigits: 20,
+  weightMin: 1,
+  weightMax: 10,
+  createdAtMaxFutureSeconds: 5 * 60,
+  createdAtMaxAgeSeconds: CONTRACT_LIMITS.votesStartDateMaxAgeSeconds,
+  lifetimeMaxSeconds: 7 * 24 * 60 * 60,
+} as const;
+
 /** Delivery headers of signed webhooks (decisions.md). */
 export const SIGNATURE_HEADER = 'x-topgg-signature';
 export const TRACE_HEADER = 'x-topgg-trace';

@@ -53,6 +53,17 @@ export function decodeProjectToken(token: string): DecodedProjectToken {
   return { ok: true, payload: { id, bot: true, iat }, signingInput: `${header}.${body}`, signature };
 }
 
+/**
+ * The project's platform ID a project token names (its payload's `id`: for a bot, its application
+ * Snowflake), or undefined when `token` is not a readable project token. Read without checking
+ * the signature: the receiver compares it with what a delivery names, before the service answered.
+ */
+export function projectTokenPlatformId(token: string | undefined): string | undefined {
+  if (typeof token !== 'string') return undefined;
+  const decoded = decodeProjectToken(token.trim());
+  return decoded.ok ? decoded.payload.id : undefined;
+}
+
 /** Where a project token is found, for messages. */
 const PROJECT_TOKEN_PLACE = "the project's Integrations and API settings on the listing";
 

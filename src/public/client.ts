@@ -19,6 +19,7 @@ export {
   PLATFORM_TYPES,
   SERVICE_SOURCE,
   VOTE_SOURCES,
+  VOTE_FIELD_LIMITS,
   SIGNATURE_HEADER,
   TRACE_HEADER,
 } from '../contract/limits.js';

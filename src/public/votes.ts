@@ -17,4 +17,4 @@ export type { VotePoller, VotePollerOptions } from '../votes/poller.js';
 export { createHasVoted } from '../votes/has-voted.js';
 export type { HasVoted, HasVotedOptions } from '../votes/has-voted.js';
 export { createHttpHook, createExecHook, createInProcessHook, hooksFromConfig, voteHookBody, VoteHookError } from '../votes/hooks/index.js';
-export type { HttpHookOptions, ExecHookOptions, InProcessHookOptions, VoteHookBody } from '../votes/hooks/index.js';
+export type { HttpHookOptions, ExecHookOptions, InProcessHookOptions, VoteHookBody, HookKind } from '../votes/hooks/index.js';

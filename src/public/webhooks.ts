@@ -29,6 +29,7 @@ export type {
   WebhookHeaders,
 } from '../webhooks/verify.js';
 export type { WebhookEvent, WebhookEventType, VoteCreateData, LegacyVote } from '../webhooks/events.js';
+export type { VoteFieldProblem, VoteRefusalReason } from '../contract/vote-fields.js';
 export { expressWebhookHandler, fastifyWebhookHandler, nodeWebhookHandler, handleWebhookDelivery } from '../webhooks/adapters.js';
 export type { WebhookHandlerOptions } from '../webhooks/adapters.js';
 export { createWebhookReceiver } from '../webhooks/receiver.js';

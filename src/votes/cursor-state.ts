@@ -1,5 +1,6 @@
-import type { VoteRecord } from '../api/schemas/votes.js';
+import type { InvalidVoteRecord, VoteRecord, VotesPage } from '../api/schemas/votes.js';
 import { CONTRACT_LIMITS } from '../contract/limits.js';
+import { createdAtProblem } from '../contract/vote-fields.js';
 import { type Vote, voteKey } from './types.js';
 
 /**
@@ -107,6 +108,28 @@ export function voteFromRecord(record: VoteRecord, projectId: string): Vote {
     expiresAt: new Date(Date.parse(record.expires_at)).toISOString(),
     road: 'poll',
   };
+}
+
+/**
+ * The votes of a page the pipeline takes, and the records refused: those the page schema left
+ * out (`page.invalid`: a wrong type, an ID, weight or lifetime out of bounds) and those whose
+ * `created_at` is out of the window around `nowMs`. A refused record never costs the others of
+ * its page, and the cursor moves past it all the same (it would be refused again at every poll).
+ */
+export function votesOfPage(page: VotesPage, projectId: string, nowMs: number): { votes: Vote[]; refused: InvalidVoteRecord[] } {
+  const votes: Vote[] = [];
+  const refused: InvalidVoteRecord[] = [...(page.invalid ?? [])];
+  const left = new Set(refused.map((record) => record.index));
+  // Each record's position as the service sent it: `data` is without the records left out.
+  let index = 0;
+  for (const record of page.data) {
+    while (left.has(index)) index += 1;
+    const problem = createdAtProblem('created_at', Date.parse(record.created_at), nowMs);
+    if (problem === undefined) votes.push(voteFromRecord(record, projectId));
+    else refused.push({ index, ...problem });
+    index += 1;
+  }
+  return { votes, refused: refused.sort((a, b) => a.index - b.index) };
 }
 
 /**

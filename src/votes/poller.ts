@@ -3,8 +3,11 @@ import type { Readiness } from '../runtime/readiness.js';
 import type { ListingClient } from '../api/client.js';
 import { BadRequestError } from '../api/errors.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
+import { createRefusalLog, type RefusalLog } from '../runtime/refusal-log.js';
 import { createSchedule, type Schedule, type ScheduleFactory } from '../runtime/scheduler.js';
 import type { StateStore } from '../store/types.js';
+import type { InvalidVoteRecord } from '../api/schemas/votes.js';
+import type { VoteRefusalReason } from '../contract/vote-fields.js';
 import {
   advanceCursorState,
   cursorStateKey,
@@ -13,7 +16,7 @@ import {
   type FirstPoll,
   parseCursorState,
   resumeFrom,
-  voteFromRecord,
+  votesOfPage,
 } from './cursor-state.js';
 import { logFirstStart } from './first-start.js';
 import { pollReadiness } from './poll-readiness.js';
@@ -92,6 +95,12 @@ export interface PollResult {
   accepted: number;
   /** Votes the pipeline already knew. */
   duplicates: number;
+  /**
+   * Records refused (issue 34: a compromised or buggy service): a wrong type, an ID, weight or
+   * time out of the contract's bounds. Each is logged with its reason; the rest of its page is
+   * taken, and the cursor moves past it.
+   */
+  refused: number;
   /** Projects whose cursor was refused and restarted from a `startDate`. */
   fellBack: string[];
   /** Projects (or `projects` for the project list itself) that failed, with why. */
@@ -137,6 +146,7 @@ export function createVotePoller(options: VotePollerOptions): VotePoller {
     ownProjectId: options.ownProjectId,
     warnedFallback: new Set(),
     announcedFirst: new Set(),
+    refusals: createRefusalLog({ logger: options.logger ?? silentLogger, what: 'votes from the cursor', now }),
   };
   return {
     start: () => start(p),
@@ -163,6 +173,8 @@ interface PollerState {
   readonly warnedFallback: Set<string>;
   /** Projects whose first poll was logged already (a first poll that failed is tried again, not said again). */
   readonly announcedFirst: Set<string>;
+  /** Refused records: the first of each reason per 10 s with a line, the rest in a summary. */
+  readonly refusals: RefusalLog<VoteRefusalReason>;
 }
 
 const mark = (p: PollerState, ready: boolean, detail: string) => p.options.readiness?.set(VOTES_COMPONENT, ready, detail);
@@ -208,7 +220,8 @@ async function pollProject(p: PollerState, target: string, result: PollResult): 
     try {
       for await (const page of client.votes.pages(from, segment, { signal: p.aborter.signal })) {
         result.pages += 1;
-        const votes = page.data.map((record) => voteFromRecord(record, projectId));
+        const { votes, refused } = votesOfPage(page, projectId, p.now());
+        if (refused.length > 0) refuseRecords(p, projectId, refused, result);
         if (votes.length > 0) {
           const outcome = await pipeline.ingest(votes, 'poll');
           result.accepted += outcome.accepted.length;
@@ -228,6 +241,17 @@ async function pollProject(p: PollerState, target: string, result: PollResult): 
       result.fellBack.push(projectId);
       from = { startDate: fellBackFrom(p, projectId, state, error) };
     }
+  }
+}
+
+/** Counts and logs the records of a page that are not taken (one line per reason per 10 s, then a summary). */
+function refuseRecords(p: PollerState, projectId: string, refused: readonly InvalidVoteRecord[], result: PollResult): void {
+  result.refused += refused.length;
+  for (const record of refused) {
+    const fields = { project: projectId, field: record.field, index: record.index, problem: record.message };
+    const message =
+      `vote from the votes cursor refused: ${record.message}; ` + 'the other votes of its page are taken, and the cursor moves past it';
+    p.refusals.refused(record.reason, undefined, fields, message);
   }
 }
 
@@ -255,7 +279,7 @@ function fellBackFrom(p: PollerState, projectId: string, state: CursorState | un
 }
 
 async function doPoll(p: PollerState): Promise<PollResult> {
-  const result: PollResult = { projects: [], pages: 0, accepted: 0, duplicates: 0, fellBack: [], failures: [] };
+  const result: PollResult = { projects: [], pages: 0, accepted: 0, duplicates: 0, refused: 0, fellBack: [], failures: [] };
   let list: string[];
   try {
     list = await targets(p);
@@ -287,7 +311,8 @@ function finish(p: PollerState, result: PollResult): PollResult {
   } else {
     p.options.metrics?.markSuccess(VOTES_COMPONENT, p.now());
   }
-  const fields = { projects: result.projects.length, pages: result.pages, accepted: result.accepted, duplicates: result.duplicates };
+  const counts = { projects: result.projects.length, pages: result.pages, accepted: result.accepted, duplicates: result.duplicates };
+  const fields = result.refused > 0 ? { ...counts, refused: result.refused } : counts;
   if (result.accepted > 0) p.logger.info(fields, 'new votes from the cursor');
   else p.logger.debug(fields, 'votes poll done');
   return result;
@@ -318,6 +343,7 @@ async function stop(p: PollerState, deadline: number): Promise<void> {
   p.stopping = true;
   p.schedule?.stop();
   p.schedule = undefined;
+  p.refusals.flush();
   const running = p.polling;
   if (!running) return;
   let timer: NodeJS.Timeout | undefined;

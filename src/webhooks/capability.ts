@@ -4,7 +4,13 @@ import { listenSetting } from '../config/setting-names.js';
 import { stateDirectory } from '../config/state-directory.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { VoteSink } from '../runtime/votes.js';
-import { createWebhookReceiver, receiverSettings, type WebhookReceiver, type WebhookReceiverOptions } from './receiver.js';
+import {
+  createWebhookReceiver,
+  optionalPlatformId,
+  receiverSettings,
+  type WebhookReceiver,
+  type WebhookReceiverOptions,
+} from './receiver.js';
 import { createWebhookSecrets, secretFilePath, type WebhookSecrets } from './secrets.js';
 
 /** The readiness component and log binding of the receiver. */
@@ -140,6 +146,8 @@ async function start(h: WebhooksState, context: CapabilityContext): Promise<void
     secrets,
     pipeline,
     projectId: () => h.project?.id,
+    // Before the service answered, a signed vote's project is checked against the token's.
+    ...optionalPlatformId(config.service.token),
     anchorStore: context.store,
     logger: context.logger,
     metrics: context.metrics,

@@ -1,3 +1,5 @@
+import { platformIdProblem, snowflakeProblem, voteFieldsProblem, type VoteFieldProblem } from '../contract/vote-fields.js';
+
 /**
  * The events of signed (v1) and legacy (v0) webhook deliveries (decisions.md), and hand-written
  * shape checks for them. Hand-written rather than zod because they run on every delivery of the
@@ -71,8 +73,18 @@ export type WebhookEvent =
 /** The `type` of every v1 event this library understands. */
 export type WebhookEventType = WebhookEvent['type'];
 
-/** Why a body is not an event: not a JSON `{ type, data }` of the right shape, or a type we do not know. */
-export type EventBodyFailure = 'malformed_body' | 'unknown_event';
+/**
+ * Why a body is not an event: not a JSON `{ type, data }` of the right shape, a type we do not
+ * know, or a vote whose fields break the contract's rules (`VOTE_FIELD_LIMITS`: IDs, weight, times).
+ */
+type EventBodyFailure = 'malformed_body' | 'unknown_event' | 'invalid_vote';
+
+/** A body refused: why, and for `invalid_vote` the field and the rule it breaks. */
+export interface EventBodyRefusal {
+  ok: false;
+  reason: EventBodyFailure;
+  problem?: VoteFieldProblem;
+}
 
 /** A legacy (v0) vote for a bot. */
 interface LegacyBotVote {
@@ -97,6 +109,7 @@ interface LegacyGuildVote {
 export type LegacyVote = LegacyBotVote | LegacyGuildVote;
 
 type Json = Record<string, unknown>;
+type Checked<T> = T | VoteFieldProblem | undefined;
 type Check<T> = (value: unknown) => T | undefined;
 
 function isObject(value: unknown): value is Json {
@@ -126,10 +139,37 @@ const user: Check<WebhookUser> = (value) => {
   return out.id && out.platform_id ? (out as WebhookUser) : undefined;
 };
 
-const voteCreate: Check<VoteCreateData> = (data) => {
+/** The names of a `vote.create`'s fields, for the problems. */
+const VOTE_CREATE_NAMES = {
+  userId: 'data.user.id',
+  platformId: 'data.user.platform_id',
+  weight: 'data.weight',
+  createdAt: 'data.created_at',
+  expiresAt: 'data.expires_at',
+  voteId: 'data.id',
+};
+
+/** The rules of `VOTE_FIELD_LIMITS` a well-shaped `vote.create` breaks first (its `created_at` against a clock aside). */
+function voteCreateProblem(data: VoteCreateData): VoteFieldProblem | undefined {
+  const values = {
+    userId: data.user.id,
+    platformId: data.user.platform_id,
+    weight: data.weight,
+    createdMs: Date.parse(data.created_at),
+    expiresMs: Date.parse(data.expires_at),
+    voteId: data.id,
+  };
+  return (
+    voteFieldsProblem(values, VOTE_CREATE_NAMES) ??
+    snowflakeProblem('data.project.id', data.project.id) ??
+    platformIdProblem('data.project.platform_id', data.project.platform_id)
+  );
+}
+
+const voteCreate = (data: unknown): Checked<VoteCreateData> => {
   if (!isObject(data)) return undefined;
   const weight = data.weight;
-  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) return undefined;
+  if (typeof weight !== 'number') return undefined;
   const out = {
     id: id(data.id),
     weight,
@@ -138,7 +178,8 @@ const voteCreate: Check<VoteCreateData> = (data) => {
     project: project(data.project),
     user: user(data.user),
   };
-  return out.id && out.created_at && out.expires_at && out.project && out.user ? (out as VoteCreateData) : undefined;
+  if (!(out.id && out.created_at && out.expires_at && out.project && out.user)) return undefined;
+  return voteCreateProblem(out as VoteCreateData) ?? (out as VoteCreateData);
 };
 
 const webhookTest: Check<WebhookTestData> = (data) => {
@@ -177,17 +218,21 @@ export function parseJson(rawBody: Uint8Array | string): { value: unknown } | un
   }
 }
 
+const isProblem = (checked: unknown): checked is VoteFieldProblem => typeof checked === 'object' && checked !== null && 'reason' in checked;
+
 /**
- * Checks an already-parsed JSON value against the v1 event shapes of decisions.md. Extra fields
- * are dropped; `avatar_url` defaults to `null`. Never throws.
+ * Checks an already-parsed JSON value against the v1 event shapes of decisions.md, and a
+ * `vote.create`'s fields against the contract's rules (`invalid_vote`, with the problem). Extra
+ * fields are dropped; `avatar_url` defaults to `null`. Never throws.
  */
-export function toWebhookEvent(value: unknown): { ok: true; event: WebhookEvent } | { ok: false; reason: EventBodyFailure } {
+export function toWebhookEvent(value: unknown): { ok: true; event: WebhookEvent } | EventBodyRefusal {
   if (!isObject(value) || typeof value.type !== 'string' || !isObject(value.data)) return { ok: false, reason: 'malformed_body' };
   const { type, data } = value;
   let event: WebhookEvent | undefined;
   switch (type) {
     case 'vote.create': {
       const checked = voteCreate(data);
+      if (isProblem(checked)) return { ok: false, reason: 'invalid_vote', problem: checked };
       event = checked && { type, data: checked };
       break;
     }
@@ -214,9 +259,10 @@ export function toWebhookEvent(value: unknown): { ok: true; event: WebhookEvent 
 
 /**
  * Checks an already-parsed JSON value against the legacy vote shape of decisions.md:
- * `{ bot | guild, user, type: 'upvote' | 'test', isWeekend?, query? }`. Never throws.
+ * `{ bot | guild, user, type: 'upvote' | 'test', isWeekend?, query? }`, and an upvote's IDs (the
+ * voter's and the bot's or guild's Discord Snowflakes: `invalid_vote`, with the problem). Never throws.
  */
-export function toLegacyVote(value: unknown): { ok: true; vote: LegacyVote } | { ok: false; reason: EventBodyFailure } {
+export function toLegacyVote(value: unknown): { ok: true; vote: LegacyVote } | EventBodyRefusal {
   if (!isObject(value)) return { ok: false, reason: 'malformed_body' };
   const { type, isWeekend, query } = value;
   const userId = id(value.user);
@@ -230,6 +276,10 @@ export function toLegacyVote(value: unknown): { ok: true; vote: LegacyVote } | {
   if (query !== undefined && typeof query !== 'string') return { ok: false, reason: 'malformed_body' };
   if (typeof type !== 'string') return { ok: false, reason: 'malformed_body' };
   if (type !== 'upvote' && type !== 'test') return { ok: false, reason: 'unknown_event' };
+  // An upvote becomes a vote: its IDs are Discord Snowflakes (a test is only logged).
+  const target = bot === undefined ? { field: 'guild', id: guild } : { field: 'bot', id: bot };
+  const problem = type === 'upvote' ? (snowflakeProblem('user', userId) ?? snowflakeProblem(target.field, target.id)) : undefined;
+  if (problem !== undefined) return { ok: false, reason: 'invalid_vote', problem };
   const rest = query === undefined ? {} : { query };
   if (bot !== undefined) {
     return { ok: true, vote: { bot, user: userId, type, ...(isWeekend === undefined ? {} : { isWeekend }), ...rest } };

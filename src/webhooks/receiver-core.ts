@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SIGNATURE_HEADER } from '../contract/limits.js';
+import { projectProblem, type VoteFieldProblem } from '../contract/vote-fields.js';
 import { voteKey } from '../contract/vote-key.js';
 import type { WebhookDeliveriesLabels } from '../runtime/metrics.js';
 import type { Vote } from '../runtime/votes.js';
@@ -39,12 +40,14 @@ export type ReceivedDelivery =
 /** The counter label of a delivery (`listing_agent_webhook_deliveries_total{outcome}`). */
 export type Outcome = WebhookDeliveriesLabels['outcome'];
 
-/** A delivery refused: counted under `outcome`, logged with `reason`, answered `reply`. */
+/** A delivery refused: counted under `outcome`, logged with `reason` (and `problem`), answered `reply`. */
 export interface Refusal {
   readonly kind: 'refuse';
   readonly outcome: Outcome;
   readonly reason: string;
   readonly reply: Reply;
+  /** For a vote refused for its fields or its project: the field and why, for the log line. */
+  readonly problem?: string;
 }
 
 /** A verified v1 `vote.create`, with the vote it records. */
@@ -89,8 +92,16 @@ export interface ReceiverRules {
   readonly toleranceSeconds: number | undefined;
   /** Accept an `integration.create` signed with the secret it carries (the emulator's handshake). */
   readonly acceptSelfSignedHandshakes: boolean;
-  /** The agent's project (service ID) for v0 votes, which do not name it; undefined until the service answered. */
+  /**
+   * The agent's project (service ID): v0 votes, which do not name it, are filed under it, and a
+   * signed vote for another project is refused; undefined until the service answered.
+   */
   readonly projectId: () => string | undefined;
+  /**
+   * The agent's project's platform ID (the project token's `id`): a v0 vote for another bot or
+   * guild is refused, and so is a signed vote for another project while `projectId` is not known.
+   */
+  readonly projectPlatformId: string | undefined;
   /** The refusals whose words name these rules, made once. */
   readonly notFound: Refusal;
   readonly tooLarge: Refusal;
@@ -104,6 +115,7 @@ export interface ReceiverRulesOptions {
   toleranceSeconds?: number | undefined;
   acceptSelfSignedHandshakes?: boolean | undefined;
   projectId?: (() => string | undefined) | undefined;
+  projectPlatformId?: string | undefined;
 }
 
 /** The answers the receiver gives. */
@@ -120,8 +132,19 @@ export const REPLIES = {
   secretNotForgotten: Object.freeze({ status: 503, body: { error: 'could not forget the secret' } }),
 } satisfies Record<string, Reply>;
 
-const refusal = (outcome: Outcome, reason: string, reply: Reply): Refusal =>
-  Object.freeze({ kind: 'refuse', outcome, reason, reply: Object.freeze(reply) });
+const refusal = (outcome: Outcome, reason: string, reply: Reply, problem?: string): Refusal =>
+  Object.freeze({ kind: 'refuse', outcome, reason, reply: Object.freeze(reply), ...(problem === undefined ? {} : { problem }) });
+
+/**
+ * A vote refused for a field (`bad_vote_id`, `bad_vote_weight`, `bad_vote_time`: malformed) or its
+ * project (`other_project`: rejected), answered 400, final for the service (a 4xx is never
+ * retried): the same vote would be refused again. The body names the field, never its value.
+ */
+function voteRefusal(problem: VoteFieldProblem, prefix = ''): Refusal {
+  const outcome = problem.reason === 'other_project' ? 'rejected' : 'malformed';
+  const error = problem.reason === 'other_project' ? 'other_project' : 'invalid_vote';
+  return refusal(outcome, `${prefix}${problem.reason}`, { status: 400, body: { error, field: problem.field } }, problem.message);
+}
 
 const OUTCOME_OF: Record<VerifyFailure, Outcome> = {
   missing_signature: 'bad_signature',
@@ -131,6 +154,7 @@ const OUTCOME_OF: Record<VerifyFailure, Outcome> = {
   future: 'stale',
   malformed_body: 'malformed',
   unknown_event: 'malformed',
+  invalid_vote: 'malformed',
 };
 
 /** A refused v1 delivery: the status `verifyDelivery` gave, and the reason as the body of a 400. */
@@ -140,7 +164,7 @@ const v1Refusal = (reason: VerifyFailure, status: number): Refusal =>
 /** The refusal of each verification failure at its usual status, made once. */
 const V1_REFUSALS = Object.fromEntries(
   (Object.keys(OUTCOME_OF) as VerifyFailure[]).map((reason) => {
-    const status = reason === 'malformed_body' || reason === 'unknown_event' ? 400 : 401;
+    const status = reason === 'malformed_body' || reason === 'unknown_event' || reason === 'invalid_vote' ? 400 : 401;
     return [reason, v1Refusal(reason, status)];
   }),
 ) as Record<VerifyFailure, Refusal>;
@@ -155,6 +179,7 @@ const LEGACY_UNAUTHORIZED = refusal('bad_signature', 'legacy_authorization', { s
 const LEGACY_MALFORMED = {
   malformed_body: refusal('malformed', 'legacy_malformed_body', { status: 400, body: { error: 'malformed_body' } }),
   unknown_event: refusal('malformed', 'legacy_unknown_event', { status: 400, body: { error: 'unknown_event' } }),
+  invalid_vote: refusal('malformed', 'legacy_invalid_vote', { status: 400, body: { error: 'invalid_vote' } }),
 };
 /** An `integration.create` to a receiver with no store for secrets. */
 export const INTEGRATIONS_OFF = refusal('rejected', 'integrations_off', {
@@ -173,6 +198,7 @@ export function receiverRules(options: ReceiverRulesOptions): ReceiverRules {
     toleranceSeconds: options.toleranceSeconds,
     acceptSelfSignedHandshakes: options.acceptSelfSignedHandshakes === true,
     projectId: options.projectId ?? (() => undefined),
+    projectPlatformId: options.projectPlatformId,
     notFound: refusal('rejected', 'not_found', { status: 404, body: { error: `not found: deliveries go to POST ${path}` }, close: true }),
     tooLarge: refusal('too_large', 'too_large', {
       status: 413,
@@ -231,15 +257,29 @@ function voteFromEvent(data: VoteCreateData): Vote {
   };
 }
 
+/**
+ * Whether a vote is for the agent's project: its service ID once the service answered, before
+ * that its platform ID (the project token's); neither known (a receiver of the library given
+ * neither): not checked.
+ */
+function otherProject(rules: ReceiverRules, project: VoteCreateData['project']): VoteFieldProblem | undefined {
+  const own = rules.projectId();
+  if (own !== undefined) return projectProblem('data.project.id', project.id, own);
+  const platformId = rules.projectPlatformId;
+  return platformId === undefined ? undefined : projectProblem('data.project.platform_id', project.platform_id, platformId);
+}
+
 /** The verdict of a verification: a refusal, the vote of a `vote.create`, or another event. */
-function verdictOfVerified(result: VerifyResult): Refusal | VoteVerdict | EventVerdict {
+function verdictOfVerified(rules: ReceiverRules, result: VerifyResult): Refusal | VoteVerdict | EventVerdict {
   if (!result.ok) {
+    if (result.problem !== undefined) return voteRefusal(result.problem);
     const known = V1_REFUSALS[result.reason];
     return known.reply.status === result.status ? known : v1Refusal(result.reason, result.status);
   }
   const { event, traceId } = result;
-  if (event.type === 'vote.create') return { kind: 'vote', event, traceId, vote: voteFromEvent(event.data) };
-  return { kind: 'event', event, traceId };
+  if (event.type !== 'vote.create') return { kind: 'event', event, traceId };
+  const other = otherProject(rules, event.data.project);
+  return other === undefined ? { kind: 'vote', event, traceId, vote: voteFromEvent(event.data) } : voteRefusal(other);
 }
 
 /** Whether a delivery is a v0 one: an `Authorization` header, no signature, and v0 taken at all. */
@@ -250,8 +290,11 @@ const isLegacy = (rules: ReceiverRules, headers: IncomingHttpHeaders) =>
 function judgeLegacyDelivery(rules: ReceiverRules, rawBody: Uint8Array, headers: IncomingHttpHeaders): Refusal | LegacyVerdict | NotReady {
   if (!verifyLegacyAuthorization(headers.authorization, [rules.legacyAuthorization ?? ''])) return LEGACY_UNAUTHORIZED;
   const parsed = parseLegacyVote(rawBody);
-  if (!parsed.ok) return LEGACY_MALFORMED[parsed.reason];
+  if (!parsed.ok) return parsed.problem === undefined ? LEGACY_MALFORMED[parsed.reason] : voteRefusal(parsed.problem, 'legacy_');
   if (parsed.vote.type === 'test') return { kind: 'legacy_test', vote: parsed.vote };
+  const target = 'bot' in parsed.vote ? { field: 'bot', id: parsed.vote.bot } : { field: 'guild', id: parsed.vote.guild };
+  const other = rules.projectPlatformId === undefined ? undefined : projectProblem(target.field, target.id, rules.projectPlatformId);
+  if (other !== undefined) return voteRefusal(other, 'legacy_');
   const projectId = rules.projectId();
   return projectId === undefined ? NOT_READY : { kind: 'legacy_vote', vote: parsed.vote, projectId };
 }
@@ -269,7 +312,7 @@ export function judgeDelivery(
   now: number,
 ): Verdict {
   if (isLegacy(rules, headers)) return judgeLegacyDelivery(rules, rawBody, headers);
-  return verdictOfVerified(verifySignedDelivery(rawBody, headers, secrets, now, rules.toleranceSeconds));
+  return verdictOfVerified(rules, verifySignedDelivery(rawBody, headers, secrets, now, rules.toleranceSeconds));
 }
 
 /** Whether a refused delivery might pass with newer secrets (a rotation not seen yet). */
@@ -296,7 +339,7 @@ export function judgeHandshake(
     return undefined;
   }
   if (typeof carried !== 'string' || carried === '') return undefined;
-  const verdict = verdictOfVerified(verifySignedDelivery(rawBody, headers, [carried], now, rules.toleranceSeconds));
+  const verdict = verdictOfVerified(rules, verifySignedDelivery(rawBody, headers, [carried], now, rules.toleranceSeconds));
   if (verdict.kind !== 'event' || verdict.event.type !== 'integration.create') return undefined;
   return verdict.event.data.webhook_secret === carried ? verdict : undefined;
 }

@@ -78,7 +78,8 @@ export function refuse(s: ReceiverState, req: IncomingMessage, refusal: Refusal)
   count(s, refusal.outcome);
   const remote = req.socket.remoteAddress;
   if (s.refusals.take(refusal.reason, remote)) {
-    s.logger.warn({ reason: refusal.reason, status: refusal.reply.status, remote }, 'webhook delivery refused');
+    const fields = { reason: refusal.reason, status: refusal.reply.status, remote };
+    s.logger.warn(refusal.problem === undefined ? fields : { ...fields, problem: refusal.problem }, 'webhook delivery refused');
   }
   return refusal.reply;
 }

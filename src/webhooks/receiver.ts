@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListingAgentConfig } from '../config/schema.js';
+import { projectTokenPlatformId } from '../contract/project-token.js';
 import { ListingAgentError } from '../errors.js';
 import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
 import { createLocalServer, type LocalServerStopOptions, type LocalServerTimeouts } from '../http/local-server.js';
@@ -49,8 +50,18 @@ export interface WebhookReceiverOptions {
    * once they are durable; it logs each new vote, so the receiver logs only duplicates, at debug).
    */
   pipeline: VoteSink;
-  /** The agent's project (service ID), for v0 votes, which do not carry it. Default: none (v0 upvotes answered 503). */
+  /**
+   * The agent's project (service ID), read at each delivery: v0 votes, which do not carry it, are
+   * filed under it, and a signed vote for another project is refused (400 `other_project`).
+   * Default: none (v0 upvotes answered 503; signed votes checked against `projectPlatformId` only).
+   */
   projectId?: () => string | undefined;
+  /**
+   * The project's platform ID (the `id` of a project token's payload, the bot's application
+   * Snowflake): a v0 vote for another bot or guild is refused, and so is a signed vote for another
+   * project while `projectId` is not known yet. Default: none (not checked).
+   */
+  projectPlatformId?: string;
   /** Where v0 vote anchors survive a restart (see `legacy-votes.ts`). Default: memory. */
   anchorStore?: AnchorStore;
   /** The URL an `integration.create` answer gives as `webhook_url`. Default: the listening URL. */
@@ -138,6 +149,16 @@ export function receiverSettings(
 }
 
 /**
+ * `projectPlatformId` from the config's project token, when it is one that names its project: what
+ * the agent's capability and `webhooks serve` both pass, so a signed vote for another project is
+ * refused before the service has answered.
+ */
+export function optionalPlatformId(token: string | undefined): Pick<WebhookReceiverOptions, 'projectPlatformId'> {
+  const platformId = projectTokenPlatformId(token);
+  return platformId === undefined ? {} : { projectPlatformId: platformId };
+}
+
+/**
  * The webhook receiver on node:http (no framework): `POST {path}` only (405 with `Allow`
  * otherwise, 404 elsewhere), bodies capped (413 unread above `maxBodyBytes`), slow clients cut off
  * by the header and request timeouts, connections capped. The raw bytes are verified before any
@@ -215,6 +236,7 @@ function receiverState(options: WebhookReceiverOptions): ReceiverState {
       toleranceSeconds: options.toleranceSeconds,
       acceptSelfSignedHandshakes: options.acceptSelfSignedHandshakes,
       projectId: options.projectId,
+      projectPlatformId: options.projectPlatformId,
     }),
     secrets: options.secrets,
     pipeline: options.pipeline,

@@ -6,6 +6,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DECISION_DEFAULTS, SIGNATURE_HEADER, TRACE_HEADER } from '../contract/limits.js';
+import { createdAtProblem, type VoteFieldProblem } from '../contract/vote-fields.js';
 import { parseJson, toLegacyVote, toWebhookEvent, type LegacyVote, type WebhookEvent } from './events.js';
 
 export { computeSignature, signDelivery } from '../contract/signature.js';
@@ -25,6 +26,10 @@ export const DEFAULT_SIGNATURE_TOLERANCE_SECONDS: number = DECISION_DEFAULTS.sig
  * - `stale` / `future`: a valid signature whose `t` is outside the tolerance (401).
  * - `malformed_body`: validly signed, but not UTF-8 JSON `{ type, data }` of the right shape (400).
  * - `unknown_event`: validly signed, well-formed, but a `type` this library does not know (400).
+ * - `invalid_vote`: a validly signed `vote.create` whose fields break the contract's rules
+ *   (`VOTE_FIELD_LIMITS`): an ID that is not a Snowflake, a weight that is not a whole number from
+ *   1 to 10, `created_at` more than 5 minutes ahead of `now` or more than a year before it,
+ *   `expires_at` not after `created_at` or more than 7 days after it (400; `problem` says which).
  */
 export type VerifyFailure =
   | 'missing_signature'
@@ -33,7 +38,8 @@ export type VerifyFailure =
   | 'stale'
   | 'future'
   | 'malformed_body'
-  | 'unknown_event';
+  | 'unknown_event'
+  | 'invalid_vote';
 
 /** Headers as node's `IncomingHttpHeaders` has them (names lowercase). */
 export type WebhookHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -70,6 +76,8 @@ export interface RejectedDelivery {
   ok: false;
   reason: VerifyFailure;
   status: 400 | 401;
+  /** For `invalid_vote`: the field and the rule it breaks (its message quotes a short, printable excerpt of the value). */
+  problem?: VoteFieldProblem;
 }
 
 /** The answer of {@link verifyDelivery}. */
@@ -96,7 +104,8 @@ const TIMESTAMP = /^(?:0|[1-9]\d{0,11})$/;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
-const rejected = (reason: VerifyFailure, status: 400 | 401 = 401): RejectedDelivery => ({ ok: false, reason, status });
+const rejected = (reason: VerifyFailure, status: 400 | 401 = 401, problem?: VoteFieldProblem): RejectedDelivery =>
+  problem === undefined ? { ok: false, reason, status } : { ok: false, reason, status, problem };
 
 /**
  * Parses `t=<unix seconds>,v1=<hex>[,v1=<hex>...]`. Strict: one `t`, at least one `v1`, no
@@ -198,8 +207,12 @@ function verifyUnsafe(options: VerifyDeliveryOptions): VerifyResult {
   const json = parseJson(rawBody);
   if (!json) return rejected('malformed_body', 400);
   const checked = toWebhookEvent(json.value);
-  if (!checked.ok) return rejected(checked.reason, 400);
-  return { ok: true, event: checked.event, timestamp: parsed.timestamp, traceId: traceOf(headers) };
+  if (!checked.ok) return rejected(checked.reason, 400, checked.problem);
+  const { event } = checked;
+  // A vote's time against the clock: a key dated in year +275760 would be kept for ever.
+  const late = event.type === 'vote.create' ? createdAtProblem('data.created_at', Date.parse(event.data.created_at), now) : undefined;
+  if (late !== undefined) return rejected('invalid_vote', 400, late);
+  return { ok: true, event, timestamp: parsed.timestamp, traceId: traceOf(headers) };
 }
 
 /**
@@ -248,14 +261,16 @@ export function verifyLegacyAuthorization(header: string | undefined, secrets: r
   }
 }
 
-/** Why a legacy body was refused (answer 400). */
-export type LegacyVoteFailure = 'malformed_body' | 'unknown_event';
+/** Why a legacy body was refused (answer 400); `invalid_vote`: an upvote whose IDs are not Snowflakes. */
+export type LegacyVoteFailure = 'malformed_body' | 'unknown_event' | 'invalid_vote';
 
 /**
  * Parses a legacy (v0) vote body: `{ bot | guild, user, type: 'upvote' | 'test', isWeekend?,
  * query? }`. Check {@link verifyLegacyAuthorization} first. Extra fields are dropped. Never throws.
  */
-export function parseLegacyVote(rawBody: Uint8Array | string): { ok: true; vote: LegacyVote } | { ok: false; reason: LegacyVoteFailure } {
+export function parseLegacyVote(
+  rawBody: Uint8Array | string,
+): { ok: true; vote: LegacyVote } | { ok: false; reason: LegacyVoteFailure; problem?: VoteFieldProblem } {
   if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return { ok: false, reason: 'malformed_body' };
   const json = parseJson(rawBody);
   if (!json) return { ok: false, reason: 'malformed_body' };

@@ -49,18 +49,19 @@ interface Sent {
 }
 
 let seq = 0;
-function newVote(): Sent {
+/** A new vote of the bot `fx`, cast a minute ago (within the window the receiver takes). */
+function newVote(fx: { projectId: string; platformId: string }): Sent {
   seq += 1;
-  const created = new Date(Date.UTC(2026, 0, 1) + seq * 1_000).toISOString();
-  const userId = String(500_000 + seq);
+  const created = new Date(Date.now() - 60_000 + seq).toISOString();
+  const userId = String(500_000_000_000_000_000n + BigInt(seq));
   const body = JSON.stringify({
     type: 'vote.create',
     data: {
-      id: `vote-${seq}`,
+      id: String(900_000_000_000_000_000n + BigInt(seq)),
       weight: 1,
       created_at: created,
       expires_at: new Date(Date.parse(created) + 43_200_000).toISOString(),
-      project: { id: 'p', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
+      project: { id: fx.projectId, type: 'bot', platform: 'discord', platform_id: fx.platformId },
       user: { id: userId, platform_id: '200000000000000002', name: 'voter', avatar_url: null },
     },
   });
@@ -115,7 +116,7 @@ describe.skipIf(canMount !== true)('reliability: a disk that fills and a directo
     let sending = false;
     const steady = async () => {
       while (sending) {
-        const vote = newVote();
+        const vote = newVote(fx);
         sent.push(vote);
         const p = send(vote);
         inFlight.add(p);
@@ -191,7 +192,7 @@ describe.skipIf(canMount !== true)('reliability: a disk that fills and a directo
     held = new Promise<void>((resolve) => (release = resolve));
     const atStop: Sent[] = [];
     for (let i = 0; i < VOTES_AT_STOP; i += 1) {
-      const vote = newVote();
+      const vote = newVote(fx);
       atStop.push(vote);
       sent.push(vote);
       await send(vote);

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../config/errors.js';
+import { printable } from '../../contract/printable.js';
 import { createDoctorDeps } from '../../doctor/deps.js';
 import { runDoctor, secretEnvironmentValues, type ConfigLoad } from '../../doctor/doctor.js';
 import { DOCTOR_DEFAULTS, type CheckResult, type DoctorReport } from '../../doctor/types.js';
@@ -61,8 +62,10 @@ export function formatReport(report: DoctorReport): string {
   const indent = ' '.repeat(6 + width + 2);
   const lines: string[] = [];
   for (const check of report.checks) {
-    lines.push(`${check.status.padEnd(6)}${check.name.padEnd(width)}  ${check.summary}`);
-    if (check.fix !== undefined && (check.status === 'warn' || check.status === 'fail')) lines.push(`${indent}fix: ${check.fix}`);
+    // A summary may quote the service (a project's name, a problem's detail): printable, so it cannot forge a line.
+    lines.push(`${check.status.padEnd(6)}${check.name.padEnd(width)}  ${printable(check.summary)}`);
+    const { fix } = check;
+    if (fix !== undefined && (check.status === 'warn' || check.status === 'fail')) lines.push(`${indent}fix: ${printable(fix)}`);
   }
   const count = (status: CheckResult['status']) => report.checks.filter((check) => check.status === status).length;
   const tally = [`${count('ok')} ok`, `${count('warn')} warn`, `${count('fail')} fail`, `${count('skip')} skipped`].join(', ');

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
 import { secretValues } from '../../config/mask.js';
+import { printable } from '../../contract/printable.js';
 import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
@@ -106,7 +107,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       // The store or a port: one line that says what to fix, never a stack trace.
       const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
       logger.error({ err: message }, 'could not start');
-      io.stderr(`listing-agent run: ${message}\n`);
+      io.stderr(`listing-agent run: ${printable(message)}\n`);
       // A Sentinel at state.redis.url: the configuration names the wrong kind of server.
       return error instanceof ListingAgentError && error.code === 'redis_wrong_server' ? EXIT.config : EXIT.failure;
     }

@@ -2,6 +2,7 @@ import { createListingClient } from '../../api/client.js';
 import { redactUrl } from '../../api/redact.js';
 import { secretValues } from '../../config/secrets.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
+import { printable } from '../../contract/printable.js';
 import { createConfiguredSource, type ConfiguredSourceOptions } from '../../stats/configured-source.js';
 import { postStatsOnce, type PostOnceResult } from '../../stats/post-once.js';
 import { askRunningAgent } from '../agent-admin.js';
@@ -66,7 +67,7 @@ function report(result: Extract<PostOnceResult, { ready: true }>, config: Listin
       io.stdout(`would send (${post.target}): ${post.method} ${redactUrl(post.url, secrets)}\n${body}\n`);
     } else if (post.error) {
       failed += 1;
-      io.stderr(`listing-agent stats post: ${post.target} failed: ${post.error.message}\n`);
+      io.stderr(`listing-agent stats post: ${post.target} failed: ${printable(post.error.message)}\n`);
     } else {
       io.stdout(`posted (${post.target}): ${post.method} ${redactUrl(post.url, secrets)} ${body}\n`);
     }
@@ -119,8 +120,11 @@ async function postInAgent(config: ListingAgentConfig, io: CliIo): Promise<numbe
   const posted = (answer.body.posted ?? []) as { target: string; servers: number | null; shards: number | null }[];
   const failed = (answer.body.failed ?? []) as { target: string; error: string }[];
   for (const post of posted) io.stdout(`the agent posted (${post.target}): ${post.servers ?? '?'} servers, ${post.shards ?? '?'} shards\n`);
-  for (const failure of failed) io.stderr(`listing-agent stats post: the agent's post to ${failure.target} failed: ${failure.error}\n`);
-  if (typeof answer.body.note === 'string') io.stderr(`listing-agent stats post: ${answer.body.note}\n`);
+  for (const failure of failed) {
+    const [target, error] = [String(failure.target), String(failure.error)].map(printable);
+    io.stderr(`listing-agent stats post: the agent's post to ${target} failed: ${error}\n`);
+  }
+  if (typeof answer.body.note === 'string') io.stderr(`listing-agent stats post: ${printable(answer.body.note)}\n`);
   return posted.length > 0 && failed.length === 0 ? EXIT.ok : EXIT.failure;
 }
 

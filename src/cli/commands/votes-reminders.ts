@@ -1,6 +1,7 @@
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { formatDuration } from '../../config/duration.js';
 import { stateDirectory } from '../../config/state-directory.js';
+import { printable } from '../../contract/printable.js';
 import { readFileReminders, readRedisReminders, type RemindersReading } from '../../votes/reminders/read.js';
 import type { ReminderInfo } from '../../votes/reminders/schedule.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -21,7 +22,7 @@ const COLUMNS = [
 ] as const;
 
 function row(cells: readonly string[]): string {
-  return `${cells.map((cell, i) => cell.padEnd(COLUMNS[i]![1])).join('  ').trimEnd()}\n`;
+  return `${cells.map((cell, i) => printable(cell).padEnd(COLUMNS[i]![1])).join('  ').trimEnd()}\n`;
 }
 
 const infoRow = (r: ReminderInfo) => row([r.dueAt, r.userId, r.projectId, r.voteKey, r.expiresAt]);

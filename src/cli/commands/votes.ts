@@ -5,6 +5,7 @@ import { formatDuration, parseDuration } from '../../config/duration.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { secretValues } from '../../config/secrets.js';
 import { VOTE_SOURCES, type VoteSource } from '../../contract/limits.js';
+import { printable } from '../../contract/printable.js';
 import { earliestStartDate } from '../../votes/cursor-state.js';
 import { replayDeadLetters } from '../../votes/replay.js';
 import { voteKey, type DeadLetter } from '../../votes/types.js';
@@ -58,8 +59,9 @@ const load = loadVotesConfig;
 const clientFor = (config: ListingAgentConfig): ListingClient =>
   createListingClient({ projectToken: config.service.token, v1BaseUrl: config.service.v1, v0BaseUrl: config.service.v0 });
 
+/** Each dead letter on one line: its key, hook and error came from outside (a vote, a hook's answer), so they are made printable. */
 function letterLines(letters: readonly DeadLetter[]): string[] {
-  return letters.map((l) => `  ${l.key}  hook ${l.hook}  ${l.attempts} attempts  failed ${l.failedAt}: ${l.error}`);
+  return letters.map((l) => `  ${printable(l.key)}  hook ${printable(l.hook)}  ${l.attempts} attempts  failed ${printable(l.failedAt)}: ${printable(l.error)}`);
 }
 
 async function runFailed(argv: string[], io: CliIo): Promise<number> {
@@ -124,8 +126,8 @@ async function runRetry(argv: string[], io: CliIo): Promise<number> {
   const replayed = result.succeeded.length + result.failedAgain.length;
   if (replayed === 0 && result.skipped.length === 0) io.stdout('No dead letter matches: nothing to replay.\n');
   if (replayed > 0) io.stdout(`Replayed ${replayed} dead ${replayed === 1 ? 'letter' : 'letters'}: ${result.succeeded.length} succeeded, ${result.failedAgain.length} failed again.\n`);
-  for (const letter of result.succeeded) io.stdout(`  ok      ${letter.key}  hook ${letter.hook}\n`);
-  for (const letter of result.failedAgain) io.stdout(`  failed  ${letter.key}  hook ${letter.hook}: ${letter.error}\n`);
+  for (const letter of result.succeeded) io.stdout(`  ok      ${printable(letter.key)}  hook ${printable(letter.hook)}\n`);
+  for (const letter of result.failedAgain) io.stdout(`  failed  ${printable(letter.key)}  hook ${printable(letter.hook)}: ${printable(letter.error)}\n`);
   if (result.skipped.length > 0) {
     io.stdout(`${result.skipped.length} dead letters of hooks not in the config (${[...new Set(result.skipped.map((l) => l.hook))].join(', ')}) were left alone: the embedded agent replays those with agent.votePipeline.retry().\n`);
   }
@@ -149,9 +151,10 @@ async function runCheck(argv: string[], io: CliIo): Promise<number> {
   if (values.json === true) {
     io.stdout(`${JSON.stringify({ user, source: source ?? VOTE_SOURCES[0], voted: active, ...(status ?? {}) })}\n`);
   } else if (active) {
-    io.stdout(`${user} has voted: at ${status.created_at} (weight ${status.weight}); may vote again at ${status.expires_at}.\n`);
+    const [shown, at, until] = [user, status.created_at, status.expires_at].map(printable);
+    io.stdout(`${shown} has voted: at ${at} (weight ${status.weight}); may vote again at ${until}.\n`);
   } else {
-    io.stdout(`${user} has no active vote (never voted, the vote expired, or the user is unknown in the ${source ?? VOTE_SOURCES[0]} namespace).\n`);
+    io.stdout(`${printable(user)} has no active vote (never voted, the vote expired, or the user is unknown in the ${source ?? VOTE_SOURCES[0]} namespace).\n`);
   }
   return EXIT.ok;
 }
@@ -165,7 +168,7 @@ const COLUMNS = [
 ] as const;
 
 function row(cells: readonly (string | number)[]): string {
-  return `${cells.map((cell, i) => String(cell).padEnd(COLUMNS[i]![1])).join('  ').trimEnd()}\n`;
+  return `${cells.map((cell, i) => printable(String(cell)).padEnd(COLUMNS[i]![1])).join('  ').trimEnd()}\n`;
 }
 
 const jsonLine = (v: VoteRecord) =>
@@ -192,6 +195,8 @@ async function runList(argv: string[], io: CliIo): Promise<number> {
   for await (const page of client.votes.pages({ startDate })) {
     pages += 1;
     for (const vote of page.data) io.stdout(json ? jsonLine(vote) : row([vote.created_at, vote.user_id, vote.platform_id, vote.weight, vote.expires_at]));
+    // What breaks the contract (an ID, a weight, a time out of bounds) is left out, and said so on stderr.
+    for (const record of page.invalid ?? []) io.stderr(`listing-agent votes list: left out a record the service sent: ${record.message}\n`);
     count += page.data.length;
     // Only a long history gets progress lines, and only on stderr: stdout stays the data.
     if (page.data.length > 0 && pages > 1) io.stderr(`listing-agent votes list: ${count} votes so far (up to ${page.data.at(-1)!.created_at})...\n`);

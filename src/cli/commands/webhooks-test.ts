@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
 import type { VoteCreateData, WebhookTestData } from '../../webhooks/events.js';
 import { credentialForms, redact, redactUrl, urlCredentialForms } from '../../api/redact.js';
 import { signDelivery } from '../../contract/signature.js';
+import { printable } from '../../contract/printable.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
@@ -33,6 +34,12 @@ const EXAMPLE_USER = { id: '1230000000000000003', platform_id: '1230000000000000
 
 type TestType = 'webhook.test' | 'vote.create';
 
+/** The Snowflake epoch (2015-01-01, Discord's and the service's). */
+const SNOWFLAKE_EPOCH_MS = 1_420_070_400_000;
+
+/** A Snowflake-shaped vote ID for `nowMs` (random below the time), as the agent takes a vote's `data.id`. */
+const voteIdAt = (nowMs: number) => String((BigInt(nowMs - SNOWFLAKE_EPOCH_MS) << 22n) | BigInt(randomInt(0, 1 << 22)));
+
 /** Whether a UTC instant falls on the service's weekend (Friday to Sunday). */
 function isWeekend(ms: number): boolean {
   const day = new Date(ms).getUTCDay();
@@ -46,7 +53,7 @@ function v1TestBody(type: TestType, nowMs: number): string {
     return JSON.stringify({ type, data });
   }
   const data: VoteCreateData = {
-    id: randomUUID(),
+    id: voteIdAt(nowMs),
     weight: isWeekend(nowMs) ? 2 : 1,
     created_at: new Date(nowMs).toISOString(),
     expires_at: new Date(nowMs + DECISION_DEFAULTS.voteExpirySeconds * 1000).toISOString(),
@@ -177,7 +184,7 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
     const trace = request.v0 ? '' : `, trace ${traceId}`;
     io.stdout(`${what} to ${target}: ${status} in ${elapsed()}${trace}\n`);
-    if (text !== '') io.stdout(`answer: ${excerpt(redact(text, secrets))}\n`);
+    if (text !== '') io.stdout(`answer: ${printable(excerpt(redact(text, secrets)))}\n`);
     if (!ok) io.stderr(`listing-agent webhooks test: the URL did not accept the delivery (a receiver answers 2xx)\n`);
     return ok ? EXIT.ok : EXIT.failure;
   } catch (error) {
@@ -185,7 +192,7 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
     const cause =
       error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
     const why = timedOut ? `no answer within ${request.timeoutMs} ms` : `could not be reached (${redact(cause, secrets)})`;
-    io.stderr(`listing-agent webhooks test: ${what} to ${target}: ${why} after ${elapsed()}\n`);
+    io.stderr(`listing-agent webhooks test: ${what} to ${target}: ${printable(why)} after ${elapsed()}\n`);
     return EXIT.failure;
   }
 }

@@ -8,7 +8,7 @@ import { ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { stateDirectory } from '../../config/state-directory.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
-import { createWebhookReceiver, receiverSettings } from '../../webhooks/receiver.js';
+import { createWebhookReceiver, optionalPlatformId, receiverSettings } from '../../webhooks/receiver.js';
 import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';
 import { withRotatedSecret } from '../../webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
@@ -143,6 +143,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
       secrets,
       pipeline,
       projectId: () => project?.id(),
+      ...optionalPlatformId(config.service.token),
       anchorStore: store,
       logger,
     });

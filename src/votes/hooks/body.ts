@@ -6,8 +6,12 @@ import type { HookCallContext, Vote } from '../types.js';
  * both, so any change here is a change of the public contract with the bot's own code.
  */
 
-/** A reminder's key is `reminder:<vote key>`; a vote key starts with a user ID, never with that. */
-const isReminder = (vote: Vote) => vote.key.startsWith('reminder:');
+/**
+ * What a hook carries: the votes to reward (`vote`) or the reminders of `votes.reminders`
+ * (`reminder`). Given where the hook is made, by the pipeline it serves, never read from a key's
+ * text: a voter whose ID is `reminder` would otherwise have a key that looks like a reminder's.
+ */
+export type HookKind = 'vote' | 'reminder';
 
 /**
  * The JSON body of a hook call (http hook: the POST body; exec hook: stdin). Field names are
@@ -29,8 +33,8 @@ const isReminder = (vote: Vote) => vote.key.startsWith('reminder:');
  * ```
  */
 export interface VoteHookBody {
-  /** `vote` for a reward; `reminder` for a vote reminder (votes.reminders), keyed `reminder:<vote key>`. */
-  type: 'vote' | 'reminder';
+  /** `vote` for a reward; `reminder` for a vote reminder (votes.reminders), keyed `reminder:<vote key>`: the pipeline's hooks say which. */
+  type: HookKind;
   /** The vote key, `<user_id>:<created_at epoch ms>`: the same vote always has the same key. */
   key: string;
   /** Equal to `key`; named for what a receiver should do with it (also sent as a header / env var). */
@@ -57,12 +61,13 @@ export interface VoteHookBody {
 }
 
 /**
- * The body every hook call carries for `vote`. Built field by field (not spread) so the key order,
- * and so the exact bytes a signature covers, stay the same from one release to the next.
+ * The body every hook call carries for `vote`, of the `kind` its hook carries (default `vote`).
+ * Built field by field (not spread) so the key order, and so the exact bytes a signature covers,
+ * stay the same from one release to the next.
  */
-export function voteHookBody(vote: Vote): VoteHookBody {
+export function voteHookBody(vote: Vote, kind: HookKind = 'vote'): VoteHookBody {
   const body: VoteHookBody = {
-    type: isReminder(vote) ? 'reminder' : 'vote',
+    type: kind,
     key: vote.key,
     idempotency_key: vote.key,
     vote: {
@@ -82,9 +87,14 @@ export function voteHookBody(vote: Vote): VoteHookBody {
 
 /**
  * The environment variables the exec hook sets for a call (on top of its base environment, which
- * they override). A null `platformId` is the empty string: an environment has no null.
+ * they override), `LISTING_HOOK_TYPE` the `kind` its hook carries (default `vote`). A null
+ * `platformId` is the empty string: an environment has no null.
  */
-export function voteHookEnvironment(vote: Vote, context: Pick<HookCallContext, 'attempt' | 'idempotencyKey'>): Record<string, string> {
+export function voteHookEnvironment(
+  vote: Vote,
+  context: Pick<HookCallContext, 'attempt' | 'idempotencyKey'>,
+  kind: HookKind = 'vote',
+): Record<string, string> {
   return {
     LISTING_VOTE_KEY: vote.key,
     LISTING_VOTE_USER_ID: vote.userId,
@@ -96,6 +106,6 @@ export function voteHookEnvironment(vote: Vote, context: Pick<HookCallContext, '
     LISTING_VOTE_ROAD: vote.road,
     LISTING_VOTE_ATTEMPT: String(context.attempt),
     LISTING_IDEMPOTENCY_KEY: context.idempotencyKey,
-    LISTING_HOOK_TYPE: isReminder(vote) ? 'reminder' : 'vote',
+    LISTING_HOOK_TYPE: kind,
   };
 }

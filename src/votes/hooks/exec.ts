@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { HookCallContext, Vote, VoteHook } from '../types.js';
-import { voteHookBody, voteHookEnvironment } from './body.js';
+import { voteHookBody, voteHookEnvironment, type HookKind } from './body.js';
 import { redact, urlCredentialForms } from '../../api/redact.js';
 import { HOOK_DEFAULTS, hookError, oneLine, type VoteHookError } from './errors.js';
 import { OutputTail } from './output-tail.js';
@@ -36,6 +36,8 @@ export interface ExecHookOptions {
    * The agent passes every credential form of its configuration. Default: none.
    */
   secrets?: readonly string[];
+  /** What the hook carries (`LISTING_HOOK_TYPE` and stdin's `type`): `reminder` for the hooks of `votes.reminders`. Default `vote`. */
+  kind?: HookKind;
 }
 
 /** The defaults of {@link ExecHookOptions} not shared with other hooks. */
@@ -60,7 +62,7 @@ const PIPE_DRAIN_MS = 1_000;
  * `LISTING_VOTE_USER_ID`, `LISTING_VOTE_PLATFORM_ID` (empty when unknown),
  * `LISTING_VOTE_PROJECT_ID`, `LISTING_VOTE_WEIGHT`, `LISTING_VOTE_CREATED_AT`,
  * `LISTING_VOTE_EXPIRES_AT`, `LISTING_VOTE_ROAD`, `LISTING_VOTE_ATTEMPT`,
- * `LISTING_IDEMPOTENCY_KEY`).
+ * `LISTING_IDEMPOTENCY_KEY`, `LISTING_HOOK_TYPE`: `vote`, or `reminder` for a hook made with `kind: 'reminder'`).
  *
  * Exit 0 is success. A non-zero exit, a signal, a command that cannot start, or the timeout (SIGTERM,
  * then SIGKILL after `killGraceMs`) rejects with a {@link VoteHookError} quoting the last lines of
@@ -83,6 +85,7 @@ export function createExecHook(options: ExecHookOptions): VoteHook {
     // Only the program is shown: its arguments may carry tokens the owner put there.
     shown: `"${first}"`,
     secrets: [...args.flatMap(urlCredentialForms), ...(options.secrets ?? [])],
+    kind: options.kind ?? 'vote',
   };
   return { name, retries: options.retries ?? HOOK_DEFAULTS.retries, run: (vote, context) => runCommand(spec, vote, context) };
 }
@@ -103,6 +106,7 @@ interface ExecSpec {
   readonly shown: string;
   /** What error messages are scrubbed of. */
   readonly secrets: readonly string[];
+  readonly kind: HookKind;
 }
 
 /** Why a run was stopped, and the last signal sent. */
@@ -131,8 +135,8 @@ function runCommand(spec: ExecSpec, vote: Vote, context: HookCallContext): Promi
   if (context.signal.aborted) return Promise.reject(hookError(spec.name, 'aborted', `${spec.shown} not run: the call was aborted (the agent is stopping)`, spec.secrets));
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(spec.env)) if (value !== undefined) env[key] = value;
-  Object.assign(env, voteHookEnvironment(vote, context));
-  const stdin = JSON.stringify(voteHookBody(vote));
+  Object.assign(env, voteHookEnvironment(vote, context, spec.kind));
+  const stdin = JSON.stringify(voteHookBody(vote, spec.kind));
   return new Promise<void>((resolve, reject) => {
     let child: ChildProcess;
     try {

@@ -4,7 +4,7 @@ import { credentialForms, redact, redactUrl, urlCredentialForms } from '../../ap
 import { CLIENT_VERSION } from '../../api/version.js';
 import { signDelivery } from '../../contract/signature.js';
 import type { HookCallContext, Vote, VoteHook } from '../types.js';
-import { voteHookBody } from './body.js';
+import { voteHookBody, type HookKind } from './body.js';
 import { errorLine, HOOK_DEFAULTS, hookError, oneLine, type VoteHookError } from './errors.js';
 
 /** The header that carries the call's number (1 for the first call, 2 for the first retry, ...). */
@@ -46,6 +46,8 @@ export interface HttpHookOptions {
    * of its configuration. Default: none.
    */
   secrets?: readonly string[];
+  /** What the hook carries, the body's `type`: `reminder` for the hooks of `votes.reminders`. Default `vote`. */
+  kind?: HookKind;
 }
 
 /**
@@ -73,7 +75,7 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
 
   async function run(vote: Vote, context: HookCallContext): Promise<void> {
     if (context.signal.aborted) throw fail('aborted', `POST ${shownUrl} not sent: the call was aborted (the agent is stopping)`);
-    const rawBody = JSON.stringify(voteHookBody(vote));
+    const rawBody = JSON.stringify(voteHookBody(vote, options.kind));
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': `listing-agent/${CLIENT_VERSION}`,

@@ -3,11 +3,12 @@ import { urlCredentialForms } from '../../api/redact.js';
 import type { ListingAgentConfig } from '../../config/schema.js';
 import { ValidationError, type FieldIssue } from '../../errors.js';
 import type { VoteHook } from '../types.js';
+import type { HookKind } from './body.js';
 import { createExecHook } from './exec.js';
 import { createHttpHook } from './http.js';
 import { IN_PROCESS_HOOK_NAME } from './in-process.js';
 
-export { voteHookBody, voteHookEnvironment, type VoteHookBody } from './body.js';
+export { voteHookBody, voteHookEnvironment, type HookKind, type VoteHookBody } from './body.js';
 export { VoteHookError } from './errors.js';
 export { createExecHook, type ExecHookOptions } from './exec.js';
 export { createHttpHook, type HttpHookOptions } from './http.js';
@@ -50,6 +51,11 @@ export interface HooksFromConfigOptions {
    * passes every credential form of its configuration (`secretValues`). Default: none.
    */
   secrets?: readonly string[];
+  /**
+   * What the hooks carry (an http hook's body `type`, an exec hook's `LISTING_HOOK_TYPE`): the
+   * reminders pass `reminder` for `votes.reminders.hooks`. Default `vote`.
+   */
+  kind?: HookKind;
 }
 
 /** The variables of `names` that `parentEnv` sets. */
@@ -117,6 +123,7 @@ export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOpti
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
         ...(options.now ? { now: options.now } : {}),
         ...(options.secrets ? { secrets: options.secrets } : {}),
+        ...(options.kind ? { kind: options.kind } : {}),
       });
     }
     const listed = listedVariables(hook.env ?? [], options.parentEnv ?? {});
@@ -128,6 +135,7 @@ export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOpti
       env: { ...options.env, ...listed },
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       configPath: `${list}[${index}]`,
+      ...(options.kind ? { kind: options.kind } : {}),
       // A listed DATABASE_URL's password never shows in what the command prints either.
       secrets: [...(options.secrets ?? []), ...Object.values(listed).flatMap(urlCredentialForms)],
     });

@@ -45,7 +45,7 @@ function configuredReminderHooks(
 ): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const settings = config.votes.reminders;
-  const names = { reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' };
+  const names = { reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks', kind: 'reminder' as const };
   const hooks = hooksFromConfig(settings.hooks, { ...hookOptions, ...names });
   const stream = config.votes.stream;
   if (stream.enabled && redis !== undefined) {

@@ -53,18 +53,19 @@ function captureLogger(lines: Line[]): AgentLogger {
 }
 
 let seq = 0;
-function voteBody(): { key: string; body: string } {
+/** A new vote of the bot `fx`, cast a minute ago. */
+function voteBody(fx: { projectId: string; platformId: string }): { key: string; body: string } {
   seq += 1;
-  const created = new Date(Date.UTC(2026, 0, 1) + seq * 1_000).toISOString();
-  const userId = String(300_000 + seq);
+  const created = new Date(Date.now() - 60_000 + seq).toISOString();
+  const userId = String(300_000_000_000_000_000n + BigInt(seq));
   const body = JSON.stringify({
     type: 'vote.create',
     data: {
-      id: `vote-${seq}`,
+      id: String(900_000_000_000_000_000n + BigInt(seq)),
       weight: 1,
       created_at: created,
       expires_at: new Date(Date.parse(created) + 43_200_000).toISOString(),
-      project: { id: 'p', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
+      project: { id: fx.projectId, type: 'bot', platform: 'discord', platform_id: fx.platformId },
       user: { id: userId, platform_id: '200000000000000002', name: 'voter', avatar_url: null },
     },
   });
@@ -120,10 +121,10 @@ async function startAgent(disk: Disk, emu: Awaited<ReturnType<typeof startTestEm
 }
 
 /** Sends fresh votes until one is refused (a page may still take a line or two on a real disk); the keys accepted and the one refused. */
-async function deliverUntilRefused(agent: ListingAgent): Promise<{ accepted: string[]; refused: { key: string; body: string }; response: Response }> {
+async function deliverUntilRefused(agent: ListingAgent, fx: { projectId: string; platformId: string }): Promise<{ accepted: string[]; refused: { key: string; body: string }; response: Response }> {
   const accepted: string[] = [];
   for (let i = 0; i < 200; i += 1) {
-    const vote = voteBody();
+    const vote = voteBody(fx);
     const response = await deliver(agent, vote.body);
     if (response.status === 204) accepted.push(vote.key);
     else return { accepted, refused: vote, response };
@@ -140,7 +141,7 @@ async function scenario(disk: Disk): Promise<void> {
   const acknowledged: string[] = [];
   try {
     for (let i = 0; i < 5; i += 1) {
-      const vote = voteBody();
+      const vote = voteBody(fx);
       expect((await deliver(agent, vote.body)).status).toBe(204);
       acknowledged.push(vote.key);
     }
@@ -150,7 +151,7 @@ async function scenario(disk: Disk): Promise<void> {
 
     // The disk fills.
     disk.fill();
-    const full = await deliverUntilRefused(agent);
+    const full = await deliverUntilRefused(agent, fx);
     acknowledged.push(...full.accepted);
     expect(full.response.status).toBe(503);
     expect(full.response.headers.get('retry-after')).not.toBeNull();
@@ -173,7 +174,7 @@ async function scenario(disk: Disk): Promise<void> {
 
     // Read-only, then read-write again.
     await disk.readOnly();
-    const ro = await deliverUntilRefused(agent);
+    const ro = await deliverUntilRefused(agent, fx);
     acknowledged.push(...ro.accepted);
     expect(ro.response.status).toBe(503);
     const whileReadOnly = await readyz(agent);
@@ -208,7 +209,7 @@ async function stopOnFullDisk(disk: Disk): Promise<void> {
   const agent = await startAgent(disk, emu, fx.projectToken, calls, lines, gate);
   const keys: string[] = [];
   for (let i = 0; i < VOTES_AT_STOP; i += 1) {
-    const vote = voteBody();
+    const vote = voteBody(fx);
     expect((await deliver(agent, vote.body)).status).toBe(204);
     keys.push(vote.key);
   }
@@ -260,7 +261,7 @@ describe('the agent on a state directory that fills up and turns read-only (fake
     const agent = await startAgent(disk, emu, fx.projectToken, calls, lines, new Promise<void>((resolve) => (open = resolve)));
     const keys: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const vote = voteBody();
+      const vote = voteBody(fx);
       expect((await deliver(agent, vote.body)).status).toBe(204);
       keys.push(vote.key);
     }

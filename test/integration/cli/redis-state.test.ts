@@ -166,12 +166,12 @@ describe.skipIf(!programPath('redis-server'))('the CLI on state.redis', () => {
     const body = JSON.stringify({
       type: 'vote.create',
       data: {
-        id: 'vote-1',
+        id: '1500000000000000001',
         weight: 1,
         created_at: createdAt,
         expires_at: new Date(Date.parse(createdAt) + 12 * HOUR).toISOString(),
         project: { id: t.fx.projectId, type: 'bot', platform: 'discord', platform_id: t.fx.platformId },
-        user: { id: 'user-1', platform_id: '200000000000000002', name: 'voter', avatar_url: null },
+        user: { id: '1400000000000000001', platform_id: '200000000000000002', name: 'voter', avatar_url: null },
       },
     });
     const deliver = (port: number) =>
@@ -210,7 +210,7 @@ describe.skipIf(!programPath('redis-server'))('the CLI on state.redis', () => {
     expect(a.logs).toMatch(new RegExp(`"state":"redis [^"]+ \\(prefix ${t.prefix}\\)".*"msg":"webhooks serve: votes are recorded here"`));
     // One vote, its hook once, recorded in Redis; nothing in the state directory.
     expect(t.hook.requests).toHaveLength(1);
-    expect(t.hook.requests[0]!.json.vote).toMatchObject({ user_id: 'user-1', road: 'webhook' });
+    expect(t.hook.requests[0]!.json.vote).toMatchObject({ user_id: '1400000000000000001', road: 'webhook' });
     expect(await redisValue('ZCARD', `${t.prefix}votes:index`)).toBe('1');
     expect(await redisValue('XLEN', `${t.prefix}votes:stream`)).toBe('1');
     expect(await t.stateDirExists()).toBe(false);
@@ -234,12 +234,12 @@ describe.skipIf(!programPath('redis-server'))('the CLI on state.redis', () => {
       const body = JSON.stringify({
         type: 'vote.create',
         data: {
-          id: 'vote-r',
+          id: '1500000000000000002',
           weight: 1,
           created_at: new Date(Date.now() - 1_000).toISOString(),
           expires_at: new Date(Date.now() + 12 * HOUR).toISOString(),
           project: { id: t.fx.projectId, type: 'bot', platform: 'discord', platform_id: t.fx.platformId },
-          user: { id: 'user-r', platform_id: '200000000000000009', name: 'voter', avatar_url: null },
+          user: { id: '1400000000000000002', platform_id: '200000000000000009', name: 'voter', avatar_url: null },
         },
       });
       status = (await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signDelivery({ secret, rawBody: body, timestampSeconds: Math.floor(Date.now() / 1000) }) } })).status;

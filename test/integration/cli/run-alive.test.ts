@@ -161,16 +161,19 @@ describe('listing-agent run with health.enabled false stays up until told to sto
   });
 });
 
+/** The Snowflake of voter `uN` (`u1`: ...001), and of their vote. */
+const snowflakeOf = (base: bigint, user: string) => String(base + BigInt(user.replace(/\D/g, '')));
+
 function voteCreate(fx: { projectId: string; platformId: string }, user: string) {
   return {
     type: 'vote.create',
     data: {
-      id: `vote-${user}`,
+      id: snowflakeOf(1_800_000_000_000_000_000n, user),
       weight: 1,
       created_at: new Date().toISOString(),
       expires_at: new Date(Date.now() + 12 * 3_600_000).toISOString(),
       project: { id: fx.projectId, type: 'bot', platform: 'discord', platform_id: fx.platformId },
-      user: { id: user, platform_id: '200000000000000002', name: user, avatar_url: null },
+      user: { id: snowflakeOf(1_700_000_000_000_000_000n, user), platform_id: '200000000000000002', name: user, avatar_url: null },
     },
   };
 }

@@ -132,7 +132,7 @@ describe('the daemon keeps what held (issue 34)', () => {
     const body = JSON.stringify({
       type: 'vote.create',
       data: {
-        id: 'vote-held-1',
+        id: '1500000000000000011',
         weight: 1,
         created_at: createdAt,
         expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),

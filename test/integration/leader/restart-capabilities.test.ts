@@ -111,13 +111,16 @@ function recordingHook(): VoteHook & { keys: string[] } {
   return { name: 'record', retries: 3, keys, run: async (vote) => void keys.push(vote.key) };
 }
 
+/** The Snowflake of the voter who votes by webhook in round `round`. */
+const webhookVoter = (round: number) => String(600_000_000_000_000_000n + BigInt(round));
+
 /** A signed `vote.create` delivery to `url`; resolves with the status. */
 async function deliver(url: string, secret: string, fx: BotFixture, userId: string): Promise<number> {
   const createdAt = new Date().toISOString();
   const body = JSON.stringify({
     type: 'vote.create',
     data: {
-      id: `vote-${userId}`,
+      id: `1${userId}`,
       weight: 1,
       created_at: createdAt,
       expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),
@@ -195,7 +198,7 @@ describe('every capability through start, stop, start, stop under whileLeading',
       await waitFor(`round ${round}: the cursor vote fired`, () => hook.keys.includes(voteKey(cast.user_id, cast.created_at)), 5_000);
       // The receiver answers a signed delivery, and the pipeline fires its hook.
       const before = hook.keys.length;
-      expect(await deliver(`http://127.0.0.1:${webhookPort}/webhooks/listing`, SECRET, fx, `webhook-voter-${round}`)).toBe(204);
+      expect(await deliver(`http://127.0.0.1:${webhookPort}/webhooks/listing`, SECRET, fx, webhookVoter(round))).toBe(204);
       await waitFor(`round ${round}: the webhook vote fired`, () => hook.keys.length > before, 5_000);
       expect((webhooks as WebhooksCapability).url).toBe(`http://127.0.0.1:${webhookPort}/webhooks/listing`);
       // Health.
@@ -286,7 +289,7 @@ describe.skipIf(!programPath('redis-server'))('every capability on Redis through
       await waitFor(`round ${round}: a post of ${300 + round}`, () => serverCounts(emu, fx).includes(300 + round), 5_000);
       await waitFor(`round ${round}: the cursor vote fired`, () => hook.keys.includes(voteKey(cast.user_id, cast.created_at)), 5_000);
       const before = hook.keys.length;
-      expect(await deliver(`http://127.0.0.1:${webhookPort}/webhooks/listing`, SECRET, fx, `webhook-voter-${round}`)).toBe(204);
+      expect(await deliver(`http://127.0.0.1:${webhookPort}/webhooks/listing`, SECRET, fx, webhookVoter(round))).toBe(204);
       await waitFor(`round ${round}: the webhook vote fired`, () => hook.keys.length > before, 5_000);
       // Commands: synced at the first start; at the second the set is unchanged, and the sync says so.
       if (round === 1) await waitFor('commands synced', () => emu.admin.requests().filter((r) => r.method === 'PUT' && r.path.endsWith('/commands')).length > syncs, 5_000);

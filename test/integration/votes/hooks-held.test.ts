@@ -81,7 +81,7 @@ describe('an exec hook of the daemon', () => {
     const body = JSON.stringify({
       type: 'vote.create',
       data: {
-        id: 'vote-exec-held',
+        id: '1500000000000000001',
         weight: 1,
         created_at: createdAt,
         expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),

@@ -45,7 +45,7 @@ function deliveries(): Delivery[] {
     const body = JSON.stringify({
       type: 'vote.create',
       data: {
-        id: `vote-${n}`,
+        id: String(900_000_000_000_000_000n + BigInt(n)),
         weight: 1,
         created_at: created,
         expires_at: new Date(base + n + 12 * 3_600_000).toISOString(),

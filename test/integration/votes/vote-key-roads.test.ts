@@ -12,16 +12,22 @@ import { createWebhookReceiver, signDelivery } from '../../../src/public/webhook
  * `vote.create` delivers get the same key, so the reward hooks see it once. Each road is taken
  * from its most public entry: a votes page served over HTTP to the service client, read by
  * `createVotePoller`; a signed delivery POSTed to `createWebhookReceiver`. Both hand their votes
- * to a sink that only records them. The instants are arbitrary, and each road gets its own
+ * to a sink that only records them. The instants are arbitrary within what both roads take (a
+ * year back to 5 minutes ahead of the clock: VOTE_FIELD_LIMITS), and each road gets its own
  * spelling of the same instant: with or without fractional seconds (or seconds), `Z`, `+00:00`
- * or another offset, as an ISO 8601 timestamp may be written.
+ * or another offset, as an ISO 8601 timestamp may be written. Outside that window, or with an ID
+ * that is not a Snowflake, both roads refuse the vote alike.
  */
 
 const SECRET = 'whs_vote_key_roads_secret';
 const PROJECT_ID = '1300000000000000001';
 const HOUR = 3_600_000;
-/** The clock of both roads: a delivery is signed at this instant. */
+const DAY = 24 * HOUR;
+/** The clock of both roads (the client's, the poller's, the receiver's): a delivery is signed at this instant. */
 const NOW = Date.parse('2026-03-04T10:00:00.000Z');
+/** The earliest and the latest `created_at` both roads take at {@link NOW}: a year back, 5 minutes ahead. */
+const EARLIEST = NOW - 365 * DAY;
+const LATEST = NOW + 5 * 60_000;
 
 /** One vote as the generator makes it: its voter, instant, weight, and how each road spells the instant. */
 interface Case {
@@ -81,19 +87,19 @@ const spelling = (ms: number) =>
       .map(({ offset, fraction, zulu }) => spell(ms, offset, fraction, zulu)),
   );
 
-/**
- * Instants from 1970 to the last days of 9999 (so that every offset stays a four-digit year),
- * often whole seconds or minutes, often this decade.
- */
+/** Instants both roads take, from a year back to 5 minutes ahead of {@link NOW}, often whole seconds or minutes, often the last day. */
 const instant = fc.oneof(
-  fc.integer({ min: 0, max: Date.UTC(9999, 11, 30) }),
-  fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
-  fc.integer({ min: Date.UTC(2020, 0, 1) / 1000, max: Date.UTC(2030, 0, 1) / 1000 }).map((s) => s * 1000),
-  fc.integer({ min: 0, max: Date.UTC(9999, 11, 30) / 60_000 }).map((m) => m * 60_000),
+  fc.integer({ min: EARLIEST, max: LATEST }),
+  fc.integer({ min: NOW - DAY, max: NOW }),
+  fc.integer({ min: Math.ceil(EARLIEST / 1000), max: Math.floor(LATEST / 1000) }).map((s) => s * 1000),
+  fc.integer({ min: Math.ceil(EARLIEST / 60_000), max: Math.floor(LATEST / 60_000) }).map((m) => m * 60_000),
 );
 
-/** Service user IDs: Snowflake-style canonical decimals, 1 to 20 digits. */
-const userId = fc.oneof(fc.bigInt({ min: 10n ** 16n, max: 2n ** 64n - 1n }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n })).map(String);
+/** Service user IDs: Snowflakes, canonical decimals of 17 to 20 digits (up to 2^64 - 1). */
+const userId = fc.bigInt({ min: 10n ** 16n, max: 2n ** 64n - 1n }).map(String);
+
+/** The voter's platform ID: another ID of the same length as theirs. */
+const platformOf = (userId: string) => `3${userId.slice(1)}`;
 
 const oneCase: fc.Arbitrary<Case> = fc
   .tuple(userId, instant, fc.constantFrom(1, 2))
@@ -145,56 +151,58 @@ afterAll(async () => {
   await new Promise((resolve) => service.close(resolve));
 });
 
-/** The votes of `list` as the votes cursor brings them: one poll of a fresh poller. */
-async function byCursor(list: readonly Case[]): Promise<Vote[]> {
+/** The votes of `list` as the votes cursor brings them: one poll of a fresh poller (and how many it refused). */
+async function byCursor(list: readonly Case[]): Promise<Vote[] & { refused?: number }> {
   page = list.map((c) => ({
     user_id: c.userId,
-    platform_id: `31${c.userId}`,
+    platform_id: platformOf(c.userId),
     weight: c.weight,
     created_at: c.cursorText,
     expires_at: new Date(c.ms + 12 * HOUR).toISOString(),
   }));
   polled.length = 0;
-  const client = createListingClient({ applicationToken: 'vote-key-roads', v1BaseUrl: serviceUrl, retry: { maxAttempts: 1 } });
+  const clock = { now: () => NOW, sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) };
+  const client = createListingClient({ applicationToken: 'vote-key-roads', v1BaseUrl: serviceUrl, retry: { maxAttempts: 1 }, clock });
   try {
     const poller = createVotePoller({
       client,
       projectIds: async () => [PROJECT_ID],
       store: createMemoryStore(),
       pipeline: recordingInto(polled),
+      now: () => NOW,
     });
     const result = await poller.poll();
     expect(result.failures).toEqual([]);
+    return Object.assign([...polled], { refused: result.refused });
   } finally {
     await client.close();
   }
-  return [...polled];
 }
 
-/** The votes of `list` as signed `vote.create` deliveries bring them, each answered 204. */
-async function byWebhook(list: readonly Case[]): Promise<Vote[]> {
+/** The votes of `list` as signed `vote.create` deliveries bring them, each answered `status` (default 204). */
+async function byWebhook(list: readonly Case[], status = 204): Promise<Vote[]> {
   delivered.length = 0;
   for (const [i, c] of list.entries()) {
     const rawBody = JSON.stringify({
       type: 'vote.create',
       data: {
-        id: `vote-${i}`,
+        id: String(1_300_000_000_000_000_100n + BigInt(i)),
         weight: c.weight,
         created_at: c.webhookText,
         expires_at: new Date(c.ms + 12 * HOUR).toISOString(),
         project: { id: PROJECT_ID, type: 'bot', platform: 'discord', platform_id: '1300000000000000002' },
-        user: { id: c.userId, platform_id: `31${c.userId}`, name: 'voter', avatar_url: null },
+        user: { id: c.userId, platform_id: platformOf(c.userId), name: 'voter', avatar_url: null },
       },
     });
     const headers = { 'content-type': 'application/json', ...signDelivery({ secret: SECRET, rawBody, timestampSeconds: NOW / 1000 }) };
     const answer = await fetch(receiverUrl, { method: 'POST', body: rawBody, headers });
-    expect(answer.status, `${c.webhookText} by webhook`).toBe(204);
+    expect(answer.status, `${c.webhookText} by webhook`).toBe(status);
   }
   return [...delivered];
 }
 
 describe('one vote, two roads: the votes cursor and a signed delivery give it the same key', () => {
-  it('for arbitrary user IDs and instants, however each road spells the instant', { timeout: 120_000 }, async () => {
+  it('for arbitrary Snowflakes and instants of the last year, however each road spells the instant', { timeout: 120_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(cases, async (list) => {
         const cursor = await byCursor(list);
@@ -210,7 +218,7 @@ describe('one vote, two roads: the votes cursor and a signed delivery give it th
           expect([fromCursor.road, fromWebhook.road]).toEqual(['poll', 'webhook']);
           for (const vote of [fromCursor, fromWebhook]) {
             expect(Date.parse(vote.createdAt)).toBe(c.ms);
-            expect(vote).toMatchObject({ userId: c.userId, projectId: PROJECT_ID, weight: c.weight, platformId: `31${c.userId}` });
+            expect(vote).toMatchObject({ userId: c.userId, projectId: PROJECT_ID, weight: c.weight, platformId: platformOf(c.userId) });
           }
         }
       }),
@@ -218,11 +226,11 @@ describe('one vote, two roads: the votes cursor and a signed delivery give it th
     );
   });
 
-  it('also for the spellings at the edges: the epoch, the last day of 9999, the widest offsets', async () => {
+  it('also for the spellings at the edges: the ends of the window, the widest offsets', async () => {
     const edge = (ms: number, [cursorText, webhookText]: [string, string]) => ({ ms, weight: 1, cursorText, webhookText });
     const list = [
-      edge(0, ['1970-01-01T00:00:00.000Z', '1969-12-31T19:00-05:00']),
-      edge(Date.UTC(9999, 11, 30, 23, 59, 59, 999), ['9999-12-31T13:59:59.999+14:00', '9999-12-30T23:59:59.999000+00:00']),
+      edge(EARLIEST, ['2025-03-04T10:00:00.000Z', '2025-03-04T05:00-05:00']),
+      edge(LATEST, ['2026-03-05T00:05:00.000+14:00', '2026-03-04T10:05:00.000000+00:00']),
       edge(Date.parse('2026-03-04T09:58:00.000Z'), ['2026-03-04T09:58:00Z', '2026-03-03T20:58:00.000-13:00']),
       edge(Date.parse('2026-03-04T09:58:00.120Z'), ['2026-03-04T09:58:00.12Z', '2026-03-04T15:28:00.120000000+05:30']),
     ].map((c, i) => ({ ...c, userId: `20000000000000000${i}` }));
@@ -230,5 +238,19 @@ describe('one vote, two roads: the votes cursor and a signed delivery give it th
     const webhook = await byWebhook(list);
     expect(cursor.map((vote) => vote.key)).toEqual(list.map((c) => `${c.userId}:${c.ms}`));
     expect(webhook.map((vote) => vote.key)).toEqual(cursor.map((vote) => vote.key));
+  });
+
+  it('refuses alike on both roads a vote just outside the window, or whose user ID is not a Snowflake', async () => {
+    const refused = [
+      { userId: '200000000000000010', ms: EARLIEST - 1 },
+      { userId: '200000000000000011', ms: LATEST + 1 },
+      { userId: '2000000000000001', ms: NOW },
+      { userId: '200000000000000012\n', ms: NOW },
+      { userId: 'reminder', ms: NOW },
+    ].map((c) => ({ ...c, weight: 1, cursorText: new Date(c.ms).toISOString(), webhookText: new Date(c.ms).toISOString() }));
+    const cursor = await byCursor(refused);
+    expect([...cursor]).toEqual([]);
+    expect(cursor.refused).toBe(refused.length);
+    expect(await byWebhook(refused, 400)).toEqual([]);
   });
 });

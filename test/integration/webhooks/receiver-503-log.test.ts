@@ -68,7 +68,7 @@ function post(url: string, body: string, headers: Record<string, string>): Promi
 function delivery(i: number, at: number) {
   const body = JSON.stringify({
     type: 'vote.create',
-    data: { id: `vote-${i}`, weight: 1, created_at: new Date(NOW - i).toISOString(), expires_at: new Date(NOW + 43_200_000).toISOString(), project: PROJECT, user: { ...USER, id: `user-${i}` } },
+    data: { id: String(1_500_000_000_000_000_000n + BigInt(i)), weight: 1, created_at: new Date(NOW - i).toISOString(), expires_at: new Date(NOW + 43_200_000).toISOString(), project: PROJECT, user: { ...USER, id: String(1_400_000_000_000_000_000n + BigInt(i)) } },
   });
   const headers: Record<string, string> = { 'content-type': 'application/json', ...signDelivery({ secret: SECRET, rawBody: body, timestampSeconds: Math.floor(at / 1000), traceId: `trace-${i}` }) };
   return { body, headers };
@@ -104,7 +104,7 @@ describe('webhook votes answered 503: a summary, not a line each', () => {
     const receiverLines = () => lines.filter((line) => line.msg !== 'webhook receiver listening');
     expect(receiverLines()).toHaveLength(1);
     const [first] = receiverLines();
-    expect(first).toMatchObject({ level: 'error', status: 503, err: 'Redis: could not record 1 vote ledger change(s): The client is closed', voteId: 'vote-0', traceId: 'trace-0' });
+    expect(first).toMatchObject({ level: 'error', status: 503, err: 'Redis: could not record 1 vote ledger change(s): The client is closed', voteId: '1500000000000000000', traceId: 'trace-0' });
     expect(first!.fix).toMatch(/^bring Redis back \(state\.redis\.url\)/);
     expect(first!.msg).toMatch(/^could not record a webhook vote; answered 503 so the service retries/);
 

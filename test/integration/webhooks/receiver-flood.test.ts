@@ -40,11 +40,11 @@ function signedVote(): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify({
     type: 'vote.create',
     data: {
-      id: `vote-${seq}`,
+      id: String(1_500_000_000_000_000_000n + BigInt(seq)),
       weight: 1,
       created_at: createdAt,
       expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),
-      project: { id: 'project-1', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
+      project: { id: '1100000000000000001', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
       user: { id: `${300000000000000000 + seq}`, platform_id: `${200000000000000000 + seq}`, name: 'voter', avatar_url: null },
     },
   });

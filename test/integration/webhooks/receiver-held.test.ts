@@ -24,19 +24,23 @@ afterEach(async () => {
 });
 
 let seq = 0;
+/** The receiver's project. */
+const PROJECT = { id: '1100000000000000001', type: 'bot', platform: 'discord', platform_id: '100000000000000001' };
+/** The vote ID of vote `n`: a Snowflake. */
+const heldVoteId = (n: number) => String(1_600_000_000_000_000_000n + BigInt(n));
 /** A vote.create body for a new vote (or `padTo` bytes long, padded with JSON whitespace). */
-function voteBody(padTo?: number): string {
+function voteBody(padTo?: number, project = PROJECT): string {
   seq += 1;
   const createdAt = new Date(Date.now() - seq * 1_000).toISOString();
   const body = JSON.stringify({
     type: 'vote.create',
     data: {
-      id: `held-vote-${seq}`,
+      id: heldVoteId(seq),
       weight: 1,
       created_at: createdAt,
       expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),
-      project: { id: 'project-1', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
-      user: { id: `4000000000000${seq}`, platform_id: '200000000000000002', name: 'voter', avatar_url: null },
+      project,
+      user: { id: String(400_000_000_000_000_000n + BigInt(seq)), platform_id: '200000000000000002', name: 'voter', avatar_url: null },
     },
   });
   return padTo === undefined ? body : body + ' '.repeat(padTo - Buffer.byteLength(body));
@@ -89,7 +93,7 @@ describe('the webhook receiver keeps refusing what it refused (issue 34)', () =>
     expect((await deliver(body, headers)).status).toBe(401);
     clock.ms -= 602_000;
     expect((await deliver(body, headers)).status).toBe(401);
-    expect(recorded.map((vote) => vote.voteId)).toEqual([`held-vote-${seq}`, `held-vote-${seq}`]);
+    expect(recorded.map((vote) => vote.voteId)).toEqual([heldVoteId(seq), heldVoteId(seq)]);
   });
 
   it('takes a body of exactly 64 KiB and refuses one byte more with 413, unread', async () => {
@@ -167,12 +171,12 @@ describe('an agent receiving webhooks', () => {
     agent.on('vote', async (vote) => void rewarded.push(vote));
     await agent.start();
     stops.push(() => agent.stop());
-    const body = voteBody();
+    const body = voteBody(undefined, { id: fx.projectId, type: 'bot', platform: 'discord', platform_id: fx.platformId });
     const headers = { 'content-type': 'application/json', ...signed(body, Math.floor(Date.now() / 1000)) };
     const copy = () => sendOnFreshConnection(agent.webhookReceiverUrl!, { method: 'POST', body, headers });
     const answers = await Promise.all(Array.from({ length: 50 }, copy));
     expect(answers.map((answer) => answer.status)).toEqual(new Array(50).fill(204));
     await agent.stop();
-    expect(rewarded.map((vote) => vote.voteId)).toEqual([`held-vote-${seq}`]);
+    expect(rewarded.map((vote) => vote.voteId)).toEqual([heldVoteId(seq)]);
   });
 });

@@ -24,16 +24,16 @@ describe('webhook receiver log lines at info', () => {
     const url = await receiver.start();
     cleanup.push(() => receiver.stop());
 
-    const createdAt = '2026-03-04T10:00:00.000Z';
+    const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString();
     const body = JSON.stringify({
       type: 'vote.create',
       data: {
-        id: 'vote-77',
+        id: '1500000000000000077',
         weight: 1,
         created_at: createdAt,
-        expires_at: '2026-03-04T22:00:00.000Z',
-        project: { id: 'project-1', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
-        user: { id: 'user-77', platform_id: '200000000000000002', name: 'voter', avatar_url: null },
+        expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),
+        project: { id: '1100000000000000001', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
+        user: { id: '1400000000000000077', platform_id: '200000000000000002', name: 'voter', avatar_url: null },
       },
     });
     const signed = signDelivery({ secret: SECRET, rawBody: body, timestampSeconds: Math.floor(Date.now() / 1000), traceId: 'trace-77' });
@@ -42,10 +42,10 @@ describe('webhook receiver log lines at info', () => {
     expect((await call(url, { method: 'POST', body, headers })).status).toBe(204);
     await pipeline.idle();
 
-    const key = `user-77:${Date.parse(createdAt)}`;
+    const key = `1400000000000000077:${Date.parse(createdAt)}`;
     const votes = lines.filter((line) => String(line.msg).startsWith('vote '));
     expect(votes).toEqual([
-      expect.objectContaining({ level: 'info', msg: 'vote received', key, road: 'webhook', voteId: 'vote-77', traceId: 'trace-77', userId: 'user-77' }),
+      expect.objectContaining({ level: 'info', msg: 'vote received', key, road: 'webhook', voteId: '1500000000000000077', traceId: 'trace-77', userId: '1400000000000000077' }),
       expect.objectContaining({ level: 'info', msg: 'vote rewarded', key, hooks: ['reward'] }),
     ]);
     expect(text()).not.toContain(SECRET);

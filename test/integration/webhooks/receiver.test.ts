@@ -63,7 +63,7 @@ async function setup(options: Partial<WebhookReceiverOptions> & { failIngests?: 
   cleanup.push(async () => secrets.close());
   const registry = new Registry();
   const metrics = createAgentMetrics(registry);
-  const receiver = createWebhookReceiver({ listen: { host: '127.0.0.1', port: 0 }, secrets, legacyAuthorization: LEGACY, pipeline: { ingest }, projectId: () => 'project-1', metrics, ...options });
+  const receiver = createWebhookReceiver({ listen: { host: '127.0.0.1', port: 0 }, secrets, legacyAuthorization: LEGACY, pipeline: { ingest }, projectId: () => PROJECT.id, metrics, ...options });
   const url = await receiver.start();
   cleanup.push(() => receiver.stop());
   const outcomes = async () => {
@@ -74,16 +74,20 @@ async function setup(options: Partial<WebhookReceiverOptions> & { failIngests?: 
 }
 
 const silent = { error() {}, warn() {}, info() {}, debug() {}, child: () => silent };
+/** The receiver's project (its service ID, and its platform ID: the bot's). */
+const PROJECT = { id: '1100000000000000001', type: 'bot', platform: 'discord', platform_id: '100000000000000001' };
 let voteSeq = 0;
-function voteBody(userId = `user-${++voteSeq}`, createdAt = new Date().toISOString()) {
+/** A Snowflake-shaped ID numbered `n` under `base`. */
+const snowflake = (base: bigint, n: number) => String(base + BigInt(n));
+function voteBody(userId = snowflake(1_200_000_000_000_000_000n, ++voteSeq), createdAt = new Date().toISOString(), project = PROJECT) {
   return JSON.stringify({
     type: 'vote.create',
     data: {
-      id: `vote-${voteSeq}`,
+      id: snowflake(1_500_000_000_000_000_000n, voteSeq),
       weight: 1,
       created_at: createdAt,
       expires_at: new Date(Date.parse(createdAt) + 43_200_000).toISOString(),
-      project: { id: 'project-1', type: 'bot', platform: 'discord', platform_id: '100000000000000001' },
+      project,
       user: { id: userId, platform_id: '200000000000000002', name: 'voter', avatar_url: null },
     },
   });
@@ -108,13 +112,14 @@ function rawSocket(port: number): Promise<Socket & { received(): string; ended: 
 describe('the webhook receiver, at the HTTP level', () => {
   it('records a signed vote once: 204, a repeat of the delivery 204 too, one hook call', async () => {
     const { url, fired, pipeline, outcomes } = await setup();
-    const body = voteBody('user-a', '2026-03-04T10:00:00.000Z');
+    const createdMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    const body = voteBody('1200000000000000999', new Date(createdMs).toISOString());
     const first = await post(url, body, signed(body));
     const again = await post(url, body, signed(body));
     expect([first.status, again.status]).toEqual([204, 204]);
     await pipeline.idle();
     expect(fired).toHaveLength(1);
-    expect(fired[0]).toMatchObject({ key: 'user-a:1772618400000', road: 'webhook', voteId: expect.any(String), projectId: 'project-1', platformId: '200000000000000002', user: { name: 'voter', avatarUrl: null } });
+    expect(fired[0]).toMatchObject({ key: `1200000000000000999:${createdMs}`, road: 'webhook', voteId: expect.any(String), projectId: PROJECT.id, platformId: '200000000000000002', user: { name: 'voter', avatarUrl: null } });
     expect(await outcomes()).toEqual({ accepted: 1, duplicate: 1 });
   });
 
@@ -280,7 +285,7 @@ describe('the webhook receiver, at the HTTP level', () => {
   it('takes an integration handshake signed with an accepted secret, then votes signed with its new secret, until deleted', async () => {
     const { url, fired, pipeline, file } = await setup({ publicUrl: 'https://bot.example/webhooks/listing' });
     const connection = { connection_id: 'conn-1', webhook_secret: 'whs_from_handshake' };
-    const party = { project: { id: 'project-1', type: 'bot', platform: 'discord', platform_id: '1' }, user: { id: 'u', platform_id: '2', name: 'owner' } };
+    const party = { project: PROJECT, user: { id: 'u', platform_id: '2', name: 'owner' } };
     const create = JSON.stringify({ type: 'integration.create', data: { ...connection, ...party } });
     const answer = await post(url, create, signed(create));
     expect(answer.status).toBe(200);
@@ -306,7 +311,7 @@ describe('the webhook receiver, at the HTTP level', () => {
     expect((await post(url, JSON.stringify({ bot: '1', user: '2', type: 'test' }), { authorization: LEGACY })).status).toBe(204);
     await pipeline.idle();
     expect(fired).toHaveLength(1);
-    expect(fired[0]).toMatchObject({ key: expect.stringMatching(/^v0:project-1:200000000000000002:\d+$/), weight: 2, platformId: '200000000000000002', road: 'webhook' });
+    expect(fired[0]).toMatchObject({ key: expect.stringMatching(new RegExp(`^v0:${PROJECT.id}:200000000000000002:\\d+$`)), weight: 2, platformId: '200000000000000002', road: 'webhook' });
   });
 
   it('accepts a secret rotated into the secret file without a restart', async () => {
@@ -399,12 +404,12 @@ describe('the webhook receiver, against the emulator', () => {
     cleanup.push(() => agent.stop());
     expect(agent.votePipeline).toBeUndefined();
     const url = agent.webhookReceiverUrl!;
-    const body = voteBody();
+    const body = voteBody(undefined, undefined, { id: fx.projectId, type: 'bot', platform: 'discord', platform_id: fx.platformId });
     expect((await post(url, body, signed(body))).status).toBe(204);
     const legacy = JSON.stringify({ bot: fx.platformId, user: '200000000000000009', type: 'upvote' });
     expect((await post(url, legacy, { authorization: LEGACY })).status).toBe(204);
     await until(() => heard.length === 2);
-    expect(heard.map((vote) => vote.projectId)).toEqual(['project-1', fx.projectId]);
+    expect(heard.map((vote) => vote.projectId)).toEqual([fx.projectId, fx.projectId]);
     await agent.stop();
     expect(agent.webhookReceiverUrl).toBeUndefined();
     await expect(post(url, body, signed(body))).rejects.toThrow();
@@ -413,7 +418,7 @@ describe('the webhook receiver, against the emulator', () => {
   it("completes the emulator's integration handshake when self-signed handshakes are allowed", async () => {
     const emu = await startTestEmulator({ settings: { allowHttpLoopback: true } });
     const fx = setupBot(emu);
-    const { url, fired, pipeline } = await setup({ acceptSelfSignedHandshakes: true });
+    const { url, fired, pipeline } = await setup({ acceptSelfSignedHandshakes: true, projectId: () => fx.projectId });
     const integration = emu.admin.createIntegration({ name: 'Rewards', url });
     const client = clientFor(emu, { accessToken: fx.accessToken, projectId: fx.projectId });
     await client.integrations.connect(integration.id);

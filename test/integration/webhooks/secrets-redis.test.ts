@@ -208,12 +208,12 @@ describe.skipIf(withoutRedis)('agents on state.redis', () => {
       const body = JSON.stringify({
         type: 'vote.create',
         data: {
-          id,
+          id: `150000000000000000${id.slice(1)}`,
           weight: 1,
           created_at: new Date(Date.now() - 1_000).toISOString(),
           expires_at: new Date(Date.now() + 12 * 60 * MINUTE).toISOString(),
           project: { id: fx.projectId, type: 'bot', platform: 'discord', platform_id: fx.platformId },
-          user: { id: `user-${id}`, platform_id: '200000000000000002', name: 'voter', avatar_url: null },
+          user: { id: `20000000000000000${id.slice(1)}`, platform_id: '200000000000000002', name: 'voter', avatar_url: null },
         },
       });
       return fetch(agent.webhookReceiverUrl!, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signDelivery({ secret, rawBody: body, timestampSeconds: Math.floor(Date.now() / 1000) }) } }).then((r) => r.status);

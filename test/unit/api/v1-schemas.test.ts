@@ -20,7 +20,7 @@ const PROJECT = {
 describe('v1 response schemas', () => {
   it('drop fields the contract does not name, so a new server field breaks nothing', () => {
     expect(projectSchema.parse({ ...PROJECT, banner_url: 'https://example.com/b.png' })).toEqual(PROJECT);
-    const vote = { user_id: '1', platform_id: '2', weight: 1, created_at: '2026-03-04T10:00:00.000Z', expires_at: '2026-03-04T22:00:00.000Z' };
+    const vote = { user_id: '1300000000000000001', platform_id: '2', weight: 1, created_at: '2026-03-04T10:00:00.000Z', expires_at: '2026-03-04T22:00:00.000Z' };
     expect(votesPageSchema.parse({ cursor: 'c', data: [{ ...vote, id: 'v1' }], total: 1 })).toEqual({ cursor: 'c', data: [vote] });
   });
 

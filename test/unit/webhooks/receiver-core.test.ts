@@ -96,7 +96,9 @@ describe('judgeDelivery, v1', () => {
   });
 
   it('the clock and the tolerance decide staleness', () => {
-    const old = signed(VOTE_EVENT, SECRET, NOW_S - 600);
+    // Cast before it was signed: judged at the signing time, its created_at is not in the future.
+    const cast = { created_at: new Date(NOW - 601_000).toISOString(), expires_at: new Date(NOW - 601_000 + 43_200_000).toISOString() };
+    const old = signed({ ...VOTE_EVENT, data: { ...VOTE_EVENT.data, ...cast } }, SECRET, NOW_S - 600);
     expect(judge(old).kind).toBe('refuse');
     expect(judge(old, rules(), [SECRET], NOW - 600_000).kind).toBe('vote');
     expect(judge(old, rules({ toleranceSeconds: 900 })).kind).toBe('vote');
