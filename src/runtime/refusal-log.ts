@@ -1,5 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter, type Delay, type IntervalSummary } from './line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
+import { createLineLimiter, type IntervalSummary } from './line-limiter.js';
 
 /**
  * The warn lines of refused requests (a push with a wrong key, a status page action without the

@@ -16,6 +16,7 @@ import { reminderStoreFor, startReminders, type RunningReminders } from './remin
 import type { ReminderStore } from './reminders/reminders.js';
 import { withReminders } from './reminders/ingest.js';
 import type { Reminders } from './reminders/reminders.js';
+import { errorMessage } from '../errors.js';
 
 /** Options of {@link createVotesCapability}; everything else comes from the agent's context and `config.votes`. */
 export interface VotesCapabilityOptions {
@@ -298,7 +299,7 @@ async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvent
   await open?.close().catch((error: unknown) => {
     // Never only at debug: votes may be rewarded twice because of it, and the line names them.
     const again = error instanceof LedgerCloseError ? { rewardedAgain: error.rewardedAgain.slice(0, 1_000) } : {};
-    context?.logger.error({ ledger: open.describe(), ...again, err: error instanceof Error ? error.message : String(error) }, 'votes: could not close the vote ledger cleanly');
+    context?.logger.error({ ledger: open.describe(), ...again, err: errorMessage(error) }, 'votes: could not close the vote ledger cleanly');
     throw error;
   });
 }

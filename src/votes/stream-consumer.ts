@@ -3,6 +3,7 @@ import { createRedisConnection, defaultAgentId, REDIS_CONNECTION_DEFAULTS, redis
 import { parseAutoClaimReply, parsePendingDeliveries, parseReadGroupReply, voteFromEntry, type StreamEntry } from './stream-entries.js';
 import type { Vote } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
+import { errorMessage } from '../errors.js';
 
 /*
  * The reward stream, consumer side: bot processes read the votes the agent appended through one
@@ -97,8 +98,6 @@ const sleep = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener('abort', done, { once: true });
   });
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Consumes the reward stream through a consumer group: each vote goes to exactly one live
@@ -229,7 +228,7 @@ async function ensureGroup(c: ConsumerState): Promise<void> {
     await c.reader.client.sendCommand(['XGROUP', 'CREATE', c.streamKey, c.group, c.from === 'start' ? '0' : '$', 'MKSTREAM']);
     c.logger.info({ from: c.from }, 'reward stream consumer group created');
   } catch (error) {
-    if (!messageOf(error).startsWith('BUSYGROUP')) throw error;
+    if (!errorMessage(error).startsWith('BUSYGROUP')) throw error;
   }
 }
 
@@ -240,7 +239,7 @@ async function ack(c: ConsumerState, id: string): Promise<void> {
       return;
     } catch (error) {
       if (attempt >= 2) {
-        c.logger.warn({ entryId: id, err: messageOf(error) }, 'could not acknowledge a reward stream entry: it will be delivered again (rewards must be idempotent on idempotencyKey)');
+        c.logger.warn({ entryId: id, err: errorMessage(error) }, 'could not acknowledge a reward stream entry: it will be delivered again (rewards must be idempotent on idempotencyKey)');
         return;
       }
       // A short outage: wait for the connection a little rather than hand the vote to another run.
@@ -260,7 +259,7 @@ async function handle(c: ConsumerState, entry: StreamEntry, deliveries: number):
   try {
     await c.handler(vote, { idempotencyKey: vote.key, entryId: entry.id, deliveries });
   } catch (error) {
-    c.logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: messageOf(error) }, `reward handler failed; the vote stays pending and is delivered again after ${c.claimIdleMs} ms`);
+    c.logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: errorMessage(error) }, `reward handler failed; the vote stays pending and is delivered again after ${c.claimIdleMs} ms`);
     return;
   }
   await ack(c, entry.id);
@@ -270,7 +269,7 @@ function dispatch(c: ConsumerState, entry: StreamEntry, deliveries: number): voi
   // Our own entry, claimed back while its handler is still running: never run it twice here.
   if (c.inFlight.has(entry.id)) return;
   const work = handle(c, entry, deliveries)
-    .catch((error: unknown) => c.logger.error({ entryId: entry.id, err: messageOf(error) }, 'reward stream entry failed unexpectedly'))
+    .catch((error: unknown) => c.logger.error({ entryId: entry.id, err: errorMessage(error) }, 'reward stream entry failed unexpectedly'))
     .finally(() => {
       c.inFlight.delete(entry.id);
       wakeSlots(c);
@@ -299,7 +298,7 @@ async function runReadLoop(c: ConsumerState): Promise<void> {
       for (const entry of parseReadGroupReply(reply)) dispatch(c, entry, 1);
     } catch (error) {
       if (!c.running) break;
-      const problem = messageOf(error);
+      const problem = errorMessage(error);
       if (outage === undefined) c.logger.warn({ err: problem }, 'reward stream: cannot read; trying again');
       outage = problem;
       // Redis may have come back without its data (no persistence): the group must exist again.
@@ -335,7 +334,7 @@ async function claimRound(c: ConsumerState): Promise<void> {
 function scheduleClaims(c: ConsumerState): void {
   c.claimTimer = setTimeout(() => {
     claimRound(c)
-      .catch((error: unknown) => c.logger.debug({ err: messageOf(error) }, 'reward stream: claim round failed; trying again'))
+      .catch((error: unknown) => c.logger.debug({ err: errorMessage(error) }, 'reward stream: claim round failed; trying again'))
       .finally(() => {
         if (c.running) scheduleClaims(c);
       });

@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter, type Delay, type IntervalSummary, type LineLimiter } from '../runtime/line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
+import { createLineLimiter, type IntervalSummary, type LineLimiter } from '../runtime/line-limiter.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { settleWithin } from '../runtime/settle.js';
-import type { Vote, VoteSink } from '../runtime/votes.js';
+import type { Vote } from '../contract/vote.js';
+import type { VoteSink } from '../runtime/votes.js';
 import type { LegacyVoteKeys } from './legacy-votes.js';
 import {
   eventFields,
@@ -27,6 +29,7 @@ import {
   type VoteVerdict,
 } from './receiver-core.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * What the receiver does with each verdict of `receiver-core.ts`: a vote into the pipeline within
@@ -60,8 +63,6 @@ export interface Answer {
   reply: Reply;
   accepted?: ReceivedDelivery;
 }
-
-export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 const isSource = (secrets: ReceiverState['secrets']): secrets is SecretSource => !Array.isArray(secrets);
 
@@ -166,7 +167,7 @@ async function record(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, vo
 }
 
 function notRecorded(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, error: unknown): Answer {
-  const why = { msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) };
+  const why = { msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorMessage(error), fix: fixFor(error) };
   s.unrecorded.failed(why, recordFields(verdict));
   count(s, 'error');
   return { reply: REPLIES.notRecorded };
@@ -188,7 +189,7 @@ async function actOnEvent(s: ReceiverState, req: IncomingMessage, verdict: Event
       try {
         await store.addIntegration(event.data.connection_id, event.data.webhook_secret);
       } catch (error) {
-        s.logger.error({ ...eventFields(verdict), err: errorText(error) }, 'could not store an integration secret; handshake refused');
+        s.logger.error({ ...eventFields(verdict), err: errorMessage(error) }, 'could not store an integration secret; handshake refused');
         count(s, 'error');
         return { reply: REPLIES.secretNotStored };
       }
@@ -200,7 +201,7 @@ async function actOnEvent(s: ReceiverState, req: IncomingMessage, verdict: Event
       try {
         await store?.removeIntegration(event.data.connection_id);
       } catch (error) {
-        s.logger.error({ ...eventFields(verdict), err: errorText(error) }, 'could not forget an integration secret');
+        s.logger.error({ ...eventFields(verdict), err: errorMessage(error) }, 'could not forget an integration secret');
         count(s, 'error');
         return { reply: REPLIES.secretNotForgotten };
       }
@@ -217,7 +218,7 @@ async function recordLegacy(s: ReceiverState, verdict: LegacyVerdict & { kind: '
     made = await s.legacyKeys.voteFor(verdict.vote, verdict.projectId);
   } catch (error) {
     const msg = 'could not record a legacy vote anchor; answered 503 so the service retries';
-    const why = { msg, cause: errorText(error), fix: fixFor(error) };
+    const why = { msg, cause: errorMessage(error), fix: fixFor(error) };
     s.unrecorded.failed(why, { generation: 'v0' });
     count(s, 'error');
     return { reply: REPLIES.anchorFailed };

@@ -4,7 +4,7 @@ import { createListingClient, type ListingClient } from '../../api/client.js';
 import { createFileTokenStore } from '../../api/oauth/token-store.js';
 import type { LoadedConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
-import { ListingAgentError } from '../../errors.js';
+import { errorMessage, ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { stateDirectory } from '../../config/state-directory.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
@@ -81,7 +81,7 @@ function projectFinder(client: ListingClient, onError: (message: string) => void
     client.projects.get().then(
       (project) => void (id = project.id),
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         if (message !== lastError) onError(message);
         lastError = message;
         if (!stopped) timer = setTimeout(() => attempt(Math.min(delayMs * 2, 300_000)), delayMs);
@@ -162,7 +162,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     project?.stop();
     secrets.close();
     await pipeline.stop(Date.now()).catch(() => undefined);
-    await ledger.close().catch((error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not close the vote ledger cleanly'));
+    await ledger.close().catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'could not close the vote ledger cleanly'));
     await client.close().catch(() => undefined);
     // The store (releasing the lock), then the Redis connection: after every user of them.
     await state.close();

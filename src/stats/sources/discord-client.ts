@@ -1,4 +1,5 @@
 import type { CountReading, CountSource } from '../source.js';
+import { errorMessage } from '../../errors.js';
 
 /*
  * The one look at a discord.js Client that every embedded source shares. `probeClient` runs in
@@ -144,7 +145,7 @@ export async function probeProcess(
     return { label, probe: await withTimeout(evaluate(), timeoutMs, label, signal) };
   } catch (error) {
     signal?.throwIfAborted();
-    return { label, problem: `cannot be read yet (${messageOf(error)})` };
+    return { label, problem: `cannot be read yet (${errorMessage(error)})` };
   }
 }
 
@@ -237,11 +238,6 @@ async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string,
   }
 }
 
-/** An error's message, for a reason; never the stack. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** `[0, 1, ..., count - 1]`. */
 export function range(count: number): number[] {
   return Array.from({ length: count }, (_, i) => i);
@@ -304,7 +300,7 @@ export function createDiscordClientSource(client: DiscordClientLike, options: Em
       answers = await withTimeout(ask(), timeoutMs, what, signal);
     } catch (error) {
       signal?.throwIfAborted();
-      return { ready: false, reason: `counts not ready: the other processes cannot be read yet (${messageOf(error)})` };
+      return { ready: false, reason: `counts not ready: the other processes cannot be read yet (${errorMessage(error)})` };
     }
     if (!Array.isArray(answers)) return { ready: false, reason: `counts not ready: ${what} answered something that is not a list` };
     return readingFromProbes(answers.map((probe, i) => ({ label: `process ${i}`, probe })), total, range(total));
