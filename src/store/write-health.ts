@@ -115,7 +115,7 @@ export interface WriteHealthOptions {
 }
 
 /** A writer's part of the probe: what it must be able to write for the directory to count as writable. */
-type Probe = () => Promise<void>;
+export type Probe = () => Promise<void>;
 
 /** See the module comment. */
 export interface WriteHealth {

@@ -51,7 +51,7 @@ export interface StreamHookOptions {
 }
 
 /** What {@link appendVote} did. */
-interface StreamAppend {
+export interface StreamAppend {
   /** False when the vote's marker was there: it was appended before. */
   appended: boolean;
   /** The stream entry's ID (the earlier one when not appended now). */

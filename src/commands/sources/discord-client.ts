@@ -8,7 +8,7 @@ import { errorMessage } from '../../errors.js';
  */
 
 /** The parts of a discord.js `ApplicationCommand` the source copies (camelCase, as discord.js keeps them). */
-interface ApplicationCommandLike {
+export interface ApplicationCommandLike {
   type: number;
   name: string;
   description: string;
@@ -24,7 +24,7 @@ interface ApplicationCommandLike {
 }
 
 /** A discord.js `Collection` as far as the source reads it. */
-interface CommandCollectionLike<V> {
+export interface CommandCollectionLike<V> {
   values(): Iterable<V>;
 }
 

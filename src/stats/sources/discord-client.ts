@@ -15,14 +15,14 @@ export interface CacheLike<V> {
 }
 
 /** The parts of a discord.js `Guild` the probe reads. */
-interface GuildLike {
+export interface GuildLike {
   /** False while the guild is unavailable: in READY before its GUILD_CREATE, or in an outage. */
   available?: boolean;
   shardId?: number;
 }
 
 /** The parts of a discord.js `WebSocketShard` the probe reads. */
-interface WebSocketShardLike {
+export interface WebSocketShardLike {
   id: number;
   /** discord.js `Status`: 0 is Ready. */
   status: number;
@@ -244,7 +244,7 @@ export function range(count: number): number[] {
 }
 
 /** A discord.js `ShardClientUtil` (`client.shard`, set in a ShardingManager's shard process). */
-interface ShardClientUtilLike {
+export interface ShardClientUtilLike {
   /** Shards of the whole bot. */
   count: number;
   /** The shards this process runs. */
@@ -253,7 +253,7 @@ interface ShardClientUtilLike {
 }
 
 /** A discord-hybrid-sharding `ClusterClient` (`client.cluster`, set by the bot in a cluster process). */
-interface ClusterClientLike {
+export interface ClusterClientLike {
   id?: number;
   info?: { TOTAL_SHARDS?: number };
   broadcastEval(script: string, options?: { timeout?: number }): Promise<unknown>;
