@@ -18,8 +18,8 @@ export const STOP_DEADLINE_MS = 10_000;
 
 /**
  * How often the event-loop delay is sampled for the `nodejs_eventloop_lag_*` metrics, ms.
- * prom-client's default (10 ms) wakes an idle daemon 100 times a second: about 0.3% of a core,
- * most of what the daemon spends idle (bench/footprint.bench.ts). Once a second is plenty for a
+ * prom-client's default (10 ms) wakes an idle daemon 100 times a second, most of
+ * what the daemon spends idle. Once a second is plenty for a
  * sidecar scraped every 15 s or more.
  */
 const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
