@@ -20,7 +20,16 @@ export const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
  * `malformed` (not an event under a valid signature), `too_large` (413), `rejected` (wrong path or
  * method, a body that never arrived), `error` (not recorded: 503 so the service retries).
  */
-export const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'malformed', 'too_large', 'rejected', 'error'] as const;
+export const DELIVERY_OUTCOMES = [
+  'accepted',
+  'duplicate',
+  'bad_signature',
+  'stale',
+  'malformed',
+  'too_large',
+  'rejected',
+  'error',
+] as const;
 export const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
 /**
  * What became of a vote reminder, once per reminder: scheduled; `sent` (its hooks took it); `skipped` (superseded, late); a hook gave

@@ -100,6 +100,12 @@ export function createStreamHook(options: StreamHookOptions): StreamHook {
   };
 }
 
-export { createVoteConsumer, VOTE_CONSUMER_DEFAULTS, type StreamVoteContext, type VoteConsumer, type VoteConsumerOptions } from './stream-consumer.js';
+export {
+  createVoteConsumer,
+  VOTE_CONSUMER_DEFAULTS,
+  type StreamVoteContext,
+  type VoteConsumer,
+  type VoteConsumerOptions,
+} from './stream-consumer.js';
 
 /** Re-exported for consumers' type checks. */

@@ -167,7 +167,8 @@ async function record(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, vo
 }
 
 function notRecorded(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, error: unknown): Answer {
-  const why = { msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorMessage(error), fix: fixFor(error) };
+  const msg = 'could not record a webhook vote; answered 503 so the service retries';
+  const why = { msg, cause: errorMessage(error), fix: fixFor(error) };
   s.unrecorded.failed(why, recordFields(verdict));
   count(s, 'error');
   return { reply: REPLIES.notRecorded };
