@@ -5,7 +5,7 @@ import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../sto
 import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
-import { NO_DIRECTORY_SYNC, replayJournal, type JournalFs, type ReplayResult } from './journal.js';
+import { NO_DIRECTORY_SYNC, replayJournal, writeNewFile, type JournalFs, type ReplayResult } from './journal.js';
 import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
@@ -143,13 +143,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   let renamed = false;
   try {
-    const out = await fs.open(tmp, 'wx', 0o600);
-    try {
-      await out.writeFile(text);
-      await out.datasync();
-    } finally {
-      await out.close();
-    }
+    await writeNewFile(fs, tmp, text);
     if (f.corruptAside !== undefined) {
       // Linked, so the evidence of the damage survives the rewrite that drops it.
       await fs.link(path, f.corruptAside).catch(() => (f.corruptAside = undefined));

@@ -85,21 +85,6 @@ export function refuse(s: ReceiverState, req: IncomingMessage, refusal: Refusal)
   return refusal.reply;
 }
 
-/** The summary of an interval's refusals past the first of each reason (`summarise` of `refusals`). */
-export function refusalSummary(logger: AgentLogger, { kinds, notes, notesLeftOut, intervalMs }: IntervalSummary<string>): void {
-  const byReason: Record<string, number> = {};
-  let written = 0;
-  for (const [reason, seen] of kinds) {
-    byReason[reason] = seen.total;
-    written += seen.written;
-  }
-  const words = Object.entries(byReason).map(([reason, total]) => `${total} ${reason}`);
-  logger.warn(
-    { refused: byReason, loggedOneByOne: written, remotes: notesLeftOut > 0 ? [...notes, `${notesLeftOut} more`] : notes, intervalMs },
-    `webhook deliveries refused in the last ${intervalMs / 1000} s: ${words.join(', ')} (the first of each reason was logged)`,
-  );
-}
-
 /** Acts on `first`, the verdict of the delivery's first look. */
 export async function act(s: ReceiverState, req: IncomingMessage, rawBody: Buffer, first: Verdict): Promise<Answer> {
   const verdict = mayPassWithNewSecrets(first) ? await judgeAgain(s, req, rawBody, first) : first;

@@ -8,6 +8,7 @@ import { readBody } from '../http/read-body.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { unrefDelay, type Delay } from '../contract/timer-delay.js';
 import { createLineLimiter } from '../runtime/line-limiter.js';
+import { refusalSummary } from '../runtime/refusal-log.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { VoteSink } from '../runtime/votes.js';
 import { createLegacyVoteKeys, type AnchorStore } from './legacy-votes.js';
@@ -17,7 +18,6 @@ import {
   count,
   createUnrecordedLog,
   currentSecrets,
-  refusalSummary,
   refuse,
   type ReceiverState,
 } from './receiver-record.js';
@@ -252,7 +252,7 @@ function receiverState(options: WebhookReceiverOptions): ReceiverState {
       linesPerInterval: 1,
       intervalMs: LOG_INTERVAL_MS,
       schedule,
-      summarise: (summary) => refusalSummary(logger, summary),
+      summarise: (summary) => refusalSummary(logger, 'webhook deliveries', summary),
     }),
     unrecorded: createUnrecordedLog({ logger, now, intervalMs: LOG_INTERVAL_MS, schedule }),
     listeningUrl: undefined,

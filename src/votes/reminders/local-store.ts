@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { createCommitter, type Committer } from '../../store/committer.js';
 import { errnoCode, fsReason, STATE_DIRECTORY_SETTING, StoreError } from '../../store/errors.js';
-import { NO_DIRECTORY_SYNC, nodeJournalFs, replayLines, type JournalFormat, type JournalFs, type ReplayResult } from '../journal.js';
+import {
+  NO_DIRECTORY_SYNC,
+  nodeJournalFs,
+  replayLines,
+  writeNewFile,
+  type JournalFormat,
+  type JournalFs,
+  type ReplayResult,
+} from '../journal.js';
 import { VERSION_2_ASIDE } from '../ledger-file-disk.js';
 import { carryOver } from './carry-over.js';
 import type { ReminderStore } from './reminders.js';
@@ -310,13 +318,7 @@ async function rewrite(s: FileState): Promise<void> {
   const text = HEADER_LINE + ended.join('') + s.schedule.records().map((r) => lineOf({ t: 's', r })).join('');
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   try {
-    const out = await fs.open(tmp, 'wx', 0o600);
-    try {
-      await out.writeFile(text);
-      await out.datasync();
-    } finally {
-      await out.close();
-    }
+    await writeNewFile(fs, tmp, text);
     await fs.rename(tmp, path);
   } catch (error) {
     await fs.unlink(tmp).catch(() => undefined);
