@@ -5,7 +5,16 @@ import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../sto
 import type { FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
-import { NO_DIRECTORY_SYNC, replayJournal, writeNewFile, type JournalFs, type ReplayResult } from './journal.js';
+import {
+  makeStateDirectory,
+  newerJournalError,
+  NO_DIRECTORY_SYNC,
+  readJournalText,
+  replayJournal,
+  writeNewFile,
+  type JournalFs,
+  type ReplayResult,
+} from './journal.js';
 import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
@@ -174,24 +183,9 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   }
 }
 
-async function readJournal(f: FileLedgerState): Promise<string | undefined> {
-  try {
-    return await f.fs.readFile(f.path, 'utf8');
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
-    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — ${fix}`, f.path, { cause: error });
-  }
-}
-
 export async function prepareDirectory(f: FileLedgerState): Promise<void> {
   const { fs, directory } = f;
-  try {
-    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
-    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
-  }
+  await makeStateDirectory(fs, directory);
   // Snapshots of a compaction that died before its rename: never part of the journal.
   const names = await fs.readdir(directory).catch(() => [] as string[]);
   const prefix = `${JOURNAL}${TMP_MARK}`;
@@ -220,7 +214,7 @@ async function createJournal(f: FileLedgerState): Promise<void> {
 /** Replays the journal into `state`, repairing what can be repaired; creates it when missing. */
 export async function load(f: FileLedgerState): Promise<ReplayResult | undefined> {
   const { path } = f;
-  const text = await readJournal(f);
+  const text = await readJournalText(f.fs, f.path);
   let remindersHeld = false;
   const replay =
     text === undefined
@@ -229,10 +223,7 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
           if (record.t === 'r') remindersHeld = true;
           f.state.apply(record);
         });
-  if (replay?.header.kind === 'newer') {
-    const newer = `${path} was written by a newer listing-agent (journal version ${replay.header.version})`;
-    throw new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
-  }
+  if (replay?.header.kind === 'newer') throw newerJournalError(path, 'journal', replay.header.version);
   if (replay !== undefined && replay.tornBytes > 0) {
     await f.fs.truncate(path, replay.goodBytes).catch((error: unknown) => {
       throw new StoreError(`cannot cut the torn last record off ${path}: ${fsReason(error)}`, path, { cause: error });
