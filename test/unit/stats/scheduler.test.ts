@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createManualScheduler, createSchedule, MAX_TIMER_MS, nextIntervalRun, type Schedule } from '../../../src/runtime/scheduler.js';
+import { createSchedule, MAX_TIMER_MS, nextIntervalRun, type Schedule } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler } from '../../helpers/manual-scheduler.js';
 
 const made: Schedule[] = [];
 afterEach(() => {
