@@ -22,7 +22,6 @@ import { createRecordFailureLog } from './record-failures.js';
 
 export type { BackoffOptions } from './pipeline-state.js';
 export type { VotePipelineEmit } from './pipeline-run.js';
-export type { Delay } from '../contract/timer-delay.js';
 export type { IngestResult } from '../runtime/votes.js';
 
 /*

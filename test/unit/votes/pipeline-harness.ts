@@ -2,7 +2,8 @@ import { Registry } from 'prom-client';
 import type { AgentEvents } from '../../../src/agent/events.js';
 import { silentLogger } from '../../../src/log/agent-logger.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
-import { createVotePipeline, type Delay, type VotePipelineOptions } from '../../../src/votes/pipeline.js';
+import type { Delay } from '../../../src/contract/timer-delay.js';
+import { createVotePipeline, type VotePipelineOptions } from '../../../src/votes/pipeline.js';
 import type { HookCallContext, Vote, VoteHook, VoteLedger } from '../../../src/votes/types.js';
 import { T0 } from './votes-fixtures.js';
 
