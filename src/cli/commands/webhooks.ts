@@ -200,7 +200,7 @@ async function accessToken(io: CliIo, tokenFile: string | undefined): Promise<{ 
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const reason = (error as NodeJS.ErrnoException).code ?? errorMessage(error);
     throw new ListingAgentError('token_file', `cannot read the access token file ${path}: ${reason}`);
   }
   if (text.trimStart().startsWith('{')) {
@@ -251,7 +251,7 @@ async function runRotate(argv: string[], io: CliIo): Promise<number> {
     } catch (error) {
       // Never lose the only copy: keep it in this machine's file, and say what to do.
       const instead = `the new secret goes to ${file} on this machine instead`;
-      io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${(error as Error).message}; ${instead}\n`);
+      io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${errorMessage(error)}; ${instead}\n`);
     }
   }
   try {
@@ -259,7 +259,7 @@ async function runRotate(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     // The only copy of the new secret is lost with this process: say so, never print it.
     const lost = 'the new secret was not kept: fix that and rotate again';
-    io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${(error as Error).message}; ${lost}\n`);
+    io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${errorMessage(error)}; ${lost}\n`);
     return EXIT.failure;
   }
   io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${file}; a running receiver uses it at once.\n`);
