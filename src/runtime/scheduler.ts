@@ -72,18 +72,13 @@ export interface Schedule {
 /** Makes schedules; the poster's seam for tests. */
 export type ScheduleFactory = (options: ScheduleOptions) => Schedule;
 
-/**
- * The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days); a longer wait is cut into
- * pieces, each re-checked against the clock when it fires.
- */
-export const MAX_TIMER_MS = MAX_TIMER_DELAY_MS;
 
 /**
  * The delay to arm a timer with for `dueAt` (epoch ms) as of `now`: never negative, never more than
- * `maxStepMs` (default and ceiling {@link MAX_TIMER_MS}). A wait longer than that is taken in steps:
+ * `maxStepMs` (default and ceiling `MAX_TIMER_DELAY_MS`). A wait longer than that is taken in steps:
  * the caller re-checks the clock when the timer fires and arms the next step.
  */
-export function stepDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_MS): number {
+export function stepDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_DELAY_MS): number {
   return Math.min(maxStepMs, timerDelay(dueAt - now));
 }
 
@@ -202,7 +197,7 @@ function nextCronRun(schedule: TimedSchedule, from: number): number | undefined 
   return schedule.pattern!.nextRun(new Date(from))?.getTime();
 }
 
-/** Arms the one timer for `dueAt` (in pieces of at most {@link MAX_TIMER_MS}). */
+/** Arms the one timer for `dueAt` (in pieces of at most `MAX_TIMER_DELAY_MS`, each re-checked against the clock). */
 function arm(schedule: TimedSchedule): void {
   clearTimeout(schedule.timer);
   schedule.timer = undefined;
