@@ -12,9 +12,6 @@ export interface JournalFs extends FileStoreFs {
   truncate(path: string, length: number): Promise<void>;
 }
 
-/** Directory fsync is not supported everywhere (Windows, some FUSE file systems): losing it is not fatal. */
-export const NO_DIRECTORY_SYNC: ReadonlySet<string> = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
-
 /** Creates `tmp` (it must not exist: `wx`, mode 0600) with `text`, fdatasynced: a snapshot that a rename then puts in place. */
 export async function writeNewFile(fs: FileStoreFs, tmp: string, text: string): Promise<void> {
   const out = await fs.open(tmp, 'wx', 0o600);

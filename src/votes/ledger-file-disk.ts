@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Committer } from '../store/committer.js';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
-import type { FileStoreHandle } from '../store/fs.js';
+import { NO_DIRECTORY_SYNC, type FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
 import {
   makeStateDirectory,
   newerJournalError,
-  NO_DIRECTORY_SYNC,
   readJournalText,
   replayJournal,
   writeNewFile,

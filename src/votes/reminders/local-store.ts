@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { createCommitter, type Committer } from '../../store/committer.js';
 import { errnoCode, fsReason, STATE_DIRECTORY_SETTING, StoreError } from '../../store/errors.js';
+import { NO_DIRECTORY_SYNC } from '../../store/fs.js';
 import {
   makeStateDirectory,
   newerJournalError,
-  NO_DIRECTORY_SYNC,
   nodeJournalFs,
   readJournalText,
   replayLines,
