@@ -1,3 +1,5 @@
+import type { Agent } from 'node:https';
+import { erisRestOptions } from './eris.js';
 import { startFakeGateway } from './gateway.js';
 import type { FakeGateway, FakeGatewayOptions } from './gateway-types.js';
 import { startFakeDiscordRest } from './rest.js';
@@ -15,6 +17,11 @@ export interface FakeDiscord {
   token: string;
   /** The bot's user ID and application ID (READY, `GET /applications/@me`). */
   applicationId: string;
+  /**
+   * Eris's `rest` options for the fake REST API (Eris speaks only HTTPS to a host without a port:
+   * this agent hands it a plain socket to the fake): `new Eris.Client(token, { rest: fake.erisRestOptions() })`.
+   */
+  erisRestOptions(): { agent: Agent; domain: string };
   /** Stops both. */
   close(): Promise<void>;
 }
@@ -37,7 +44,8 @@ export type StartFakeDiscordOptions = Omit<FakeGatewayOptions, 'token' | 'shardC
 export async function startFakeDiscord(options: StartFakeDiscordOptions = {}): Promise<FakeDiscord> {
   const { ports, token = 'fake-bot-token', shardCount = 1, ...gatewayOptions } = options;
   const applicationId = options.applicationId ?? options.userId ?? '300000000000000001';
-  const gateway = await startFakeGateway({ ...gatewayOptions, token, shardCount, userId: options.userId ?? applicationId, applicationId, ...(ports?.gateway ? { port: ports.gateway } : {}) });
+  const userId = options.userId ?? applicationId;
+  const gateway = await startFakeGateway({ ...gatewayOptions, token, shardCount, userId, applicationId, ...(ports?.gateway ? { port: ports.gateway } : {}) });
   const rest = await startFakeDiscordRest({
     token,
     applicationId,
@@ -54,5 +62,6 @@ export async function startFakeDiscord(options: StartFakeDiscordOptions = {}): P
   const close = async () => {
     await Promise.all([gateway.close(), rest.close()]);
   };
-  return { rest, gateway, restUrl: rest.url, gatewayUrl: gateway.url, token, applicationId, close };
+  const erisRest = () => erisRestOptions(rest.url);
+  return { rest, gateway, restUrl: rest.url, gatewayUrl: gateway.url, token, applicationId, erisRestOptions: erisRest, close };
 }
