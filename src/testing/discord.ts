@@ -45,7 +45,8 @@ export async function startFakeDiscord(options: StartFakeDiscordOptions = {}): P
   const { ports, token = 'fake-bot-token', shardCount = 1, ...gatewayOptions } = options;
   const applicationId = options.applicationId ?? options.userId ?? '300000000000000001';
   const userId = options.userId ?? applicationId;
-  const gateway = await startFakeGateway({ ...gatewayOptions, token, shardCount, userId, applicationId, ...(ports?.gateway ? { port: ports.gateway } : {}) });
+  const gatewayPort = ports?.gateway ? { port: ports.gateway } : {};
+  const gateway = await startFakeGateway({ ...gatewayOptions, token, shardCount, userId, applicationId, ...gatewayPort });
   const rest = await startFakeDiscordRest({
     token,
     applicationId,

@@ -27,7 +27,9 @@ interface Connection {
   session: Session | undefined;
 }
 
-const OP = { dispatch: 0, heartbeat: 1, identify: 2, presence: 3, voice: 4, resume: 6, requestMembers: 8, invalidSession: 9, hello: 10, ack: 11 };
+const OP = {
+  dispatch: 0, heartbeat: 1, identify: 2, presence: 3, voice: 4, resume: 6, requestMembers: 8, invalidSession: 9, hello: 10, ack: 11,
+};
 const REPLAY_LOG_LIMIT = 1000;
 /** What the fake cannot imitate, by opcode: the connection is refused with 4001 and this sentence. */
 const REFUSED: Record<number, string> = {
@@ -128,7 +130,10 @@ class FakeGatewayServer implements FakeGateway {
   #readyPayload(session: Session, own: string[]): Record<string, unknown> {
     return {
       v: 10,
-      user: { id: this.#userId, username: 'Fake Bot', discriminator: '0000', global_name: null, avatar: null, bot: true, verified: true, mfa_enabled: false, flags: 0 },
+      user: {
+        id: this.#userId, username: 'Fake Bot', discriminator: '0000', global_name: null, avatar: null,
+        bot: true, verified: true, mfa_enabled: false, flags: 0,
+      },
       guilds: own.map(unavailableGuild),
       session_id: session.id,
       resume_gateway_url: this.url,
@@ -153,7 +158,8 @@ class FakeGatewayServer implements FakeGateway {
     if (d.compress === true) conn.compression = 'identify';
     const previous = this.#latest.get(shardId);
     if (previous) this.#byId.delete(previous.id);
-    const session: Session = { id: randomBytes(16).toString('hex'), shardId, seq: 0, log: [], connection: conn, readySent: false, guildsSent: false, resumes: 0 };
+    const id = randomBytes(16).toString('hex');
+    const session: Session = { id, shardId, seq: 0, log: [], connection: conn, readySent: false, guildsSent: false, resumes: 0 };
     this.#latest.set(shardId, session);
     this.#byId.set(session.id, session);
     conn.session = session;
@@ -291,7 +297,8 @@ class FakeGatewayServer implements FakeGateway {
     return shardOfGuild(guildId, this.shardCount);
   }
 
-  disconnectShard(shardId: number, { code = 4000, invalidateSession = false }: { code?: number; invalidateSession?: boolean } = {}): number {
+  disconnectShard(shardId: number, options: { code?: number; invalidateSession?: boolean } = {}): number {
+    const { code = 4000, invalidateSession = false } = options;
     const session = this.#latest.get(shardId);
     if (session && invalidateSession) this.#byId.delete(session.id);
     let closed = 0;
@@ -306,7 +313,10 @@ class FakeGatewayServer implements FakeGateway {
   sessions(): FakeGatewaySession[] {
     return [...this.#latest.values()]
       .sort((a, b) => a.shardId - b.shardId)
-      .map((s) => ({ shardId: s.shardId, sessionId: s.id, connected: isOpen(s.connection), ready: s.readySent, guildsSent: s.guildsSent, resumes: s.resumes }));
+      .map((s) => ({
+        shardId: s.shardId, sessionId: s.id, connected: isOpen(s.connection),
+        ready: s.readySent, guildsSent: s.guildsSent, resumes: s.resumes,
+      }));
   }
 
   release(what?: 'ready' | 'guilds'): void {
@@ -331,7 +341,8 @@ class FakeGatewayServer implements FakeGateway {
  */
 export async function startFakeGateway(options: FakeGatewayOptions): Promise<FakeGateway> {
   let gateway: FakeGatewayServer | undefined;
-  const server = await startWebSocketServer((socket, request) => gateway?.accept(socket, request), { ...(options.port ? { port: options.port } : {}) });
+  const port = options.port ? { port: options.port } : {};
+  const server = await startWebSocketServer((socket, request) => gateway?.accept(socket, request), port);
   gateway = new FakeGatewayServer(options, `ws://127.0.0.1:${server.port}`);
   gateway.listen(server);
   return gateway;

@@ -1,5 +1,7 @@
 export { startTestKit } from './kit.js';
-export type { StartTestKitOptions, TestKit, TestKitAgentConfig, TestKitAgentOptions, TestKitFault, TestKitProject, TestKitVoteInput } from './kit-types.js';
+export type {
+  StartTestKitOptions, TestKit, TestKitAgentConfig, TestKitAgentOptions, TestKitFault, TestKitProject, TestKitVoteInput,
+} from './kit-types.js';
 export { startFakeDiscord, type FakeDiscord, type StartFakeDiscordOptions } from './discord.js';
 export { startFakeGateway } from './gateway.js';
 export type { FakeGateway, FakeGatewayEvent, FakeGatewayOptions, FakeGatewaySession } from './gateway-types.js';

@@ -16,7 +16,7 @@ const REMINDER_LOOK_MS = 25;
 function advanceMs(by: number | string): number {
   const ms = typeof by === 'number' ? by * 1000 : parseDuration(by);
   if (ms === undefined || !Number.isFinite(ms) || ms < 0) {
-    throw new TypeError(`advanceClock: ${JSON.stringify(by)} is neither a number of seconds (0 or more) nor a duration such as 30s, 12h or 1h30m`);
+    throw new TypeError(`advanceClock: ${JSON.stringify(by)} is neither a number of seconds (0 or more) nor a duration (30s, 12h, 1h30m)`);
   }
   return ms;
 }
@@ -106,7 +106,8 @@ class RunningTestKit implements TestKit {
     const { gateway } = this.discord;
     if (options.shard === undefined || options.id !== undefined) return gateway.addGuild(options.id);
     if (!Number.isInteger(options.shard) || options.shard < 0 || options.shard >= gateway.shardCount) {
-      throw new RangeError(`addGuild: shard ${options.shard} is not one of the kit's shards (0 to ${gateway.shardCount - 1}; set shards in startTestKit)`);
+      const shards = `0 to ${gateway.shardCount - 1}; set shards in startTestKit`;
+      throw new RangeError(`addGuild: shard ${options.shard} is not one of the kit's shards (${shards})`);
     }
     // Generated IDs fall round robin on the shards: at most shardCount tries land on the one asked.
     for (;;) {
@@ -159,7 +160,8 @@ class RunningTestKit implements TestKit {
   }
 
   refusals(): string[] {
-    const gateway = this.discord.gateway.events.filter((event) => event.type === 'refused').map((event) => `gateway: ${event.detail ?? ''}`);
+    const refused = this.discord.gateway.events.filter((event) => event.type === 'refused');
+    const gateway = refused.map((event) => `gateway: ${event.detail ?? ''}`);
     return [...this.discord.rest.refused.map((route) => `REST: ${route}`), ...gateway];
   }
 
@@ -205,13 +207,18 @@ export async function startTestKit(options: StartTestKitOptions = {}): Promise<T
     guilds: options.guilds ?? 3,
     applicationId,
     ...(options.botToken === undefined ? {} : { token: options.botToken }),
-    ports: { ...(ports.discordRest ? { rest: ports.discordRest } : {}), ...(ports.discordGateway ? { gateway: ports.discordGateway } : {}) },
+    ports: {
+      ...(ports.discordRest ? { rest: ports.discordRest } : {}),
+      ...(ports.discordGateway ? { gateway: ports.discordGateway } : {}),
+    },
   });
   let emulator: RunningEmulator | undefined;
   try {
-    emulator = await startEmulator({ now, ...(options.emulatorSettings ? { settings: options.emulatorSettings } : {}), ...(ports.emulator ? { port: ports.emulator } : {}) });
+    const settings = options.emulatorSettings ? { settings: options.emulatorSettings } : {};
+    emulator = await startEmulator({ now, ...settings, ...(ports.emulator ? { port: ports.emulator } : {}) });
     const owner = emulator.admin.createUser({ username: 'bot-owner' });
-    const made = emulator.admin.createProject({ platform: 'discord', type: 'bot', platform_id: applicationId, owner_user_id: owner.id, name: 'Test Bot' });
+    const listed = { platform: 'discord', type: 'bot', platform_id: applicationId, owner_user_id: owner.id, name: 'Test Bot' } as const;
+    const made = emulator.admin.createProject(listed);
     const project = { id: made.project.id, platformId: applicationId, token: made.project_token, ownerId: owner.id };
     const stateDirectory = await mkdtemp(join(tmpdir(), 'listing-agent-testkit-'));
     return new RunningTestKit({ discord, emulator, project, clock, stateDirectory });

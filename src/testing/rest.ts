@@ -90,10 +90,13 @@ class FakeDiscordRestServer implements FakeDiscordRest {
   #decide(req: IncomingMessage, method: string, path: string, received: string): Answer {
     // An interaction's callback is authorised by the interaction's token in its path, not the bot's.
     const unauthenticated = path.startsWith('/interactions/');
-    if (!unauthenticated && req.headers.authorization !== `Bot ${this.state.token}`) return { status: 401, body: { message: '401: Unauthorized', code: 0 } };
+    if (!unauthenticated && req.headers.authorization !== `Bot ${this.state.token}`) {
+      return { status: 401, body: { message: '401: Unauthorized', code: 0 } };
+    }
     const limits = this.#limits();
     if (this.state.remaining <= 0) {
-      const retry = { 'x-ratelimit-remaining': '0', 'retry-after': String(Math.ceil(this.state.resetAfterSeconds)), 'x-ratelimit-scope': 'user' };
+      const retryAfter = String(Math.ceil(this.state.resetAfterSeconds));
+      const retry = { 'x-ratelimit-remaining': '0', 'retry-after': retryAfter, 'x-ratelimit-scope': 'user' };
       const body = { message: 'You are being rate limited.', retry_after: this.state.resetAfterSeconds, global: false };
       return { status: 429, body, headers: { ...limits, ...retry } };
     }
@@ -107,7 +110,8 @@ class FakeDiscordRestServer implements FakeDiscordRest {
   #own(method: string, path: string, received: string): Answer {
     const { state } = this;
     if (method === 'GET' && path === '/applications/@me') {
-      return { status: 200, body: { id: state.applicationId, name: 'Fake Bot', approximate_guild_count: state.approximateGuildCount, bot_public: true, flags: 0 } };
+      const count = state.approximateGuildCount;
+      return { status: 200, body: { id: state.applicationId, name: 'Fake Bot', approximate_guild_count: count, bot_public: true, flags: 0 } };
     }
     if (method === 'GET' && path === '/gateway') return { status: 200, body: { url: state.gatewayUrl } };
     if (method === 'GET' && path === '/gateway/bot') {
@@ -123,7 +127,8 @@ class FakeDiscordRestServer implements FakeDiscordRest {
     }
     const route = `${method} ${path}`;
     this.refused.push(route);
-    return { status: 501, body: { message: `The fake Discord does not implement ${route}: see docs/testing.md for the routes it has.`, code: 0 } };
+    const message = `The fake Discord does not implement ${route}: see docs/testing.md for the routes it has.`;
+    return { status: 501, body: { message, code: 0 } };
   }
 
   #made(input: Record<string, unknown>, existing?: FakeApplicationCommand): FakeApplicationCommand {

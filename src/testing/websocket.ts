@@ -196,7 +196,8 @@ function parseHead(text: string): { method: string; url: string; headers: Record
 /** Answers a request that is no WebSocket upgrade with `status` and a sentence saying why. */
 function refuse(socket: Socket, status: string, sentence: string): void {
   const body = `${sentence}\n`;
-  socket.end(`HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  const head = `HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close`;
+  socket.end(`${head}\r\n\r\n${body}`);
 }
 
 /** Completes the upgrade of `socket` whose head is `text`; the connection, or undefined when refused. */

@@ -25,7 +25,11 @@ export interface DiscordSummary {
 }
 
 /** Starts the fake Discord for `bot` with `shards` and `guilds`. */
-export async function startEmulatorDiscord(bot: DiscordBotListing, shards: number, guilds: number): Promise<{ discord: FakeDiscord; summary: DiscordSummary }> {
+export async function startEmulatorDiscord(
+  bot: DiscordBotListing,
+  shards: number,
+  guilds: number,
+): Promise<{ discord: FakeDiscord; summary: DiscordSummary }> {
   const discord = await startFakeDiscord({ shardCount: shards, guilds, applicationId: bot.platformId });
   const environment = {
     LISTING_AGENT_SERVICE_TOKEN: bot.projectToken,
@@ -35,7 +39,8 @@ export async function startEmulatorDiscord(bot: DiscordBotListing, shards: numbe
     DISCORD_TOKEN: discord.token,
     DISCORD_API: discord.restUrl,
   };
-  const summary = { rest: discord.restUrl, gateway: discord.gatewayUrl, token: discord.token, application_id: bot.platformId, shards, guilds, environment };
+  const where = { rest: discord.restUrl, gateway: discord.gatewayUrl, token: discord.token, application_id: bot.platformId };
+  const summary = { ...where, shards, guilds, environment };
   return { discord, summary };
 }
 
@@ -52,7 +57,8 @@ export function describeDiscord(summary: DiscordSummary): string {
     'Settings for a bot (environment variables):',
     ...Object.entries(summary.environment).map(([name, value]) => `  ${name}=${value}`),
     '',
-    "Point the bot's Client at DISCORD_API: discord.js `rest: { api }`, Oceanic.js `rest: { baseURL: <api>/v10 }`, Eris: see docs/testing.md.",
+    "Point the bot's Client at DISCORD_API: discord.js `rest: { api }`, Oceanic.js `rest: { baseURL: <api>/v10 }`,",
+    'Eris: see docs/testing.md.',
     'Its agent takes the LISTING_AGENT_* settings (the daemon reads them as they are).',
   ];
   return `${lines.join('\n')}\n`;

@@ -106,7 +106,8 @@ function describeSummary(summary: ReturnType<typeof emulatorSummary>): string {
 function countOption(name: string, given: unknown, fallback: number, min: number): number | string {
   if (given === undefined) return fallback;
   const value = Number(given);
-  return Number.isInteger(value) && value >= min && value <= 10_000 ? value : `--${name} must be a whole number from ${min} to 10000 (got ${String(given)})`;
+  if (Number.isInteger(value) && value >= min && value <= 10_000) return value;
+  return `--${name} must be a whole number from ${min} to 10000 (got ${String(given)})`;
 }
 
 /**
@@ -117,9 +118,9 @@ async function startDiscord(summary: ReturnType<typeof emulatorSummary>, values:
   const shards = countOption('shards', values.shards, 1, 1);
   const guilds = countOption('guilds', values.guilds, 3, 0);
   const bot = summary.projects.find((p) => p.platform === 'discord' && p.type === 'bot');
-  const problem = typeof shards === 'string' ? shards : typeof guilds === 'string' ? guilds : bot ? undefined : 'the seed has no Discord bot project for the fake Discord to play: add one (platform discord, type bot)';
-  if (problem !== undefined || !bot || typeof shards === 'string' || typeof guilds === 'string') {
-    io.stderr(`listing-agent emulator: ${problem ?? ''}\n`);
+  if (typeof shards === 'string' || typeof guilds === 'string' || !bot) {
+    const noBot = 'the seed has no Discord bot project for the fake Discord to play: add one (platform discord, type bot)';
+    io.stderr(`listing-agent emulator: ${typeof shards === 'string' ? shards : typeof guilds === 'string' ? guilds : noBot}\n`);
     return null;
   }
   const { startEmulatorDiscord, describeDiscord } = await import('./emulator-discord.js');
@@ -170,7 +171,8 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
     await emulator.close();
     return EXIT.config;
   }
-  const printed = values.json ? `${JSON.stringify({ ...summary, ...(discord ? { discord: discord.summary } : {}) })}\n` : describeSummary(summary);
+  const json = () => `${JSON.stringify({ ...summary, ...(discord ? { discord: discord.summary } : {}) })}\n`;
+  const printed = values.json ? json() : describeSummary(summary);
   io.stdout(discord && !values.json ? `${printed}\n${discord.text}` : printed);
 
   // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
