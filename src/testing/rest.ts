@@ -111,7 +111,8 @@ class FakeDiscordRestServer implements FakeDiscordRest {
     const { state } = this;
     if (method === 'GET' && path === '/applications/@me') {
       const count = state.approximateGuildCount;
-      return { status: 200, body: { id: state.applicationId, name: 'Fake Bot', approximate_guild_count: count, bot_public: true, flags: 0 } };
+      const application = { id: state.applicationId, name: 'Fake Bot', approximate_guild_count: count };
+      return { status: 200, body: { ...application, bot_public: true, flags: 0 } };
     }
     if (method === 'GET' && path === '/gateway') return { status: 200, body: { url: state.gatewayUrl } };
     if (method === 'GET' && path === '/gateway/bot') {

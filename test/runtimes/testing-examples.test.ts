@@ -44,7 +44,7 @@ async function runTests(args: string[], library: string) {
 
 describe('testing kit examples', () => {
   it.each(LIBRARIES)("testing kit examples: node's test runner (bun test on Bun), %s", async (library) => {
-    const args = RUNTIME_KIND === 'bun' ? ['test', './reward-bot.node-test.mjs'] : ['--test', 'reward-bot.node-test.mjs'];
+    const args = RUNTIME_KIND === 'bun' ? ['test', './reward-bot.node-test.mjs'] : ['--test', '--test-reporter=tap', 'reward-bot.node-test.mjs'];
     const { code, output } = await runTests(args, library);
     expect(code, output).toBe(0);
     expect(output).toMatch(RUNTIME_KIND === 'bun' ? /\b1 pass\b/ : /# pass 1\b/);
