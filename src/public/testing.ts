@@ -45,3 +45,5 @@ export type {
   FakeRestAnswer,
   FakeRestRequest,
 } from '../testing/index.js';
+/** The emulator's types the kit's API names (also exported by `listing-agent/emulator`). */
+export type { AdminVote, EmulatorSettings, RunningEmulator } from '../emulator/index.js';
