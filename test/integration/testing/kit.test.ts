@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
 import type { Vote } from '../../../src/votes/types.js';
-import { startTestKit, type TestKit } from '../../../src/testing/index.js';
+import { startTestKit } from '../../../src/testing/index.js';
 import { spawnCli } from '../../helpers/cli.js';
 import { call } from '../../helpers/http.js';
 
