@@ -25,7 +25,7 @@ import { bench, describe } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createRedisConnection } from '../src/redis/connection.js';
 import { createShardReporter } from '../src/stats/sources/redis-shards.js';
-import { startFakeDiscordRest } from '../test/helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../test/helpers/fake-discord/index.js';
 import { startTestRedis, type TestRedis } from '../test/helpers/redis.js';
 import { assertBuilt, CLI_PATH, machine, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
 
