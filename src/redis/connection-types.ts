@@ -34,17 +34,28 @@ export interface RedisSentinelOptions {
   tls?: RedisTlsOptions | undefined;
 }
 
-/** Options of `createRedisConnection`: exactly one of `url` and `sentinel`. */
+/** The nodes of a Redis Cluster (`cluster` of {@link RedisConnectionOptions}). */
+export interface RedisClusterNodes {
+  /** Some of the cluster's nodes (primaries or replicas, three is plenty): the client learns the others and the slots from them. */
+  nodes: readonly { host: string; port: number }[];
+}
+
+/** Options of `createRedisConnection`: exactly one of `url`, `sentinel` and `cluster`. */
 export interface RedisConnectionOptions {
   /** One server: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
   url?: string | undefined;
   /** A primary and its replicas watched by Sentinels: the connection follows the primary across a failover. */
   sentinel?: RedisSentinelOptions | undefined;
-  /** With `sentinel`: the data servers' user (with `url`, the URL carries it). */
+  /**
+   * A Redis Cluster: every key goes under one hash tag made of `prefix` (`{listing-agent}:...`),
+   * so that all of them live in one slot, and every command goes to the primary that holds it.
+   */
+  cluster?: RedisClusterNodes | undefined;
+  /** With `sentinel` or `cluster`: the data servers' user (with `url`, the URL carries it). */
   username?: string | undefined;
-  /** With `sentinel`: the data servers' password (with `url`, the URL carries it). */
+  /** With `sentinel` or `cluster`: the data servers' password (with `url`, the URL carries it). */
   password?: string | undefined;
-  /** Prefix of every key (`state.redis.prefix`). Default `listing-agent:`. */
+  /** Prefix of every key (`state.redis.prefix`). Default `listing-agent:`; with `cluster`, as a hash tag (`{listing-agent}:`). */
   prefix?: string | undefined;
   /** TLS to the data servers: default on for `rediss://`; `caFile` a PEM of the CA; `serverName` the certificate's name. */
   tls?: RedisTlsOptions | undefined;
@@ -96,7 +107,7 @@ export interface RedisScript {
 export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
   /** The official client, connected or reconnecting. Commands fail at once while it is down. */
   readonly client: RedisClient;
-  /** The key prefix, `listing-agent:` by default. */
+  /** The key prefix, `listing-agent:` by default; on a Redis Cluster with its hash tag, `{listing-agent}:`. */
   readonly prefix: string;
   /** `prefix + parts.join(':')`. */
   key(...parts: string[]): string;

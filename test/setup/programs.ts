@@ -34,6 +34,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/leader/redis-lease.test.ts',
       'test/integration/leader/reminders-failover.test.ts',
       'test/integration/leader/restart-capabilities.test.ts',
+      'test/integration/redis/cluster.test.ts',
       'test/integration/redis/connection.test.ts',
       'test/integration/redis/replica.test.ts',
       'test/integration/redis/sentinel.test.ts',

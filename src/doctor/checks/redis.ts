@@ -7,7 +7,7 @@ import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorD
 const NO_REDIS = 'state.redis is not set: one agent keeps its state in the state directory and leads alone';
 
 const REDIS_FIX =
-  'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL) or state.redis.sentinel; ' +
+  'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL), state.redis.sentinel or state.redis.cluster; ' +
   'is it reachable from this machine (firewall, TLS)?';
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -38,7 +38,7 @@ export const redisServerCheck: DoctorCheck = {
     const started = performance.now();
     let info: string;
     try {
-      info = String(await redis.client.info('server'));
+      info = String(await redis.client.sendCommand(['INFO', 'server']));
     } catch (error) {
       return fail(`${redis.describe()} is reached but refuses INFO: ${messageOf(error)}`, REDIS_FIX);
     }
