@@ -120,6 +120,19 @@ export function redisSchema() {
         .describe('Prefix of every key, so several bots can share one Redis; on a cluster, made a hash tag ({listing-agent}:).'),
       tls: tlsSchema('Redis', 'on for rediss:// URLs').prefault({}).describe('TLS to Redis (the servers that hold the data).'),
       lease: duration('2s', '5m').prefault('15s').describe('The leader lease: a dead leader is replaced within this period.'),
+      replicas: z
+        .number()
+        .int()
+        .min(0)
+        .max(16)
+        .optional()
+        .describe(
+          'Replicas that must have a write (WAIT) before the agent takes it as done: a webhook vote answered 2xx, ' +
+            "the votes cursor's checkpoint, a hook's completion, a fencing token; default 1 when the primary has a replica, else 0.",
+        ),
+      confirmTimeout: duration('10ms', '10s')
+        .prefault('1s')
+        .describe('How long a write waits for state.redis.replicas to have it; past it, it is refused as Redis down is (503).'),
       agentId: z
         .string()
         .min(1)

@@ -118,6 +118,8 @@ interface LeaseRun {
   readonly onUp: () => void;
   /** Step down at once when the connection finds itself on a replica: it leads nothing from there. */
   readonly onDown: () => void;
+  /** Another server than before (a failover, a restart): the lease is checked again before leading on. */
+  readonly onServer: () => void;
   lease: LeaseState;
   running: boolean;
   inFlight: Promise<void> | undefined;
@@ -183,7 +185,17 @@ function failed(run: LeaseRun, doing: string, error: unknown): void {
 async function acquire(run: LeaseRun): Promise<AcquireOutcome> {
   const previous = run.lease.role === 'standby' ? (run.lease.previousValue ?? '') : '';
   const reply = (await run.scripts.acquire.run([run.leaderKey, run.fenceKey], [run.agentId, run.timing.leaseMs, previous])) as unknown[];
-  if (integer(reply[0]) === 1) return { kind: 'acquired', value: String(reply[1]), token: integer(reply[2]) };
+  if (integer(reply[0]) === 1) {
+    const value = String(reply[1]);
+    try {
+      // A token a failover could take back could be handed out twice: not led on until confirmed.
+      await run.connection.confirm(`the leader lease (fencing token ${integer(reply[2])})`);
+    } catch (error) {
+      await run.scripts.release.run([run.leaderKey], [value]).catch(() => undefined);
+      throw error;
+    }
+    return { kind: 'acquired', value, token: integer(reply[2]) };
+  }
   const value = String(reply[1]);
   return { kind: 'held', holder: parseLeaseValue(value)?.agentId ?? value, ttlMs: integer(reply[2]) };
 }
@@ -257,6 +269,7 @@ function start(run: LeaseRun): void {
   run.running = true;
   run.connection.on('up', run.onUp);
   run.connection.on('down', run.onDown);
+  run.connection.on('server', run.onServer);
   // The holder read before the start is still the best knowledge until the first try answers.
   run.lease = initialLeaseState(run.now(), run.lease.role === 'standby' ? run.lease.leaderId : undefined);
   void tick(run);
@@ -285,6 +298,7 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
   clearTimeout(run.timer);
   run.connection.off('up', run.onUp);
   run.connection.off('down', run.onDown);
+  run.connection.off('server', run.onServer);
   if (!wasRunning) return;
   // An acquire in flight may take the lease: wait for its answer, so that it is released too.
   await run.inFlight?.catch(() => undefined);
@@ -351,6 +365,14 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
       const server = connection.server;
       if (!run.running || run.lease.role !== 'leader' || server === undefined || server.role === 'primary') return;
       run.lastFailure = `Redis at ${server.address} is a ${server.role} now, not the primary`;
+      transition(run, stepDown(run.lease, now()));
+      schedule(run, now());
+    },
+    onServer: () => {
+      if (!run.running || run.lease.role !== 'leader') return;
+      // What this leader read and wrote may be gone with the old server: it takes the lease anew
+      // (a new fencing token, a confirmed one) before it acts as leader again.
+      run.lastFailure = 'the Redis server changed (a failover or a restart): taking the lease anew before leading again';
       transition(run, stepDown(run.lease, now()));
       schedule(run, now());
     },

@@ -30,6 +30,8 @@ export interface ConnectionState {
   readonly link: Link;
   /** The facade over the link's client (command-facade.ts). */
   client: RedisClient;
+  /** `RedisConnection.confirm` (confirm.ts). */
+  confirm: (what: string) => Promise<void>;
   readonly emitter: EventEmitter<RedisConnectionEvents>;
   readonly logger: AgentLogger;
   readonly words: RedisSettingWords;

@@ -59,6 +59,14 @@ export interface RedisConnectionOptions {
   prefix?: string | undefined;
   /** TLS to the data servers: default on for `rediss://`; `caFile` a PEM of the CA; `serverName` the certificate's name. */
   tls?: RedisTlsOptions | undefined;
+  /**
+   * Replicas that must have a write before the agent takes it as done (`WAIT`): a webhook vote
+   * answered 2xx, the cursor's checkpoint, a hook's completion, a fencing token. Default: 1 when
+   * the primary has a replica (`INFO replication`), else 0 (nothing to confirm on).
+   */
+  replicas?: number | undefined;
+  /** How long a write may wait for its replicas (`WAIT`'s timeout) before it is refused. Default 1 000 ms. */
+  confirmTimeoutMs?: number | undefined;
   /** Time for one connection attempt. Default 5 000 ms. */
   connectTimeoutMs?: number;
   /** Time for one command before it fails (a hung Redis must not hang the agent). Default 2 000 ms. */
@@ -75,6 +83,7 @@ export const REDIS_CONNECTION_DEFAULTS = {
   prefix: 'listing-agent:',
   connectTimeoutMs: 5_000,
   commandTimeoutMs: 2_000,
+  confirmTimeoutMs: 1_000,
   reconnectDelaysMs: [100, 250, 500, 1_000, 2_000] as readonly number[],
   clientName: 'listing-agent',
 } as const;
@@ -130,6 +139,12 @@ export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
    * once with a {@link RedisServerError} when the server is one the agent cannot use at all.
    */
   whenUp(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
+  /**
+   * Resolves once the replicas asked for (`replicas`) have every write this connection made so
+   * far (`WAIT`, within `confirmTimeoutMs`); at once when none is asked for. Rejects with a
+   * {@link RedisUnavailableError} naming `what` otherwise: a failover could take the write back.
+   */
+  confirm(what: string): Promise<void>;
   /** A Lua script bound to this connection. */
   script(source: string): RedisScript;
   /** `redis redis://host:port/db` with any password removed, for logs and `/readyz`. */

@@ -16,6 +16,7 @@ import {
 } from './connection-types.js';
 import { describeRedisUrl, scriptSha } from './keys.js';
 import { clusterLink, clusterPrefix } from './cluster.js';
+import { createConfirmer } from './confirm.js';
 import { sentinelLink, serverLink, type Link, type LinkEvents } from './links.js';
 
 /**
@@ -163,6 +164,7 @@ export function openRedisConnection(options: RedisConnectionOptions, words: Redi
   const made: ConnectionState = {
     link,
     client: undefined as unknown as RedisClient,
+    confirm: () => Promise.resolve(),
     emitter,
     logger: options.logger ?? silentLogger,
     words,
@@ -180,6 +182,14 @@ export function openRedisConnection(options: RedisConnectionOptions, words: Redi
     retryTimer: undefined,
   };
   state = made;
+  const confirmer = createConfirmer({
+    client: () => made.client,
+    replicas: options.replicas,
+    timeoutMs: options.confirmTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.confirmTimeoutMs,
+  });
+  // Another server (a failover, a restart): its replicas are read again.
+  emitter.on('server', () => confirmer.forget());
+  made.confirm = confirmer.confirm;
   made.client = commandFacade(link, {
     routeKey: prefix,
     observe: (error) => observeReply(made, error),
@@ -216,6 +226,7 @@ function connectionOf(state: ConnectionState, prefix: string): RedisConnection {
     },
     whenUp: (waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}) => whenUp(state, waitOptions),
     script: (source: string): RedisScript => scriptOn(client, source),
+    confirm: (what: string) => state.confirm(what),
     describe: () => state.description,
     close() {
       if (state.closing) return state.closing;

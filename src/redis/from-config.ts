@@ -19,6 +19,9 @@ export interface RedisSection {
   password?: string | undefined;
   prefix?: string | undefined;
   tls?: RedisConnectionOptions['tls'];
+  replicas?: number | undefined;
+  /** `state.redis.confirmTimeout`, in ms. */
+  confirmTimeout?: number | undefined;
 }
 
 /**
@@ -58,6 +61,8 @@ export function redisConnectionFor(
     password: redis.password,
     prefix: redis.prefix,
     tls: redis.tls,
+    replicas: redis.replicas,
+    confirmTimeoutMs: redis.confirmTimeout,
   };
   try {
     return openRedisConnection({ ...section, ...options }, redisSettingWords(mode));

@@ -115,6 +115,8 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
       // Each write is `op, key, hook, payload`: its record is declared after the ledger's keys.
       const records = args.filter((_, i) => i % 4 === 1).map((key) => recordKey(r, String(key)));
       r.counts = parseCounts(await r.scripts.apply.run([...r.keys, ...records], [r.now(), r.keepKeysForMs, ...args]));
+      // A hook's completion is final only once the replicas have it; unconfirmed, it stays queued.
+      await r.connection.confirm(`${args.length / 4} vote ledger change(s)`);
     };
     r.queue = createWriteQueue({ connection, logger: r.logger, apply });
     r.heartbeatTimer = setInterval(() => void beat(r), timerDelay(Math.max(10, Math.floor(leaseMs / 3))));

@@ -74,6 +74,9 @@ for n = 1, (#ARGV - 1) / 3 do
     fresh[#fresh + 1] = key
   end
 end
+-- A write even when nothing is new: WAIT then confirms what the replication stream holds up to
+-- now (another agent's record of the same vote among it), not this connection's last write alone.
+if #fresh == 0 then redis.call('INCRBY', KEYS[4], 0) end
 return {fresh, counts()}
 `;
 
@@ -124,6 +127,8 @@ for n = 1, (#ARGV - 2) / 4 do
     end
   end
 end
+-- Always a write, so that WAIT confirms this batch even when each write was there already (a retry).
+redis.call('INCRBY', KEYS[4], 0)
 return counts()
 `;
 

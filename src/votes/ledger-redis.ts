@@ -194,9 +194,13 @@ async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): P
   let reply: [unknown[], unknown];
   try {
     reply = (await r.scripts.recordPending.run(keys, args)) as [unknown[], unknown];
+    // Not taken (a webhook answered 2xx, the cursor moved past it) until the replicas have it:
+    // a failover could take it back. A duplicate is confirmed too (the other agent's record).
+    await r.connection.confirm(`the record of ${votes.length} vote(s)`);
   } catch (error) {
-    // The script may have run and its reply been lost: if so these votes are pending under this
-    // agent, and nothing would run them until it restarts. The next sweep looks them up.
+    // The script may have run and its reply been lost, or its write not be confirmed: if so these
+    // votes are pending under this agent, and nothing would run them until it restarts. The next
+    // sweep looks them up.
     if (r.uncertain.size < MAX_UNCERTAIN) for (const vote of votes) r.uncertain.add(vote.key);
     throw redisFailure(`record ${votes.length} vote(s) as pending`, error);
   }
