@@ -188,6 +188,8 @@ function write(r: RedisVoteLedgerState, action: string, what: string, args: stri
 async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): Promise<Vote[]> {
   requireOpen(r, 'record votes in');
   if (votes.length === 0) return [];
+  // What this agent knew before Redis answers: a key it knew that Redis calls new was lost there.
+  const knew = new Map(votes.filter((vote) => r.known.has(vote.key)).map((vote) => [vote.key, r.known.isHeld(vote.key)]));
   const args: (string | number)[] = [r.agentId];
   for (const vote of votes) args.push(vote.key, JSON.stringify(vote), forgetAt(r, vote));
   const keys = [...r.keys, ...votes.map((vote) => recordKey(r, vote.key))];
@@ -208,12 +210,31 @@ async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): P
   const fresh = new Set(reply[0].map(String));
   const accepted: Vote[] = [];
   for (const vote of votes) {
-    if (fresh.delete(vote.key)) {
+    if (fresh.has(vote.key) && knew.has(vote.key)) {
+      fresh.delete(vote.key);
+      forgottenByRedis(r, vote, knew.get(vote.key) === true);
+    } else if (fresh.delete(vote.key)) {
       r.known.hold(vote.key, forgetAt(r, vote));
       accepted.push(vote);
     } else r.known.remember(vote.key, forgetAt(r, vote));
   }
   return accepted;
+}
+
+/**
+ * A vote this agent knew (recorded, seen, or running here) that Redis took as new: Redis lost its
+ * record (a failover that took back writes, a restart without its append-only file). The agent's
+ * memory is the second duplicate check: the vote is not run again. Running here, its job finishes
+ * it; known otherwise, its new record is marked finished at once, so no sweep runs it either.
+ */
+function forgottenByRedis(r: RedisVoteLedgerState, vote: Vote, runningHere: boolean): void {
+  r.logger.warn(
+    { vote: vote.key, runningHere },
+    'vote ledger: Redis had lost the record of a vote this agent knew (a failover?): taken as a duplicate, not run again',
+  );
+  if (runningHere) return;
+  r.known.remember(vote.key, forgetAt(r, vote));
+  write(r, 'record a finished vote in', `record vote ${vote.key} as finished`, ['c', vote.key, '', '']).catch(() => undefined);
 }
 
 async function takeDeadLetters(r: RedisVoteLedgerState, filter: DeadLetterFilter | undefined): Promise<DeadLetter[]> {

@@ -7,6 +7,7 @@ import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { startTcpEndpoint } from '../../helpers/tcp-endpoint.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 import { voteAt } from '../../helpers/votes.js';
 import { programPath } from '../../setup/provided.js';
@@ -150,5 +151,35 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     expect(whileFrozen.filter((a) => a.status !== null && a.status < 300)).toEqual([]);
     expect(whileFrozen.some((a) => a.status === 503)).toBe(true);
     expect([...hook.counts()].filter(([, n]) => n > 1)).toEqual([]);
+  });
+
+  it('a leader that finds another server behind its endpoint (a failover) takes the lease anew, under a larger token', { timeout: 20_000 }, async () => {
+    const endpoint = await startTcpEndpoint(primary.port);
+    const connection = createRedisConnection({ url: endpoint.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: 300, reconnectDelaysMs: [50] });
+    opened.push(connection);
+    connection.start();
+    await connection.whenUp({ timeoutMs: 5_000 });
+    const leadership = createRedisLeadership({ connection, agentId: 'a', leaseMs: 5_000 });
+    const changes: boolean[] = [];
+    leadership.on('change', (leading) => changes.push(leading));
+    leadership.start();
+    try {
+      await waitFor('the lease', () => leadership.isLeader, 5_000);
+      const first = leadership.fencingToken!;
+      // The failover: the replica (which has the confirmed token) becomes the primary, the old
+      // primary its replica, and the endpoint moves; the lease itself is still valid.
+      await replica.command('REPLICAOF', 'NO', 'ONE');
+      await primary.command('REPLICAOF', '127.0.0.1', String(replica.port));
+      endpoint.move(replica.port, { dropOpen: true });
+      await waitFor('a step down and the lease taken anew', () => changes.length >= 3 && leadership.isLeader, 10_000);
+      expect(changes.slice(0, 3)).toEqual([true, false, true]);
+      expect(leadership.fencingToken).toBeGreaterThan(first);
+    } finally {
+      await leadership.stop();
+      await endpoint.close();
+      await primary.command('REPLICAOF', 'NO', 'ONE');
+      await replica.command('REPLICAOF', '127.0.0.1', String(primary.port));
+      await waitFor('the replica in sync again', async () => (await replica.command('INFO', 'replication')).includes('master_link_status:up'), 10_000);
+    }
   });
 });
