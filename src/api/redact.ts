@@ -59,8 +59,14 @@ function isSecretQueryKey(key: string): boolean {
   return SECRET_QUERY_KEYS.has(decodeQueryPart(key).toLowerCase());
 }
 
-/** A URL inside text: a scheme, `://`, then up to a space, a quote or a bracket. */
-const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g;
+/**
+ * A URL inside text: a scheme, `://`, then up to a space, a quote or a bracket. The scheme is bounded (no real one
+ * is longer than 32 characters): unbounded, a long run of letters with no `://` is scanned again from each of its
+ * characters, quadratic in its length, and a hostile service's error body or a config value can be that run.
+ */
+const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s"'<>`]+/g;
+/** A sentence's punctuation after a URL; only from the start of a run of it (so a long run is scanned once). */
+const TRAILING_PUNCTUATION = /(?<![.,;:!?)\]}])[.,;:!?)\]}]+$/;
 
 /** The credentials one URL carries, as {@link urlCredentialForms} lists them; none when `text` is not a URL. */
 function credentialsOfUrl(text: string): string[] {
@@ -94,7 +100,7 @@ function credentialsOfUrl(text: string): string[] {
  */
 export function urlCredentialForms(text: string): string[] {
   // A sentence's punctuation after a URL is not part of it.
-  const urls = new Set([text, ...(text.match(URL_IN_TEXT) ?? []).map((url) => url.replace(/[.,;:!?)\]}]+$/, ''))]);
+  const urls = new Set([text, ...(text.match(URL_IN_TEXT) ?? []).map((url) => url.replace(TRAILING_PUNCTUATION, ''))]);
   return [...new Set([...urls].flatMap(credentialsOfUrl))].filter((form) => form !== '');
 }
 

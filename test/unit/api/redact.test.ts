@@ -110,4 +110,18 @@ describe('urlCredentialForms', () => {
     const text = `POST ${url} answered 500: pw-5678 u:pw-5678 tok-1234`;
     expect(redact(text, [...credentialForms('Bearer zz-9999'), ...urlCredentialForms(url)])).not.toMatch(/pw-5678|tok-1234/);
   });
+
+  it('finds a URL after a long run of scheme characters, and before a long run of punctuation', () => {
+    const run = 'error-fetching-the-hook-at-the-address-';
+    expect(urlCredentialForms(`${run}https://user:pw123@hooks.example/x`)).toContain('pw123');
+    expect(urlCredentialForms(`see https://user:pw123@hooks.example/x${'.'.repeat(50)}`)).toContain('pw123');
+  });
+
+  it('reads a hostile megabyte of letters or of dots without going quadratic', () => {
+    // Quadratic scanning of one of these takes minutes; a linear one, milliseconds. The bound is loose on purpose.
+    const started = performance.now();
+    expect(urlCredentialForms('x'.repeat(1_000_000))).toEqual([]);
+    expect(urlCredentialForms(`https://example.test/${'.'.repeat(1_000_000)}a`)).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
 });
