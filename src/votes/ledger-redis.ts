@@ -214,6 +214,9 @@ async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): P
       fresh.delete(vote.key);
       forgottenByRedis(r, vote, knew.get(vote.key) === true);
     } else if (fresh.delete(vote.key)) {
+      // Recorded by this call: an earlier call's uncertain outcome for it no longer matters (the
+      // sweep would run it a second time, beside the job this call starts).
+      r.uncertain.delete(vote.key);
       r.known.hold(vote.key, forgetAt(r, vote));
       accepted.push(vote);
     } else r.known.remember(vote.key, forgetAt(r, vote));

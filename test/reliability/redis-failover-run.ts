@@ -226,7 +226,9 @@ export async function failoverRun(
     const twice = [...firings].filter(([, calls]) => calls.length > 1);
     // A repeat only for a call in flight at the failover: begun before it was over, not answered before it began.
     const inFlight = (call: { at: number; answered?: number }) => call.at <= failDone + 1_000 && (call.answered ?? Infinity) >= failAt - 1_000;
-    const badRepeats = twice.filter(([, calls]) => calls.length > 2 || !inFlight(calls[0]!)).map(([key, calls]) => `${key}: ${calls.map((c) => `${c.agent}@${c.at}`).join(', ')}`);
+    const badRepeats = twice
+      .filter(([, calls]) => calls.length > 2 || !inFlight(calls[0]!))
+      .map(([key, calls]) => `${key}: ${calls.map((c) => `${c.agent}@${c.at}-${c.answered ?? '?'}`).join(', ')}`);
     const byTime = new Map<number, Sample[]>();
     for (const s of samples) byTime.set(Math.floor(s.at / 100), [...(byTime.get(Math.floor(s.at / 100)) ?? []), s]);
     const twoLeaderSamples = [...byTime.values()].filter((group) => new Set(group.filter((s) => s.leading).map((s) => s.name)).size > 1).length;
@@ -240,7 +242,8 @@ export async function failoverRun(
       `${lost.length} lost in all), ${twice.length} rewarded twice (${badRepeats.length} not in flight), ${twoLeaderSamples} samples with two leaders, ` +
       `${untruthful.length} untruthful /readyz, stats posted ${postAfterMs ?? 'never'} ms after the failover (lease ${LEASE_MS} ms), ready at the end ${readyAtEnd.join('/')}, ` +
       `${emu.admin.metrics(fx.projectId).length} posts in all, ${signs.length} crash signs, ${hits.length} secrets, ${Math.round((Date.now() - started) / 1000)} s` +
-      `${notReady.some((text) => text !== '') ? `; not ready at the end: ${notReady.join(' | ')}` : ''}`;
+      `${notReady.some((text) => text !== '') ? `; not ready at the end: ${notReady.join(' | ')}` : ''}` +
+      `${badRepeats.length > 0 ? `; repeats outside the failover (${failAt}..${failDone}): ${badRepeats.join('; ')}` : ''}`;
     console.log(line);
     return { cast: cast.length, acknowledged: acknowledgedKeys.size, lostAcknowledged, lost, twice: twice.length, badRepeats, twoLeaderSamples, untruthful, postAfterMs, readyAtEnd, signs, secrets: hits, line };
   } finally {
