@@ -96,7 +96,10 @@ end
 return out
 `;
 
-/** After the token, `line, sent (1|0)` pairs: removes each line still its slot's, notes the sent ones; replies the next due time or false. */
+/**
+ * After the token, `line, sent (1|0)` pairs: removes each line still its slot's, notes the sent
+ * ones; replies the next due time or false.
+ */
 const REMOVE = `${FENCE}
 for i = 2, #ARGV, 2 do
   local line = ARGV[i]
@@ -135,17 +138,15 @@ export interface RedisReminderStoreOptions {
   fence?: () => number | undefined;
 }
 
-/** The {@link ReminderStore} every agent on a Redis shares. */
-export function createRedisReminderStore(options: RedisReminderStoreOptions): ReminderStore {
-  const { connection } = options;
-  const delayMs = options.delayMs ?? 0;
-  const keys = [REDIS_KEYS.reminders, REDIS_KEYS.remindersDue, REDIS_KEYS.remindersSent, REDIS_KEYS.fence].map((key) => connection.key(key));
-  const scripts = { schedule: SCHEDULE, due: DUE, remove: REMOVE, list: LIST };
-  const loaded = Object.fromEntries(Object.entries(scripts).map(([name, source]) => [name, connection.script(source)])) as Record<
-    keyof typeof scripts,
+const SCRIPTS = { schedule: SCHEDULE, due: DUE, remove: REMOVE, list: LIST };
+
+/** Runs the store's scripts on its keys: a `FENCED` reply as a {@link FencedError}, any other failure as Redis's. */
+function scriptRunner(connection: RedisConnection, keys: readonly string[]) {
+  const loaded = Object.fromEntries(Object.entries(SCRIPTS).map(([name, source]) => [name, connection.script(source)])) as Record<
+    keyof typeof SCRIPTS,
     ReturnType<RedisConnection['script']>
   >;
-  const run = async (script: keyof typeof scripts, args: readonly (string | number)[], doing: string): Promise<unknown> => {
+  return async (script: keyof typeof SCRIPTS, args: readonly (string | number)[], doing: string): Promise<unknown> => {
     try {
       return await loaded[script].run(keys, args);
     } catch (error) {
@@ -154,13 +155,25 @@ export function createRedisReminderStore(options: RedisReminderStoreOptions): Re
       throw redisFailure(doing, error);
     }
   };
-  /** The firing scripts' first argument: the token, or '' when not fenced; refused at once when not leading. */
-  const token = (): string => {
-    if (options.fence === undefined) return '';
-    const held = options.fence();
-    if (held === undefined) throw new FencedError(REDIS_KEYS.reminders, undefined);
-    return String(held);
-  };
+}
+
+/** The firing scripts' first argument: the token, or '' when not fenced; refused at once while not leading. */
+function fenceToken(fence: (() => number | undefined) | undefined): string {
+  if (fence === undefined) return '';
+  const held = fence();
+  if (held === undefined) throw new FencedError(REDIS_KEYS.reminders, undefined);
+  return String(held);
+}
+
+/** The {@link ReminderStore} every agent on a Redis shares. */
+export function createRedisReminderStore(options: RedisReminderStoreOptions): ReminderStore {
+  const { connection } = options;
+  const delayMs = options.delayMs ?? 0;
+  // Every script gets the four keys, `leader:fence` last (for the firing ones).
+  const names = [REDIS_KEYS.reminders, REDIS_KEYS.remindersDue, REDIS_KEYS.remindersSent, REDIS_KEYS.fence];
+  const keys = names.map((key) => connection.key(key));
+  const run = scriptRunner(connection, keys);
+  const token = () => fenceToken(options.fence);
   /** The line each record given out came from: a record is removed by its line exactly as stored. */
   const lines = new WeakMap<ReminderRecord, string>();
   /** `line, due, line, due...` as due reminders (damaged lines left out). */
