@@ -3,20 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { RedisConnection, RedisScript } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
-import {
-  afterAcquire,
-  afterLook,
-  afterRenew,
-  decide,
-  initialLeaseState,
-  leaseTiming,
-  parseLeaseValue,
-  stepDown,
-  type AcquireOutcome,
-  type LeaseState,
-  type LeaseTiming,
-  type RenewOutcome,
-} from './lease.js';
+import { afterAcquire, afterLook, afterRenew, decide, initialLeaseState, leaseTiming, parseLeaseValue, stepDown } from './lease.js';
+import type { AcquireOutcome, LeaseState, LeaseTiming, RenewOutcome } from './lease.js';
 import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
 import { errorMessage } from '../errors.js';
 import { timerDelay } from '../contract/timer-delay.js';
@@ -118,7 +106,7 @@ interface LeaseRun {
   readonly onUp: () => void;
   /** Step down at once when the connection finds itself on a replica: it leads nothing from there. */
   readonly onDown: () => void;
-  /** Another server than before (a failover, a restart): the lease is checked again before leading on. */
+  /** Another server than before (a failover, a restart): the lease is renewed at once, or given up. */
   readonly onServer: () => void;
   lease: LeaseState;
   running: boolean;
@@ -224,7 +212,12 @@ async function tick(run: LeaseRun): Promise<void> {
     schedule(run, decision.wakeAt);
     return;
   }
-  run.inFlight = act(run, decision.action).finally(() => (run.inFlight = undefined));
+  await tickNow(run, decision.action);
+}
+
+/** One renewal (or acquire) now, out of the timer's turn; then the next step is armed as usual. */
+async function tickNow(run: LeaseRun, action: 'acquire' | 'renew'): Promise<void> {
+  run.inFlight = act(run, action).finally(() => (run.inFlight = undefined));
   await run.inFlight;
   if (run.running) schedule(run, decide(run.lease, run.now()).wakeAt);
 }
@@ -369,12 +362,10 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
       schedule(run, now());
     },
     onServer: () => {
-      if (!run.running || run.lease.role !== 'leader') return;
-      // What this leader read and wrote may be gone with the old server: it takes the lease anew
-      // (a new fencing token, a confirmed one) before it acts as leader again.
-      run.lastFailure = 'the Redis server changed (a failover or a restart): taking the lease anew before leading again';
-      transition(run, stepDown(run.lease, now()));
-      schedule(run, now());
+      // The lease may be gone with the old server: a renewal at once says (it steps down when
+      // lost). Meanwhile its writes are fenced in their scripts; a lease that survived kept its
+      // token's INCR too (one script, confirmed before the lease was used).
+      if (run.running && run.lease.role === 'leader' && run.inFlight === undefined) void tickNow(run, 'renew');
     },
     lease: initialLeaseState(now()),
     running: false,
