@@ -4,7 +4,7 @@
  * draws them); test/architecture/layers.check.ts checks these rules in `npm run check`, and
  * `npm run lint:deps` prints the same check.
  */
-const { LAYERS, EMULATOR: EMULATOR_LAYER } = require('./scripts/layers.cjs');
+const { LAYERS, EMULATOR: EMULATOR_LAYER, TESTING: TESTING_LAYER } = require('./scripts/layers.cjs');
 
 const layer = (name) => LAYERS.find((l) => l.name === name).path;
 const ENTRY = layer('entry');
@@ -14,6 +14,7 @@ const RUNTIME = layer('runtime');
 const INFRA = layer('infrastructure');
 const CONTRACT = layer('contract');
 const EMULATOR = EMULATOR_LAYER.path;
+const TESTING = TESTING_LAYER.path;
 
 /** A rule forbidding imports from `from` to any of `to`. */
 const upward = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
@@ -27,10 +28,10 @@ module.exports = {
       from: { path: '^src/' },
       to: { circular: true },
     },
-    upward('contract-imports-nothing', 'contract/ and errors.ts are the ground floor: pure rules, no imports of the rest.', CONTRACT, [INFRA, RUNTIME, CAPABILITY, COMPOSITION, ENTRY, EMULATOR].join('|')),
-    upward('infra-points-down', 'Infrastructure (api, store, redis, http, discord, config, log, fs) imports only contract/ and itself.', INFRA, [RUNTIME, CAPABILITY, COMPOSITION, ENTRY, EMULATOR].join('|')),
-    upward('runtime-points-down', 'runtime/ knows no capability: capabilities import it, not the other way.', RUNTIME, [CAPABILITY, COMPOSITION, ENTRY, EMULATOR].join('|')),
-    upward('capability-points-down', 'A capability imports runtime/, infrastructure and contract/, never the agent that wires it.', CAPABILITY, [COMPOSITION, ENTRY, EMULATOR].join('|')),
+    upward('contract-imports-nothing', 'contract/ and errors.ts are the ground floor: pure rules, no imports of the rest.', CONTRACT, [INFRA, RUNTIME, CAPABILITY, COMPOSITION, ENTRY, EMULATOR, TESTING].join('|')),
+    upward('infra-points-down', 'Infrastructure (api, store, redis, http, discord, config, log, fs) imports only contract/ and itself.', INFRA, [RUNTIME, CAPABILITY, COMPOSITION, ENTRY, EMULATOR, TESTING].join('|')),
+    upward('runtime-points-down', 'runtime/ knows no capability: capabilities import it, not the other way.', RUNTIME, [CAPABILITY, COMPOSITION, ENTRY, EMULATOR, TESTING].join('|')),
+    upward('capability-points-down', 'A capability imports runtime/, infrastructure and contract/, never the agent that wires it.', CAPABILITY, [COMPOSITION, ENTRY, EMULATOR, TESTING].join('|')),
     {
       name: 'no-capability-imports-another',
       comment: 'Capabilities are wired by the agent; what two of them share belongs in runtime/ or below.',
@@ -38,13 +39,26 @@ module.exports = {
       from: { path: CAPABILITY },
       to: { path: CAPABILITY, pathNot: '^src/$1/' },
     },
-    upward('composition-points-down', 'The agent and the doctor are used by the entries (cli, demo, the package entries), never the reverse.', COMPOSITION, [ENTRY, EMULATOR].join('|')),
+    upward('composition-points-down', 'The agent and the doctor are used by the entries (cli, demo, the package entries), never the reverse.', COMPOSITION, [ENTRY, EMULATOR, TESTING].join('|')),
     {
       name: 'emulator-is-a-sibling',
       comment: 'The emulator stands on contract/ and http/ only: it shares no code with the agent it emulates the service for.',
       severity: 'error',
       from: { path: EMULATOR },
       to: { path: '^src/', pathNot: `${EMULATOR}|^src/(contract|http)/|^src/errors[.]ts$` },
+    },
+    upward(
+      'testing-stands-on-the-emulator',
+      'The testing kit stands on the emulator, runtime/ and the layers below; the agent and the capabilities are what a bot runs against it.',
+      TESTING,
+      [CAPABILITY, COMPOSITION, ENTRY].join('|'),
+    ),
+    {
+      name: 'only-entries-import-testing',
+      comment: 'Only `listing-agent/testing` and the CLI (`emulator --discord`) load the testing kit: the main entry never does.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `${TESTING}|^src/public/testing[.]ts$|^src/cli/commands/emulator-discord[.]ts$` },
+      to: { path: TESTING },
     },
     {
       name: 'only-cli-touches-process',

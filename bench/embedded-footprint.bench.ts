@@ -6,7 +6,7 @@
  * node_modules/listing-agent, its dependencies and discord.js and topgg-autoposter linked from this
  * repository's node_modules; undici is discord.js's copy, shared, as npm dedupes it). Every row is
  * a bot that HAS LOGGED IN: its discord.js 14 `Client` logs in to the fake Discord this process
- * runs (test/helpers/fake-discord: REST and gateway, READY and its guilds), through the undici the
+ * runs (src/testing, the kit of `listing-agent/testing`: REST and gateway, READY and its guilds), through the undici the
  * agent shares, before anything else:
  *   (d)  the logged-in bot alone, the baseline;
  *   (p)  + `require('topgg-autoposter')`;
@@ -33,7 +33,7 @@ import { MiB } from './helpers/proc.js';
 import { startBenchService, type BenchService } from './helpers/service.js';
 import { median, verdict } from './helpers/stats.js';
 import { linkBotModules } from '../test/helpers/bot-install.js';
-import { startFakeDiscord, type FakeDiscord } from '../test/helpers/fake-discord/index.js';
+import { startFakeDiscord, type FakeDiscord } from '../src/testing/index.js';
 
 /**
  * Rounds: a row's RSS is bimodal (its anonymous memory differs by 20 to 30 MiB from one run to the

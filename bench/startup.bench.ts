@@ -6,7 +6,7 @@
  *   (a2) the same, the bot's first report sent 1 s after the agent is ready (a bot that finishes
  *        logging in after its sidecar: the counts become ready while the agent runs);
  *   (b)  the daemon with stats source `discord-rest` against the fake Discord REST API
- *        (test/helpers/fake-discord), votes and webhooks on: it reads the counts itself;
+ *        (src/testing), votes and webhooks on: it reads the counts itself;
  *   (d)  the daemon with stats source `redis` (a sidecar leader posting the sum of the shard reports
  *        bot processes write to Redis; a test redis-server), votes and webhooks on: both shards'
  *        reports written 1 s after the agent is ready;
@@ -25,7 +25,7 @@ import { bench, describe } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createRedisConnection } from '../src/redis/connection.js';
 import { createShardReporter } from '../src/stats/sources/redis-shards.js';
-import { startFakeDiscordRest } from '../test/helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../src/testing/index.js';
 import { startTestRedis, type TestRedis } from '../test/helpers/redis.js';
 import { assertBuilt, CLI_PATH, machine, pushCounts, sleep, spawnAutoposter, spawnDaemon, table, until } from './helpers/daemon.js';
 

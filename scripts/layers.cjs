@@ -14,3 +14,14 @@ module.exports.LAYERS = [
 
 /** Beside the layers: the emulator, a sibling product on contract/ and http/ only. */
 module.exports.EMULATOR = { name: 'emulator', path: '^src/emulator/', says: 'a faithful local copy of the service, on contract/ and http/ only' };
+
+/**
+ * Beside them too: the testing kit for bot owners (`listing-agent/testing`), a fake Discord beside
+ * the emulator. It stands on the emulator and the layers below the capabilities; only its package
+ * entry and the CLI's `emulator --discord` import it, so the main entry never loads it.
+ */
+module.exports.TESTING = {
+  name: 'testing',
+  path: '^src/testing/',
+  says: 'the testing kit for bot owners: a fake Discord beside the emulator, on emulator/, runtime/ and below',
+};

@@ -53,17 +53,22 @@ export const RUNTIMES: MatrixRuntime[] = [
   { id: 'deno', kind: 'deno', package: '@deno/linux-x64-glibc', version: '2.9.6', bin: 'deno' },
 ];
 
-/** One vitest run of the smoke set: its config and files, and whether it runs on Bun and Deno too. */
+/** One vitest run of the smoke set: its config and files, and the kinds of runtime it runs on. */
 interface SmokeRun {
   config: string;
   files: string[];
-  everyRuntime: boolean;
+  kinds: readonly MatrixRuntime['kind'][];
 }
 
-/** The smoke set: the packed package's files on every runtime; the Node-only file in-process on that Node. */
+/**
+ * The smoke set: the packed package's files on every runtime; the testing kit's examples in a bot
+ * project on Node and Bun (a bot's tests run on node's test runner, `bun test` or vitest); the
+ * Node-only file in-process on that Node.
+ */
 const SMOKE_RUNS: SmokeRun[] = [
-  { config: 'vitest.check.config.ts', files: ['test/runtimes/packed-bots.check.ts', 'test/runtimes/programs.check.ts'], everyRuntime: true },
-  { config: 'vitest.config.ts', files: ['test/integration/leader/redis-lease.test.ts'], everyRuntime: false },
+  { config: 'vitest.check.config.ts', files: ['test/runtimes/packed-bots.check.ts', 'test/runtimes/programs.check.ts'], kinds: ['node', 'bun', 'deno'] },
+  { config: 'vitest.config.ts', files: ['test/runtimes/testing-examples.test.ts'], kinds: ['node', 'bun'] },
+  { config: 'vitest.config.ts', files: ['test/integration/leader/redis-lease.test.ts'], kinds: ['node'] },
 ];
 
 const CACHE = process.env.RUNTIME_MATRIX_CACHE ?? join(ROOT, 'node_modules', '.cache', 'runtime-matrix');
@@ -138,7 +143,7 @@ async function vitestRun(vitestNode: string, env: Record<string, string | undefi
 
 /** Runs the smoke set with `bin`: vitest on that Node, or on this one with the programs on Bun or Deno. */
 async function smoke(runtime: MatrixRuntime, bin: string, tarball: string, folder: string): Promise<RuntimeRun> {
-  const runs = SMOKE_RUNS.filter((smokeRun) => smokeRun.everyRuntime || runtime.kind === 'node');
+  const runs = SMOKE_RUNS.filter((smokeRun) => smokeRun.kinds.includes(runtime.kind));
   const vitestNode = runtime.kind === 'node' ? bin : process.execPath;
   const env: Record<string, string | undefined> = {
     ...process.env,

@@ -2,7 +2,7 @@
  * One row of bench/embedded-footprint.bench.ts, run as a child process from a temporary bot project
  * (the packed package installed as test/runtimes/packed.ts installs it; discord.js and
  * topgg-autoposter beside it). It is a discord.js bot that HAS LOGGED IN: a `Client` logs in to
- * the fake Discord the bench runs (test/helpers/fake-discord: its REST at BENCH_DISCORD_REST, whose
+ * the fake Discord the bench runs (src/testing: its REST at BENCH_DISCORD_REST, whose
  * `GET /gateway/bot` points at its gateway; READY, then the guilds), as a running bot has. Then,
  * by `BENCH_ROW`:
  *   djs         nothing more (the baseline);

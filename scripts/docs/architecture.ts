@@ -17,7 +17,7 @@ interface Layer {
 }
 
 const require = createRequire(import.meta.url);
-const { LAYERS, EMULATOR } = require('../layers.cjs') as { LAYERS: Layer[]; EMULATOR: Layer };
+const { LAYERS, EMULATOR, TESTING } = require('../layers.cjs') as { LAYERS: Layer[]; EMULATOR: Layer; TESTING: Layer };
 
 /** `src/votes/pipeline.ts` -> `votes`; `src/errors.ts` -> `errors.ts`. */
 function folderOf(path: string): string {
@@ -26,7 +26,7 @@ function folderOf(path: string): string {
 }
 
 function layerOf(path: string): Layer | undefined {
-  return [...LAYERS, EMULATOR].find((layer) => new RegExp(layer.path).test(path));
+  return [...LAYERS, EMULATOR, TESTING].find((layer) => new RegExp(layer.path).test(path));
 }
 
 /** Node IDs Mermaid accepts: `errors.ts` -> `errors_ts`. */
@@ -51,7 +51,7 @@ export function layerGraph(output: ICruiseResult): string {
     }
   }
   const lines = ['```mermaid', 'flowchart TB'];
-  for (const layer of [...LAYERS, EMULATOR]) {
+  for (const layer of [...LAYERS, EMULATOR, TESTING]) {
     const members = [...folders].filter(([, l]) => l === layer).map(([folder]) => folder).sort();
     lines.push(`  subgraph layer_${layer.name}["${layer.name}: ${layer.says}"]`);
     for (const folder of members) lines.push(`    ${id(folder)}["${folder}"]`);

@@ -62,6 +62,8 @@ describe('the layers of src/', () => {
       'src/webhooks/receiver.ts': "import { pipeline } from '../votes/pipeline.js';\nexport const receiver = pipeline;\n",
       'src/votes/pipeline.ts': "export const pipeline = 1;\n",
       'src/emulator/server.ts': "import { agent } from '../agent/agent.js';\nexport const server = agent;\n",
+      'src/testing/kit.ts': "import { agent } from '../agent/agent.js';\nexport const kit = agent;\n",
+      'src/index.ts': "import { kit } from './testing/kit.js';\nexport const root = kit;\n",
       'src/http/a.ts': "import { b } from './b.js';\nexport const a = 1 + b;\n",
       'src/http/b.ts': "import { a } from './a.js';\nexport const b = a;\n",
       'src/log/pid.ts': "import process from 'node:process';\nexport const pid = process.pid;\n",
@@ -74,6 +76,8 @@ describe('the layers of src/', () => {
       'infra-points-down: src/store/file.ts -> src/leader/gate.ts',
       'no-capability-imports-another: src/webhooks/receiver.ts -> src/votes/pipeline.ts',
       'emulator-is-a-sibling: src/emulator/server.ts -> src/agent/agent.ts',
+      'testing-stands-on-the-emulator: src/testing/kit.ts -> src/agent/agent.ts',
+      'only-entries-import-testing: src/index.ts -> src/testing/kit.ts',
       'no-circular: src/http/a.ts -> src/http/b.ts',
       'only-cli-touches-process: src/log/pid.ts -> process',
     ]) {

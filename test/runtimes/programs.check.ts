@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { setupBot, startTestEmulator } from '../helpers/emulator.js';
-import { startFakeDiscordRest } from '../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../helpers/fake-discord/index.js';
 import { startVoteHookServer } from '../helpers/vote-hook-server.js';
 import { botProject, installedCli } from './packed.js';
 import { runWithRuntime, RUNTIME_KIND } from './runtime.js';

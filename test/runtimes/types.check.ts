@@ -12,7 +12,7 @@ import { botProject, type BotProject } from './packed.js';
  * that re-exported the ES module declarations failed here under node16 with TS1479.
  */
 
-const SUBPATHS = ['client', 'webhooks', 'stats', 'votes', 'commands', 'redis', 'config', 'runtime', 'emulator'];
+const SUBPATHS = ['client', 'webhooks', 'stats', 'votes', 'commands', 'redis', 'config', 'runtime', 'emulator', 'testing'];
 
 const CONSUMER = `import { createListingAgent, ListingAgentError, type ListingAgentOptions, type Vote } from 'listing-agent';
 ${SUBPATHS.map((subpath, i) => `import * as part${i} from 'listing-agent/${subpath}';`).join('\n')}

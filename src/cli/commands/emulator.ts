@@ -19,6 +19,10 @@ Options:
   --seed FILE              JSON fixture of users, projects, votes, applications, integrations
                            (default: one owner, one Discord bot, one OAuth application)
   --allow-http-loopback    also accept http://127.0.0.1 and http://localhost webhook URLs
+  --discord                also start a fake Discord (REST and gateway) for the seeded bot, and print
+                           the settings a bot needs to run against both (docs/testing.md)
+  --shards N               with --discord: the fake Discord's shard count (default 1)
+  --guilds N               with --discord: the bot's guilds at the start (default 3)
   --json                   print the URLs and credentials as one JSON line
   -h, --help               show this help
 
@@ -98,6 +102,33 @@ function describeSummary(summary: ReturnType<typeof emulatorSummary>): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A count option of `--discord` (`--shards`, `--guilds`): a whole number from `min`, or a problem naming it. */
+function countOption(name: string, given: unknown, fallback: number, min: number): number | string {
+  if (given === undefined) return fallback;
+  const value = Number(given);
+  if (Number.isInteger(value) && value >= min && value <= 10_000) return value;
+  return `--${name} must be a whole number from ${min} to 10000 (got ${String(given)})`;
+}
+
+/**
+ * `--discord`: the fake Discord for the seed's first Discord bot, loaded only now. Null (after a
+ * line on stderr) when an option is wrong or the seed has no Discord bot to play.
+ */
+async function startDiscord(summary: ReturnType<typeof emulatorSummary>, values: Record<string, unknown>, io: CliIo) {
+  const shards = countOption('shards', values.shards, 1, 1);
+  const guilds = countOption('guilds', values.guilds, 3, 0);
+  const bot = summary.projects.find((p) => p.platform === 'discord' && p.type === 'bot');
+  if (typeof shards === 'string' || typeof guilds === 'string' || !bot) {
+    const noBot = 'the seed has no Discord bot project for the fake Discord to play: add one (platform discord, type bot)';
+    io.stderr(`listing-agent emulator: ${typeof shards === 'string' ? shards : typeof guilds === 'string' ? guilds : noBot}\n`);
+    return null;
+  }
+  const { startEmulatorDiscord, describeDiscord } = await import('./emulator-discord.js');
+  const listing = { platformId: bot.platform_id, projectToken: bot.project_token, v1: summary.v1, v0: summary.v0 };
+  const started = await startEmulatorDiscord(listing, shards, guilds);
+  return { summary: started.summary, text: describeDiscord(started.summary), close: () => started.discord.close() };
+}
+
 /** `listing-agent emulator`: runs until a stop is requested. */
 export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs('emulator', argv, {
@@ -106,6 +137,9 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
     seed: { type: 'string' },
     'allow-http-loopback': { type: 'boolean' },
     json: { type: 'boolean' },
+    discord: { type: 'boolean' },
+    shards: { type: 'string' },
+    guilds: { type: 'string' },
   });
   if (values.help) {
     io.stdout(EMULATOR_HELP);
@@ -132,12 +166,19 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
     return EXIT.failure;
   }
   const summary = emulatorSummary(emulator);
-  io.stdout(values.json ? `${JSON.stringify(summary)}\n` : describeSummary(summary));
+  const discord = values.discord === true ? await startDiscord(summary, values, io) : undefined;
+  if (discord === null) {
+    await emulator.close();
+    return EXIT.config;
+  }
+  const json = () => `${JSON.stringify({ ...summary, ...(discord ? { discord: discord.summary } : {}) })}\n`;
+  const printed = values.json ? json() : describeSummary(summary);
+  io.stdout(discord && !values.json ? `${printed}\n${discord.text}` : printed);
 
   // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
   const release = keepProcessAlive();
   const signal = await io.stopRequested;
-  await emulator.close().finally(release);
+  await Promise.all([emulator.close(), discord?.close()]).finally(release);
   if (!values.json) io.stdout(`emulator stopped (${signal})\n`);
   return EXIT.ok;
 }

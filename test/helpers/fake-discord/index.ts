@@ -1,37 +1,54 @@
-import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from './gateway.js';
-import { startFakeDiscordRest, type FakeDiscordRest } from './rest.js';
+import { afterEach } from 'vitest';
+import {
+  startFakeDiscord as startKitDiscord,
+  startFakeDiscordRest as startKitRest,
+  startFakeGateway as startKitGateway,
+  type FakeDiscord,
+  type FakeDiscordRest,
+  type FakeDiscordRestOptions,
+  type FakeGateway,
+  type FakeGatewayOptions,
+  type StartFakeDiscordOptions,
+} from '../../../src/testing/index.js';
 
-export { startFakeGateway, type FakeGateway, type FakeGatewayEvent, type FakeGatewayOptions, type FakeGatewaySession } from './gateway.js';
-export { guildIdAt, shardOfGuild } from './guilds.js';
-export { startFakeDiscordRest, type FakeDiscordRest, type FakeDiscordRestState, type FakeRestRequest } from './rest.js';
+/*
+ * The package's own tests use the fake Discord of `listing-agent/testing` (src/testing/), the one
+ * bot owners get: these wrappers only close what a test started after it.
+ */
 
-/** A fake Discord: the REST API and the gateway it points at. */
-export interface FakeDiscord {
-  rest: FakeDiscordRest;
-  gateway: FakeGateway;
-  /** For discord.js: `new Client({ rest: { api: fake.restUrl } })`. */
-  restUrl: string;
-  token: string;
+export { guildIdAt, shardOfGuild } from '../../../src/testing/index.js';
+export type {
+  FakeDiscord,
+  FakeDiscordRest,
+  FakeDiscordRestState,
+  FakeGateway,
+  FakeGatewayEvent,
+  FakeGatewayOptions,
+  FakeGatewaySession,
+  FakeRestRequest,
+} from '../../../src/testing/index.js';
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((fake) => fake.close()));
+});
+
+function closedAfterTest<T extends { close(): Promise<void> }>(fake: T): T {
+  open.push(fake);
+  return fake;
 }
 
-/**
- * Starts the fake gateway and the fake REST API together: `GET /gateway/bot` answers the gateway's
- * URL with `shards: shardCount`, and `approximate_guild_count` follows the gateway's guilds as they
- * join and leave. Both close after each test.
- */
-export async function startFakeDiscord(options: Omit<FakeGatewayOptions, 'token'> & { token?: string }): Promise<FakeDiscord> {
-  const token = options.token ?? 'fake-bot-token';
-  const gateway = await startFakeGateway({ ...options, token });
-  const rest = await startFakeDiscordRest({
-    token,
-    gatewayUrl: gateway.url,
-    recommendedShards: options.shardCount,
-    approximateGuildCount: gateway.guildCount(),
-    // discord.js asks for /gateway/bot once per login (and ShardingManager children each log in).
-    remaining: 1_000,
-  });
-  gateway.onGuildsChanged = (count) => {
-    rest.state.approximateGuildCount = count;
-  };
-  return { rest, gateway, restUrl: rest.url, token };
+/** The fake gateway and REST API together (see src/testing/discord.ts); closed after the test. */
+export async function startFakeDiscord(options: StartFakeDiscordOptions = {}): Promise<FakeDiscord> {
+  return closedAfterTest(await startKitDiscord(options));
+}
+
+/** The fake gateway alone; closed after the test. */
+export async function startFakeGateway(options: FakeGatewayOptions): Promise<FakeGateway> {
+  return closedAfterTest(await startKitGateway(options));
+}
+
+/** The fake REST API alone; closed after the test. */
+export async function startFakeDiscordRest(options: FakeDiscordRestOptions = {}): Promise<FakeDiscordRest> {
+  return closedAfterTest(await startKitRest(options));
 }

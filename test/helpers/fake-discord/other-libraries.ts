@@ -1,5 +1,3 @@
-import { Agent as HttpsAgent } from 'node:https';
-import { connect, type Socket } from 'node:net';
 import { Client as ErisClient } from 'eris';
 import { Client as OceanicClient } from 'oceanic.js';
 import { afterEach } from 'vitest';
@@ -11,23 +9,9 @@ import type { FakeDiscord } from './index.js';
  *
  * - Oceanic.js: `rest.baseURL` (its REST goes through `fetch`, any scheme); the gateway URL comes
  *   from the fake's `GET /gateway/bot`, as from Discord's.
- * - Eris: its REST always calls `https.request` with `rest.domain` as the host and no port option,
- *   so it cannot speak plain HTTP to 127.0.0.1:<port> by options alone. It does take an HTTP agent
- *   (`rest.agent`): the agent below says `https:` (what `https.request` checks) and hands Eris a
- *   plain TCP socket to the fake REST. Everything above the socket is Eris's own code; only TLS is
- *   skipped. The gateway URL then comes from `GET /gateway/bot`, as from Discord's.
+ * - Eris: `rest` from the kit's `erisRestOptions()` (src/testing/eris.ts: an agent that hands its
+ *   `https.request` a plain socket to the fake REST); the gateway URL from `GET /gateway/bot`.
  */
-
-/** An agent for `https.request` that connects in clear to 127.0.0.1:`port`, wherever asked. */
-class PlainToLocalAgent extends HttpsAgent {
-  constructor(private readonly port: number) {
-    super({ keepAlive: false });
-  }
-
-  override createConnection(): Socket {
-    return connect({ host: '127.0.0.1', port: this.port });
-  }
-}
 
 const clients: { disconnect(options?: unknown): unknown }[] = [];
 afterEach(() => {
@@ -50,12 +34,11 @@ interface ClientOptions {
 
 /** A real Eris Client (not yet connected) for the fake Discord; disconnected after the test. */
 export function erisClient(fake: FakeDiscord, options: ClientOptions = {}): ErisClient {
-  const port = Number(new URL(fake.restUrl).port);
   const client = new ErisClient(`Bot ${fake.token}`, {
     intents: ['guilds'],
     maxShards: options.shards ?? 'auto',
     guildCreateTimeout: options.guildCreateTimeoutMs ?? 2_000,
-    rest: { agent: new PlainToLocalAgent(port), domain: '127.0.0.1' },
+    rest: fake.erisRestOptions(),
   });
   // As every Eris bot must: an 'error' without a listener throws (a dropped socket emits one).
   client.on('error', (error) => void clientErrors.push(error));

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 
 /**
  * An embedded agent reads its `config` and no environment variable, so what it says names the

@@ -28,6 +28,8 @@ const MODULE_LIST = fileURLToPath(new URL('../../helpers/module-list.mjs', impor
 /** Modules that must stay out of a daemon not configured for them, by path from the repository. */
 const UNCONFIGURED: Record<string, RegExp> = {
   emulator: /^dist\/emulator\//,
+  // listing-agent/testing is loaded by a bot's tests, never by the package or the daemon.
+  'the testing kit': /^dist\/(testing\/|public\/testing\.js$)/,
   OAuth: /^dist\/api\/oauth\//,
   '@redis/client': /^node_modules\/@redis\//,
   'discord.js': /^node_modules\/(discord\.js|@discordjs)\//,
@@ -153,7 +155,7 @@ describe('the idle daemon loads only what it is configured for', () => {
     expect(matching(modules, notConfigured)).toEqual([]);
   });
 
-  it('the package imported, nothing made: the agent class, and none of zod, prom-client, the client, the store, a capability, Redis, the emulator', { timeout: 30_000 }, async () => {
+  it('the package imported, nothing made: the agent class, and none of zod, prom-client, the client, the store, a capability, Redis, the emulator, the testing kit', { timeout: 30_000 }, async () => {
     const modules = await idleModules({}, { args: [IMPORT_ROOT], ready: 'imported' });
     expect(modules).toEqual(expect.arrayContaining(['dist/index.js', 'dist/agent/agent.js']));
     const notYet: Record<string, RegExp> = {

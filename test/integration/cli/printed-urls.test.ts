@@ -6,7 +6,7 @@ import type { StatusDocument } from '../../../src/status/document.js';
 import { escapeHtml } from '../../../src/status/html.js';
 import { spawnCli } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 import { call } from '../../helpers/http.js';
 import { freePort } from '../../helpers/ports.js';
 import { startReceiver } from '../../helpers/receiver.js';

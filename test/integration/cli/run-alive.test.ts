@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { signDelivery } from '../../../src/contract/signature.js';
 import { spawnCli, type CliChild } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 import { call } from '../../helpers/http.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { DoctorReport } from '../../../src/doctor/types.js';
 import { spawnCli } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 
 /*

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 
 const BOT_TOKEN = 'fake-bot-token-SECRET';
 

@@ -9,7 +9,7 @@ import { createMemoryStore } from '../../../src/store/memory.js';
 import { runCliInProcess } from '../../helpers/cli.js';
 import { createFakeClock } from '../../helpers/client.js';
 import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 
 const PING = { name: 'ping', description: 'Replies with pong' };
 const VOTE = { name: 'vote', description: 'Vote for the bot', description_localizations: { de: 'Stimme ab' } };

@@ -9,7 +9,7 @@ import { issueProjectToken } from '../../../src/contract/project-token.js';
 import { createWebhookReceiver } from '../../../src/webhooks/receiver.js';
 import { runCliInProcess, spawnCli } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
-import { startFakeDiscordRest } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest } from '../../helpers/fake-discord/index.js';
 import { freePort } from '../../helpers/ports.js';
 
 /**

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createDiscordRestSource, type DiscordRestSourceOptions } from '../../../src/stats/sources/discord-rest.js';
-import { startFakeDiscordRest, type FakeDiscordRest, type FakeDiscordRestState } from '../../helpers/fake-discord/rest.js';
+import { startFakeDiscordRest, type FakeDiscordRest, type FakeDiscordRestState } from '../../helpers/fake-discord/index.js';
 
 const TOKEN = 'fake-bot-token-Mz1.abc.def';
 

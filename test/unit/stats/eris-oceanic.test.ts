@@ -12,7 +12,7 @@ import {
   type GatewayClientSnapshot,
 } from '../../../src/stats/sources/eris-oceanic.js';
 import { ownShardsSourceFor } from '../../../src/stats/sources/redis-shards-local.js';
-import { guildIdAt } from '../../helpers/fake-discord/guilds.js';
+import { guildIdAt } from '../../helpers/fake-discord/index.js';
 
 /** Generated guild IDs fall round robin on the shards: guildIdAt(n) is on shard n % shardCount. */
 const guilds = (from: number, count: number) => Array.from({ length: count }, (_, i) => guildIdAt(from + i));

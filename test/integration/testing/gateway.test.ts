@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { constants as zlibConstants, createInflate, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startFakeGateway, type FakeGateway } from './gateway.js';
+import { startFakeGateway, type FakeGateway } from '../../helpers/fake-discord/index.js';
 
 /*
  * The fake gateway's own checks for what the discord.js tests do not reach: discord.js asks for
