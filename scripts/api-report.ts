@@ -59,9 +59,10 @@ function configFor(root: string, entry: ApiEntry, reportFolder: string): Extract
         compilerMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
         extractorMessageReporting: {
           default: { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: false },
-          // A type reachable from an entry but exported under another subpath (the root's options
-          // name the client, for one) is listed in the report rather than failing the run.
-          'ae-forgotten-export': { logLevel: ExtractorLogLevel.None, addToApiReportFile: true },
+          // A type that a public signature names must be exported: runApiReports passes it when another
+          // entry exports it (the root's options name the client of `./client`, for one) and fails the
+          // run when none does, so a bot owner can always import what a signature names.
+          'ae-forgotten-export': { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: false },
           // Release tags (@public/@beta) are not used: the subpath says what is public.
           'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None, addToApiReportFile: false },
           // TSDoc coverage and {@link}s to internal names are the source's business, not the surface's.
@@ -74,8 +75,30 @@ function configFor(root: string, entry: ApiEntry, reportFolder: string): Extract
   });
 }
 
+/** The TypeScript program's calls that {@link exportedByAnEntry} makes (api-extractor's own TypeScript). */
+interface Program {
+  getSourceFile(path: string): object | undefined;
+  getTypeChecker(): { getSymbolAtLocation(node: object): object | undefined; getExportsOfModule(module: object): Array<{ name: string }> };
+}
+
+/** Every name that some entry exports: a type named by another entry's signatures is importable from there. */
+function exportedByAnEntry(program: Program, entries: readonly ApiEntry[]): Set<string> {
+  const checker = program.getTypeChecker();
+  const names = new Set<string>();
+  for (const entry of entries) {
+    const file = program.getSourceFile(entry.declarations);
+    const module = file && checker.getSymbolAtLocation(file);
+    if (module) for (const symbol of checker.getExportsOfModule(module)) names.add(symbol.name);
+  }
+  return names;
+}
+
+/** The symbol of an `ae-forgotten-export` message (`The symbol "X" needs to be exported ...`). */
+const forgottenSymbol = (message: ExtractorMessage) => /The symbol "([^"]+)"/.exec(message.text)?.[1];
+
 /**
  * Runs api-extractor on every entry, sharing one compiler state; `update` rewrites the reports.
+ * A type that an entry's signatures name but no entry exports is a problem of that entry.
  * `reportFolder` (default `<root>/api`) is where the committed reports are.
  */
 export function runApiReports(root: string, update: boolean, reportFolder = resolve(root, 'api')): ApiEntryResult[] {
@@ -84,6 +107,7 @@ export function runApiReports(root: string, update: boolean, reportFolder = reso
   const first = configs[0];
   if (!first) return [];
   const compilerState = CompilerState.create(first, { additionalEntryPoints: entries.map((entry) => entry.declarations) });
+  const exported = exportedByAnEntry(compilerState.program as Program, entries);
   return entries.map((entry, index) => {
     const problems: string[] = [];
     const result = Extractor.invoke(configs[index]!, {
@@ -93,6 +117,11 @@ export function runApiReports(root: string, update: boolean, reportFolder = reso
       messageCallback: (message: ExtractorMessage) => {
         // console-* messages narrate the run (a report copied by --update), they are not problems.
         const narration = message.messageId.startsWith('console-');
+        const forgotten = message.messageId === 'ae-forgotten-export' ? forgottenSymbol(message) : undefined;
+        if (forgotten !== undefined && exported.has(forgotten)) {
+          message.handled = true;
+          return;
+        }
         if (!narration && (message.logLevel === ExtractorLogLevel.Warning || message.logLevel === ExtractorLogLevel.Error)) problems.push(message.formatMessageWithLocation(root));
         message.handled = true;
       },

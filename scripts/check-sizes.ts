@@ -9,26 +9,19 @@
  *
  * The line width: a line's characters are its Unicode code points (a tab is one, the newline
  * none), and every line counts, code, comments and strings alike: wrap a long message into
- * `'...' +` parts. The files of scripts/line-width-pending.json (rewritten by other branches of
- * issue 33) are left out of the width only, and named on every run; one that has no wide line
- * left must leave that list.
+ * `'...' +` parts.
  *
  * Runs from the TypeScript sources (no build): node --import ./test/helpers/ts-register.mjs
  * scripts/check-sizes.ts [paths...] (default `src`). test/architecture/sizes.check.ts runs the same
  * check in `npm run check`.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 /** The limits: ~400 lines a file, ~80 a function, 140 characters a line (docs/architecture.md). */
 export const SIZE_LIMITS = { fileLines: 400, functionLines: 80, lineWidth: 140 } as const;
-
-/** The files left out of the line width until their rewrite lands (paths from the repository root). */
-export const LINE_WIDTH_PENDING: readonly string[] = (
-  JSON.parse(readFileSync(resolve(import.meta.dirname, 'line-width-pending.json'), 'utf8')) as { files: string[] }
-).files;
 
 /** One unit over its limit. */
 export interface SizeOffender {
@@ -72,12 +65,12 @@ export function wideLines(file: string, text: string, limit: number = SIZE_LIMIT
   return offenders;
 }
 
-/** The offenders of one source text (`file` names it in the result); `width: false` leaves the line width out. */
-export function checkSource(file: string, text: string, limits: typeof SIZE_LIMITS = SIZE_LIMITS, width = true): SizeOffender[] {
+/** The offenders of one source text (`file` names it in the result). */
+export function checkSource(file: string, text: string, limits: typeof SIZE_LIMITS = SIZE_LIMITS): SizeOffender[] {
   const offenders: SizeOffender[] = [];
   const lines = lineCount(text);
   if (lines > limits.fileLines) offenders.push({ kind: 'file', file, line: 1, name: '(file)', lines, limit: limits.fileLines });
-  if (width) offenders.push(...wideLines(file, text, limits.lineWidth));
+  offenders.push(...wideLines(file, text, limits.lineWidth));
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line + 1;
   const visit = (node: ts.Node, enclosing: string | undefined): void => {
@@ -111,16 +104,12 @@ const KIND_ORDER = { file: 0, function: 1, line: 2 } as const;
 
 /**
  * The offenders of every TypeScript file under `paths`: files first, then functions, then lines,
- * each by place. `pending` (paths relative to the working directory) are left out of the width.
+ * each by place.
  */
-export function checkSizes(
-  paths: readonly string[],
-  limits: typeof SIZE_LIMITS = SIZE_LIMITS,
-  pending: readonly string[] = [],
-): SizeOffender[] {
+export function checkSizes(paths: readonly string[], limits: typeof SIZE_LIMITS = SIZE_LIMITS): SizeOffender[] {
   const offenders = paths.flatMap(sourceFiles).flatMap((file) => {
     const shown = relative(process.cwd(), file) || file;
-    return checkSource(shown, readFileSync(file, 'utf8'), limits, !pending.includes(shown));
+    return checkSource(shown, readFileSync(file, 'utf8'), limits);
   });
   return offenders.sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || a.file.localeCompare(b.file) || a.line - b.line);
 }
@@ -132,30 +121,17 @@ export function formatOffender(offender: SizeOffender): string {
   return `${offender.file}:${offender.line} ${what}: ${offender.lines} ${unit} (limit ${offender.limit})`;
 }
 
-/**
- * The pending files (of {@link LINE_WIDTH_PENDING}) that have no line over the width any more, or no longer exist: they
- * must leave the list.
- */
-export function pendingWithoutWideLines(root: string, pending: readonly string[] = LINE_WIDTH_PENDING): string[] {
-  return pending.filter((file) => !existsSync(join(root, file)) || wideLines(file, readFileSync(join(root, file), 'utf8')).length === 0);
-}
-
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const paths = process.argv.slice(2);
-  const pending = LINE_WIDTH_PENDING.filter((file) => statSync(file, { throwIfNoEntry: false }) !== undefined);
-  const offenders = checkSizes(paths.length > 0 ? paths : ['src'], SIZE_LIMITS, pending);
+  const offenders = checkSizes(paths.length > 0 ? paths : ['src'], SIZE_LIMITS);
   for (const offender of offenders) console.log(formatOffender(offender));
   const { fileLines, functionLines, lineWidth } = SIZE_LIMITS;
-  const list = 'scripts/line-width-pending.json';
-  if (pending.length > 0) console.log(`sizes: ${pending.length} file(s) of ${list} wait for their rewrite before the line width applies to them.`);
-  const done = pendingWithoutWideLines(process.cwd(), pending);
-  if (done.length > 0) console.log(`sizes: no line over ${lineWidth} characters left in ${done.join(', ')}: remove them from ${list}.`);
   if (offenders.length > 0) {
     console.log(
       `${offenders.length} unit(s) over the size limits: ` +
         `split files over ${fileLines} lines and functions over ${functionLines}, wrap lines over ${lineWidth} characters.`,
     );
   }
-  if (offenders.length > 0 || done.length > 0) process.exitCode = 1;
+  if (offenders.length > 0) process.exitCode = 1;
   else console.log(`sizes: every file within ${fileLines} lines, every function within ${functionLines}, every line within ${lineWidth} characters.`);
 }

@@ -7,9 +7,9 @@ module.exports.LAYERS = [
   { name: 'entry', path: '^src/(cli|demo|public)/|^src/index[.]ts$', says: 'the package entries and the programs: the only code that touches process' },
   { name: 'composition', path: '^src/(agent|doctor)/', says: 'wires the capabilities from a validated config; the doctor checks what the agent would run' },
   { name: 'capability', path: '^src/(stats|commands|votes|webhooks|leader|health|status)/', says: 'one folder per thing the agent does; none imports another' },
-  { name: 'runtime', path: '^src/runtime/', says: 'what every capability shares: the capability contract, readiness, metrics, schedules, leadership, the vote' },
+  { name: 'runtime', path: '^src/runtime/', says: 'what every capability shares: the capability contract, readiness, metrics, schedules, leadership, the vote pipeline as the roads see it' },
   { name: 'infrastructure', path: '^src/(api|store|redis|http|discord|config|log|fs)/', says: 'the service client, state, sockets, Discord, the config schema, logs' },
-  { name: 'contract', path: '^src/contract/|^src/errors[.]ts$', says: 'pure rules of the service (limits, bodies, signatures, vote keys), the error family, and the clamp of timer delays that every layer uses' },
+  { name: 'contract', path: '^src/contract/|^src/errors[.]ts$', says: 'pure rules of the service (limits, bodies, signatures, the vote and its key), the error family, and the clamp of timer delays that every layer uses' },
 ];
 
 /** Beside the layers: the emulator, a sibling product on contract/ and http/ only. */

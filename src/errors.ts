@@ -41,3 +41,15 @@ export class ValidationError extends ListingAgentError {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * {@link errorMessage} of the innermost useful cause, with its errno code: undici wraps the socket
+ * error (`fetch failed`, `other side closed`) around the one that says what happened.
+ */
+export function causeMessage(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof Error && current.cause instanceof Error && !(current as NodeJS.ErrnoException).code) current = current.cause;
+  const code = (current as NodeJS.ErrnoException | undefined)?.code;
+  const message = errorMessage(current);
+  return code && !message.includes(code) ? `${code} ${message}` : message;
+}

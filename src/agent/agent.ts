@@ -30,6 +30,7 @@ import { metricsRegistry } from './lazy.js';
 import { agentConfig } from './agent-config.js';
 import { listenersAtStart } from './vote-listeners.js';
 import { agentParts } from './agent-parts.js';
+import { errorMessage } from '../errors.js';
 
 export type { AgentConfigInput, AgentPhase, ListingAgentOptions } from './options.js';
 export { parseConfig } from './agent-config.js';
@@ -277,7 +278,7 @@ export class ListingAgent extends EventEmitter<AgentEvents> {
         try {
           (this.emit as (event: string, ...args: unknown[]) => boolean)(event, ...args);
         } catch (error) {
-          this.logger.warn({ event, err: (error as Error).message }, 'an event listener threw');
+          this.logger.warn({ event, err: errorMessage(error) }, 'an event listener threw');
         }
       },
       // node's EventEmitter types rawListeners loosely (Function[]): these are the listeners of `event`.

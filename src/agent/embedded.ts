@@ -3,6 +3,7 @@ import type { AgentConfigInput } from './options.js';
 import { ConfigError, invalidConfigSummary } from '../config/errors.js';
 import { isClusterManager, isDiscordClient, isErisClient, isOceanicClient, isShardingManager } from '../discord/shapes.js';
 import type { AgentLogger } from '../log/agent-logger.js';
+import { errorMessage } from '../errors.js';
 
 /*
  * Embedded mode in three lines: `createListingAgent({ token, discord: client })` posts the bot's
@@ -152,7 +153,7 @@ export function followBot(agent: FollowedAgent, bot: unknown, logger: AgentLogge
   const start = () => {
     if (agent.phase !== 'idle') return;
     agent.start().catch((error: unknown) => {
-      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'the agent could not start with the bot');
+      logger.error({ err: errorMessage(error) }, 'the agent could not start with the bot');
       reportError(error);
     });
   };

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { errorMessage } from '../errors.js';
 
 /*
  * What an agent loads only when its configuration uses it (issue 25: the weight inside a bot).
@@ -47,7 +48,7 @@ function lazyModule<T>(specifier: string, preload: () => Promise<T>): LazyModule
           throw new Error(
             `listing-agent could not ` +
               `load ${specifier} with require(): run it on Node 20.19+ or 22.12+, Bun or Deno 2 (where require() loads ES modules), and ` +
-              `keep it out of bundles, as a package of its own (${error instanceof Error ? error.message : String(error)})`,
+              `keep it out of bundles, as a package of its own (${errorMessage(error)})`,
             { cause: error },
           );
         }

@@ -1,4 +1,5 @@
 import type { Capability, CapabilityContext } from '../runtime/capability.js';
+import { errorMessage } from '../errors.js';
 
 /** What {@link startInOrder} reports to. */
 export interface StartHooks {
@@ -27,7 +28,7 @@ export async function startInOrder(capabilities: readonly Capability[], context:
     try {
       await capability.start({ ...context, logger: context.logger.child({ capability: capability.name }) });
     } catch (error) {
-      hooks.mark(capability.name, false, `could not start: ${error instanceof Error ? error.message : String(error)}`);
+      hooks.mark(capability.name, false, `could not start: ${errorMessage(error)}`);
       // The failed one may have half-started (a port open, a ledger open): stop it too.
       const deadline = hooks.now() + 10_000;
       for (const undo of [capability, ...startedNow.reverse()]) {

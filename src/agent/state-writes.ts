@@ -3,6 +3,7 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import type { Readiness } from '../runtime/readiness.js';
 import type { StateStore } from '../store/types.js';
 import type { WriteHealthState } from '../store/write-health.js';
+import { errorMessage } from '../errors.js';
 
 /** What {@link watchStateWrites} needs of the agent. */
 interface StateWritesWiring {
@@ -73,7 +74,7 @@ export async function closeState({ store, key, now, logger, reportError }: State
   await store.close().catch((error: unknown) => {
     // What stays in memory is lost now: said where a person reads it, with the cause.
     logger.warn(
-      { store: store.describe(), err: error instanceof Error ? error.message : String(error) },
+      { store: store.describe(), err: errorMessage(error) },
       'could not write the state at stop',
     );
     reportError(error);
@@ -94,6 +95,6 @@ export async function recordStart(
 ): Promise<void> {
   if (!shared) return store.set(key, record, { durable: true });
   await store.set(key, record, { durable: true }).catch((error: unknown) => {
-    logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the start in Redis');
+    logger.warn({ err: errorMessage(error) }, 'could not record the start in Redis');
   });
 }

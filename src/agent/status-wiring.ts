@@ -62,7 +62,11 @@ const DELIVERIES_METRIC = 'listing_agent_webhook_deliveries_total';
 const DELIVERY_READING_MS = 60_000;
 const SECRETS_READ_EVERY_MS = 10_000;
 
-function subscribe(events: EventEmitter<AgentEvents>, collector: StatusCollector, onProject: (project: { id: string; name: string }) => void): void {
+function subscribe(
+  events: EventEmitter<AgentEvents>,
+  collector: StatusCollector,
+  onProject: (project: { id: string; name: string }) => void,
+): void {
   events.on('posted', (result) => collector.posted(result));
   events.on('postFailed', (failure) => collector.postFailed(failure));
   events.on('commandsSynced', (result) => collector.commandsSynced(result));
@@ -74,7 +78,11 @@ function subscribe(events: EventEmitter<AgentEvents>, collector: StatusCollector
 }
 
 /** The running capability called `name`, through a leader gate when there is one (`standby`: the gate is closed). */
-function capability<C extends Capability>(started: readonly Capability[], name: string, has: (c: Capability) => c is C): { found?: C; standby?: boolean } {
+function capability<C extends Capability>(
+  started: readonly Capability[],
+  name: string,
+  has: (c: Capability) => c is C,
+): { found?: C; standby?: boolean } {
   const c = started.find((s) => s.name === name);
   if (c === undefined) return {};
   if ('inner' in c) {
@@ -88,7 +96,11 @@ const isVotes = (c: Capability): c is VotesCapability => 'pollNow' in c;
 const isStats = (c: Capability): c is StatsCapability => 'postNow' in c;
 const isWebhooks = (c: Capability): c is WebhooksCapability => 'url' in c;
 
-function newest(entries: readonly SecretEntry[], now: number, entryLive: (entry: SecretEntry, now: number) => boolean): { stored: number; newestStoredAt: number | null } {
+function newest(
+  entries: readonly SecretEntry[],
+  now: number,
+  entryLive: (entry: SecretEntry, now: number) => boolean,
+): { stored: number; newestStoredAt: number | null } {
   const live = entries.filter((e) => entryLive(e, now));
   const times = live.map((e) => Date.parse(e.addedAt)).filter(Number.isFinite);
   return { stored: live.length, newestStoredAt: times.length > 0 ? Math.max(...times) : null };
@@ -97,7 +109,8 @@ function newest(entries: readonly SecretEntry[], now: number, entryLive: (entry:
 /** The delivery counters now, per outcome (`listing_agent_webhook_deliveries_total`). */
 async function readDeliveries(metrics: RecordedMetrics): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const { labels, value } of metrics.counters.find((series) => series.name === DELIVERIES_METRIC)?.series() ?? []) counts[String(labels.outcome)] = value;
+  const series = metrics.counters.find((counter) => counter.name === DELIVERIES_METRIC)?.series() ?? [];
+  for (const { labels, value } of series) counts[String(labels.outcome)] = value;
   return counts;
 }
 
@@ -111,7 +124,8 @@ function storedSecretsReader(options: AgentStatusOptions): () => Promise<{ store
       // Read only with webhooks on: loaded then, not by every agent with a status page.
       const { entryLive, readSecretFile, secretFilePath } = await import('../webhooks/secrets-file.js');
       const file = await readSecretFile(secretFilePath(stateDirectory(config))).catch(() => undefined);
-      const shared = cluster ? await (await import('../webhooks/secrets-redis.js')).readRedisSecrets(cluster.connection).catch(() => undefined) : undefined;
+      const redisSecrets = cluster ? (await import('../webhooks/secrets-redis.js')).readRedisSecrets : undefined;
+      const shared = redisSecrets && cluster ? await redisSecrets(cluster.connection).catch(() => undefined) : undefined;
       return newest([...(file?.secrets ?? []), ...(shared?.secrets ?? [])], now(), entryLive);
     })();
     last = { at: now(), value };
@@ -145,7 +159,11 @@ async function remindersNow(config: ListingAgentConfig, votes: VotesCapability |
 }
 
 /** What the agent knows now, for the document: readiness, the pipeline, the cursor, the secrets, the counters. */
-function liveReader(options: AgentStatusOptions, collector: StatusCollector, known: { project: StatusLive['project']; startedAt: number | null }): () => Promise<StatusLive> {
+function liveReader(
+  options: AgentStatusOptions,
+  collector: StatusCollector,
+  known: { project: StatusLive['project']; startedAt: number | null },
+): () => Promise<StatusLive> {
   const { config, store, readiness, metrics, cluster } = options;
   const secretAges = storedSecretsReader(options);
   async function cursor(): Promise<StatusLive['votes']['cursor']> {
@@ -171,7 +189,9 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
       phase: options.phase(),
       startedAt: known.startedAt,
       project: known.project,
-      cluster: cluster ? { agentId: cluster.agentId, leader: cluster.leadership.isLeader, leaderId: cluster.leadership.leaderId ?? null } : null,
+      cluster: cluster
+        ? { agentId: cluster.agentId, leader: cluster.leadership.isLeader, leaderId: cluster.leadership.leaderId ?? null }
+        : null,
       readiness: readiness.snapshot(),
       stateDirectory: stateDirectoryWrites(store),
       stats: { enabled: config.stats.enabled },
@@ -180,7 +200,14 @@ function liveReader(options: AgentStatusOptions, collector: StatusCollector, kno
         enabled: config.votes.enabled || config.webhooks.enabled,
         polling: config.votes.enabled,
         pending: pipeline ? pipeline.stats().votes : null,
-        deadLetters: deadLetters.map((l) => ({ key: l.key, hook: l.hook, userId: l.vote.userId, attempts: l.attempts, error: l.error, failedAt: l.failedAt })),
+        deadLetters: deadLetters.map((l) => ({
+          key: l.key,
+          hook: l.hook,
+          userId: l.vote.userId,
+          attempts: l.attempts,
+          error: l.error,
+          failedAt: l.failedAt,
+        })),
         cursor: cursorNow,
         ...(reminders === undefined ? {} : { reminders }),
       },
@@ -245,7 +272,9 @@ function statusActions(options: AgentStatusOptions): StatusActions {
     async retryDeadLetters(filter) {
       const pipeline = capability(options.started(), 'votes', isVotes).found?.pipeline;
       if (pipeline === undefined) {
-        throw config.votes.enabled || config.webhooks.enabled ? notRunning('the vote pipeline') : new ActionError(409, 'votes are off here (votes.enabled, webhooks.enabled): there are no dead letters');
+        throw config.votes.enabled || config.webhooks.enabled
+          ? notRunning('the vote pipeline')
+          : new ActionError(409, 'votes are off here (votes.enabled, webhooks.enabled): there are no dead letters');
       }
       try {
         return { retried: await pipeline.retry(filter) };
@@ -257,7 +286,10 @@ function statusActions(options: AgentStatusOptions): StatusActions {
     async postStatsNow() {
       if (!config.stats.enabled) throw new ActionError(409, 'stats posting is off: set stats.enabled');
       const { found, standby } = capability(options.started(), 'stats', isStats);
-      if (standby) throw new ActionError(409, `this agent stands by: the leader (${options.cluster?.leadership.leaderId ?? 'none yet'}) posts the stats; ask it`);
+      if (standby) {
+        const leader = options.cluster?.leadership.leaderId ?? 'none yet';
+        throw new ActionError(409, `this agent stands by: the leader (${leader}) posts the stats; ask it`);
+      }
       if (found === undefined) throw notRunning('stats posting');
       const posted: { target: string; servers: number | null; shards: number | null }[] = [];
       const failed: { target: string; error: string }[] = [];
@@ -274,7 +306,10 @@ function statusActions(options: AgentStatusOptions): StatusActions {
         events.off('posted', onPosted);
         events.off('postFailed', onFailed);
       }
-      const note = posted.length + failed.length === 0 ? 'nothing was posted: the counts are not ready, or a rate limit or backoff holds posts back (see the stats component)' : undefined;
+      const note =
+        posted.length + failed.length === 0
+          ? 'nothing was posted: the counts are not ready, or a rate limit or backoff holds posts back (see the stats component)'
+          : undefined;
       return { posted, failed, ...(note ? { note } : {}) };
     },
   };

@@ -15,7 +15,11 @@ import type { ListingAgentOptions, StartInputs } from './options.js';
  * `cluster`, on the Redis ledger (its poller polls on the leader only). Its configuration is
  * checked first, by {@link votesProblems} (the agent refuses one with problems).
  */
-export function votesCapability(config: ListingAgentConfig, options: ListingAgentOptions, cluster: AgentCluster | undefined): VotesCapability {
+export function votesCapability(
+  config: ListingAgentConfig,
+  options: ListingAgentOptions,
+  cluster: AgentCluster | undefined,
+): VotesCapability {
   // A memory store keeps nothing across restarts: a journal on disk beside it would only surprise.
   const memory = options.store !== undefined && options.store.describe().startsWith('memory');
   const ledger = cluster ? 'redis' : memory ? 'memory' : 'file';
@@ -37,10 +41,13 @@ export function votesCapability(config: ListingAgentConfig, options: ListingAgen
  */
 export function votesProblems(config: ListingAgentConfig, inputs: StartInputs): FieldIssue[] {
   const problems: FieldIssue[] = [];
-  if (inputs.voteHooks === undefined) problems.push(...hookNameProblems(config.votes.hooks, { reservedNames: reservedVoteHookNames(config) }).problems);
+  if (inputs.voteHooks === undefined) {
+    problems.push(...hookNameProblems(config.votes.hooks, { reservedNames: reservedVoteHookNames(config) }).problems);
+  }
   const reminders = config.votes.reminders;
   if (reminders.enabled) {
-    problems.push(...hookNameProblems(reminders.hooks, { reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' }).problems);
+    const options = { reservedNames: RESERVED_REMINDER_HOOK_NAMES, configPath: 'votes.reminders.hooks' };
+    problems.push(...hookNameProblems(reminders.hooks, options).problems);
   }
   if (inputs.mode === 'daemon' || inputs.listeners !== undefined) problems.push(...receiverProblems(config, inputs));
   return problems;
@@ -66,11 +73,13 @@ function receiverProblems(config: ListingAgentConfig, inputs: StartInputs): Fiel
 /** The problem of votes that no hook receives (see {@link receiverProblems}); `webhooks serve` asks it too. */
 export function unreceivedVotes(config: ListingAgentConfig, inputs: StartInputs): FieldIssue | undefined {
   const embedded = inputs.mode === 'embedded';
-  const receivers = inputs.voteHooks ?? config.votes.hooks.length + (config.votes.stream.enabled ? 1 : 0) + (embedded ? (inputs.listeners?.vote ?? 0) : 0);
+  const listeners = embedded ? (inputs.listeners?.vote ?? 0) : 0;
+  const receivers = inputs.voteHooks ?? config.votes.hooks.length + (config.votes.stream.enabled ? 1 : 0) + listeners;
   if (receivers > 0) return undefined;
   const fix = embedded
     ? "attach a listener with agent.on('vote', ...) before the agent starts, add a reward hook to votes.hooks, or set votes.stream.enabled"
-    : 'add a reward hook to votes.hooks (LISTING_AGENT_VOTES_HOOKS), an http url or an exec command, or set votes.stream.enabled (LISTING_AGENT_VOTES_STREAM_ENABLED)';
+    : 'add a reward hook to votes.hooks (LISTING_AGENT_VOTES_HOOKS), an http url or an exec command, ' +
+      'or set votes.stream.enabled (LISTING_AGENT_VOTES_STREAM_ENABLED)';
   return { path: 'votes.hooks', message: `${roads(config)} but nothing receives the votes: ${fix}; without one no vote is rewarded` };
 }
 
@@ -78,9 +87,12 @@ export function unreceivedVotes(config: ListingAgentConfig, inputs: StartInputs)
 function unreceivedReminders(config: ListingAgentConfig, inputs: StartInputs): FieldIssue | undefined {
   const reminders = config.votes.reminders;
   const embedded = inputs.mode === 'embedded';
-  if (!reminders.enabled || reminders.hooks.length > 0 || config.votes.stream.enabled || (embedded && (inputs.listeners?.reminder ?? 0) > 0)) return undefined;
+  const listened = embedded && (inputs.listeners?.reminder ?? 0) > 0;
+  if (!reminders.enabled || reminders.hooks.length > 0 || config.votes.stream.enabled || listened) return undefined;
   const fix = embedded
-    ? "attach a listener with agent.on('reminder', ...) before the agent starts, add a hook to votes.reminders.hooks, or set votes.stream.enabled"
-    : 'add a hook to votes.reminders.hooks (LISTING_AGENT_VOTES_REMINDERS_HOOKS), or set votes.stream.enabled (LISTING_AGENT_VOTES_STREAM_ENABLED)';
+    ? "attach a listener with agent.on('reminder', ...) before the agent starts, add a hook to votes.reminders.hooks, " +
+      'or set votes.stream.enabled'
+    : 'add a hook to votes.reminders.hooks (LISTING_AGENT_VOTES_REMINDERS_HOOKS), ' +
+      'or set votes.stream.enabled (LISTING_AGENT_VOTES_STREAM_ENABLED)';
   return { path: 'votes.reminders.hooks', message: `votes.reminders.enabled is on but nothing receives the reminders: ${fix}` };
 }

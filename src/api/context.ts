@@ -17,7 +17,7 @@ export interface CallOptions {
 }
 
 /** One v1 or v0 call, as an API module describes it. */
-interface ApiCall<T> {
+export interface ApiCall<T> {
   /** `projects.get`, for messages. */
   operation: string;
   method: TransportRequest['method'];

@@ -13,6 +13,7 @@
  */
 import { HEALTH_LISTEN_DEFAULT, LISTEN_ADDRESS_PROBLEM, parseListenAddress } from '../config/listen-address.js';
 import type { ListenAddress } from '../http/listen-error.js';
+import { errorMessage } from '../errors.js';
 
 const VARIABLE = 'LISTING_AGENT_HEALTH_LISTEN';
 const TIMEOUT_MS = 4_000;
@@ -45,7 +46,7 @@ if (address === undefined) {
     (error: unknown) => {
       // fetch's own message is "fetch failed"; its cause says why (ECONNREFUSED, a timeout).
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      const cause = reason instanceof Error ? reason.message : String(reason);
+      const cause = errorMessage(reason);
       fail(`${url}: no answer (${cause}); the health server listens where ${VARIABLE} says`);
     },
   );

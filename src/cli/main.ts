@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 import { hostname } from 'node:os';
 import { runCli } from './run-cli.js';
+import { errorMessage } from '../errors.js';
 
 // The only module that touches `process` (with healthcheck.ts, the container's probe): argv,
 // environment, signals and the exit code.
 
 // The agent handles its own failures; anything that still escapes is reported, never fatal.
 process.on('unhandledRejection', (reason) => {
-  process.stderr.write(`listing-agent: unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}\n`);
+  process.stderr.write(`listing-agent: unhandled rejection: ${errorMessage(reason)}\n`);
 });
 const stopRequested = new Promise<string>((resolve) => {
   let stopping = false;

@@ -53,10 +53,10 @@ export interface CommandSyncFailure {
  * Text per chat-platform locale (`de`, `en-US`), as the listing takes it after normalising: only
  * string entries, sorted by locale, never empty (an empty map is left out instead).
  */
-type ListingLocalizations = Record<string, string>;
+export type ListingLocalizations = Record<string, string>;
 
 /** A choice of a string, integer or number option, in its given order. */
-interface ListingCommandChoice {
+export interface ListingCommandChoice {
   name: string;
   name_localizations?: ListingLocalizations;
   value: string | number;
@@ -66,7 +66,7 @@ interface ListingCommandChoice {
  * An option of a {@link ListingCommand} after normalising: only the fields the listing takes, with
  * Discord's defaults left out (`required: false`, `autocomplete: false`, empty `choices`/`options`).
  */
-interface ListingCommandOption {
+export interface ListingCommandOption {
   type: number;
   name: string;
   description: string;

@@ -9,7 +9,7 @@ import { environmentVariableName } from './setting-names.js';
  */
 
 /** How a field is written in an environment variable. */
-type FieldKind = 'string' | 'enum' | 'boolean' | 'number' | 'list' | 'json';
+export type FieldKind = 'string' | 'enum' | 'boolean' | 'number' | 'list' | 'json';
 
 /** One leaf of the configuration (an object inside an array is a `json` leaf, not walked). */
 export interface ConfigField {

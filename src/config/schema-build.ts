@@ -14,7 +14,7 @@ import { votesSchema, webhooksSchema } from './schema-votes.js';
  * list the same fields.
  *
  * Every part is made by a function, so that an agent can build the schema, check its
- * configuration and let it go (about 1 MiB of schema objects a bot need not keep: issue 25).
+ * configuration and let it go (schema objects a bot need not keep: issue 25).
  * Secrets are marked with `secret()` so that every printout masks them.
  */
 

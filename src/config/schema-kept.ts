@@ -15,8 +15,8 @@ export function keepConfigSchema(schema: ConfigSchema): ConfigSchema {
 
 /**
  * The schema an agent checks its configuration with: the kept one when schema.ts is loaded anyway,
- * else one built now and held only weakly, so that its objects (about 1 MiB with zod 4's classic
- * API) are collected once the agents are made, and built again for the next agent if they were.
+ * else one built now and held only weakly, so that its objects (zod 4's classic API makes many)
+ * are collected once the agents are made, and built again for the next agent if they were.
  */
 export function configSchemaForAgents(): ConfigSchema {
   let found = kept ?? built?.deref();

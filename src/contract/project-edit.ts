@@ -23,7 +23,7 @@ import {
  */
 
 /** Text per supported locale, as `headline` and `page_content` take it. */
-type LocalizedText = Partial<Record<SupportedLocale, string>>;
+export type LocalizedText = Partial<Record<SupportedLocale, string>>;
 
 /** A valid body of `PATCH /projects/:id`: at least one of the two maps. */
 export interface ProjectEdit {

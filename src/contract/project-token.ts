@@ -87,7 +87,9 @@ export function projectTokenProblem(token: string): string | undefined {
     return 'starts with "Bearer ": give the project token alone, without the prefix (the agent adds it where the service wants it)';
   }
   if (isDiscordBotToken(token.trim())) {
-    return `is a Discord bot token (its first part is the bot's user ID), not the project token, so it is not sent to the listing service: copy the project token from ${PROJECT_TOKEN_PLACE} (the bot token belongs in discord.token)`;
+    const bot = "is a Discord bot token (its first part is the bot's user ID), not the project token";
+    const copy = `copy the project token from ${PROJECT_TOKEN_PLACE} (the bot token belongs in discord.token)`;
+    return `${bot}, so it is not sent to the listing service: ${copy}`;
   }
   if (token.split('.').length !== 3) return `must be a project token (three parts separated by dots): copy it from ${PROJECT_TOKEN_PLACE}`;
   return undefined;

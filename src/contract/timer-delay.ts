@@ -21,3 +21,16 @@ export function timerDelay(ms: number): number {
   if (!(ms > 0)) return 0;
   return Math.min(ms, MAX_TIMER_DELAY_MS);
 }
+
+/**
+ * Runs `callback` once after `delayMs` and returns what cancels it: the one timer shape that the
+ * pipeline, the reminders, the log limiter and the write probe take, so that tests pass a manual one.
+ */
+export type Delay = (callback: () => void, delayMs: number) => () => void;
+
+/** The default {@link Delay}: `setTimeout`, unref'd so that a library agent never holds the process open. */
+export const unrefDelay: Delay = (callback, delayMs) => {
+  const timer = setTimeout(callback, timerDelay(delayMs));
+  timer.unref();
+  return () => clearTimeout(timer);
+};

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { CLIENT_VERSION } from '../api/version.js';
+import { causeMessage } from '../errors.js';
 import type { RestHeaders } from './rate-limit.js';
 import type { AgentMode } from '../config/setting-names.js';
 
@@ -42,16 +43,6 @@ export const DISCORD_CONNECTION_DEFAULTS = {
 
 /** An answer larger than this is not Discord's (a wrong base URL): it is not read to the end. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/** An error as one line for a reason: the innermost useful message, with its errno code. */
-export function errorText(error: unknown): string {
-  let current: unknown = error;
-  // undici wraps the socket error (`fetch failed` / `other side closed`) around the useful one.
-  while (current instanceof Error && current.cause instanceof Error && !(current as NodeJS.ErrnoException).code) current = current.cause;
-  const code = (current as NodeJS.ErrnoException | undefined)?.code;
-  const message = current instanceof Error ? current.message : String(current);
-  return code && !message.includes(code) ? `${code} ${message}` : message;
-}
 
 /** Reads an answer's body as text, or undefined when it is larger than {@link MAX_BODY_BYTES}. */
 async function readBody(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
@@ -136,6 +127,6 @@ export async function discordGet(url: string, options: DiscordGetOptions): Promi
       timeout.aborted ||
       (error instanceof Error && (error.name === 'TimeoutError' || /TIMEOUT/.test((error as NodeJS.ErrnoException).code ?? '')));
     if (timedOut) return { ok: false, reason: `Discord did not answer ${options.route} within ${options.timeoutText}` };
-    return { ok: false, reason: `cannot reach Discord for ${options.route} (${url}): ${errorText(error)}` };
+    return { ok: false, reason: `cannot reach Discord for ${options.route} (${url}): ${causeMessage(error)}` };
   }
 }

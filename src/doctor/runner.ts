@@ -21,8 +21,6 @@ export interface RunChecksOptions {
   clock?: () => number;
 }
 
-const errorText = (error: unknown) => errorMessage(error).replace(/\s+/g, ' ').trim();
-
 /** Runs `check` until it settles or `timeoutMs` passes (then its signal aborts and it fails). */
 async function runOne(check: RunnableCheck, options: RunChecksOptions): Promise<CheckResult> {
   const clock = options.clock ?? (() => performance.now());
@@ -44,7 +42,7 @@ async function runOne(check: RunnableCheck, options: RunChecksOptions): Promise<
     outcome = await Promise.race([
       check.run(controller.signal).catch((error: unknown): CheckOutcome => ({
         status: 'fail',
-        summary: `the check failed: ${errorText(error)}`,
+        summary: `the check failed: ${errorMessage(error).replace(/\s+/g, ' ').trim()}`,
         fix: 'the message says what failed; if it does not say what to fix, please report it as a bug of listing-agent doctor',
       })),
       timedOut,

@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { DEFAULT_USER_AGENT } from '../api/transport.js';
 import { credentialForms, redact, redactUrl, urlCredentialForms } from '../api/redact.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * One `GET /projects/@me` with the project token, kept raw: the token check wants the status and
@@ -102,7 +103,7 @@ export async function probeService(options: ProbeServiceOptions): Promise<Servic
     if (timedOut) return { kind: 'unreachable', url: shown, reason: `no answer within ${options.timeoutMs} ms`, timedOut: true };
     if (options.signal?.aborted) return { kind: 'unreachable', url: shown, reason: 'the check was stopped', timedOut: false };
     const code = codeOf(error);
-    const said = error instanceof Error ? error.message : String(error);
+    const said = errorMessage(error);
     const reason = (code && REASONS[code]) ?? `${code ? `${code}: ` : ''}${redact(said, secrets)}`;
     return { kind: 'unreachable', url: shown, reason, timedOut: false };
   }

@@ -1,5 +1,5 @@
 import { iso } from './clock.js';
-import type { ProjectRecord, UserRecord, VoteRecord } from './state.js';
+import type { ProjectRecord, UserRecord, EmulatorVoteRecord } from './state.js';
 
 /** What the admin API returns: copies of the stored records, with times as ISO 8601. */
 
@@ -74,7 +74,7 @@ export function adminProject(project: ProjectRecord): AdminProject {
 }
 
 /** A vote's admin view. */
-export function adminVote(vote: VoteRecord): AdminVote {
+export function adminVote(vote: EmulatorVoteRecord): AdminVote {
   return {
     id: vote.id,
     project_id: vote.project_id,

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { EmulatorContext } from './context.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * Which error shape a path answers with: v1 problem+json, v0 `{error}`, OAuth's RFC 6749
@@ -128,7 +129,7 @@ export function readJson(ctx: RequestContext): unknown {
   try {
     return JSON.parse(ctx.rawBody.toString('utf8'));
   } catch (error) {
-    return fail(400, `the body is not valid JSON: ${(error as Error).message}`);
+    return fail(400, `the body is not valid JSON: ${errorMessage(error)}`);
   }
 }
 

@@ -3,7 +3,7 @@ import { issueProjectToken } from '../contract/project-token.js';
 import type { EmulatorContext } from './context.js';
 import { iso } from './clock.js';
 import { randomToken } from './ids.js';
-import type { ProjectRecord, UserRecord, VoteRecord, WebhookRecord } from './state.js';
+import type { ProjectRecord, UserRecord, EmulatorVoteRecord, WebhookRecord } from './state.js';
 
 /**
  * State changes shared by the admin API and the service routes (a user's project creation, a vote
@@ -132,12 +132,12 @@ export interface NewVote {
  * Records a vote in (created_at, seq) order and delivers `vote.create` to every webhook of the
  * project. Weight defaults to 2 on weekends for Discord bots, else 1.
  */
-export function addVote(emu: EmulatorContext, input: NewVote): VoteRecord {
+export function addVote(emu: EmulatorContext, input: NewVote): EmulatorVoteRecord {
   const createdAt = input.created_at ?? emu.clock.now();
   const { project, user } = input;
   const weekendBot = project.platform === 'discord' && project.type === 'bot' && isWeekend(createdAt);
   emu.state.voteSeq += 1;
-  const vote: VoteRecord = {
+  const vote: EmulatorVoteRecord = {
     id: emu.nextId(),
     seq: emu.state.voteSeq,
     project_id: project.id,
@@ -185,7 +185,7 @@ export function eventUser(user: UserRecord) {
 }
 
 /** `data` of a `vote.create` event. */
-function voteEventData(vote: VoteRecord, project: ProjectRecord, user: UserRecord) {
+function voteEventData(vote: EmulatorVoteRecord, project: ProjectRecord, user: UserRecord) {
   return {
     id: vote.id,
     weight: vote.weight,
@@ -197,7 +197,7 @@ function voteEventData(vote: VoteRecord, project: ProjectRecord, user: UserRecor
 }
 
 /** A vote record as `GET /projects/:id/votes` lists it. */
-export function voteJson(vote: VoteRecord) {
+export function voteJson(vote: EmulatorVoteRecord) {
   return {
     user_id: vote.user_id,
     platform_id: vote.platform_id,

@@ -51,7 +51,7 @@ export interface AnnouncementRecord {
 }
 
 /** v0 bot fields the emulator cannot derive; overridable by seed. */
-interface BotExtras {
+export interface BotExtras {
   discriminator: string;
   avatar: string | null;
   defAvatar: string | null;
@@ -96,7 +96,7 @@ export interface ProjectRecord {
 }
 
 /** A vote, stored in ascending creation order per project. */
-export interface VoteRecord {
+export interface EmulatorVoteRecord {
   id: string;
   /** Insertion sequence; breaks ties between equal `created_at`. */
   seq: number;
@@ -141,7 +141,7 @@ export interface AccessTokenRecord {
 }
 
 /** An authorization code waiting to be exchanged. */
-interface AuthorizationCodeRecord {
+export interface AuthorizationCodeRecord {
   code: string;
   client_id: string;
   redirect_uri: string;
@@ -232,7 +232,7 @@ export interface EmulatorState {
   projects: Map<string, ProjectRecord>;
   /** Project tokens by project ID. */
   projectTokens: Map<string, string>;
-  votes: VoteRecord[];
+  votes: EmulatorVoteRecord[];
   voteSeq: number;
   applications: Map<string, ApplicationRecord>;
   authorizations: Map<string, AuthorizationRecord>;

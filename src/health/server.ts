@@ -6,6 +6,7 @@ import { createLocalServer } from '../http/local-server.js';
 import { allowedHostNames, hostAllowed, hostOf } from '../http/host-check.js';
 import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
 import { createRefusalLog } from '../runtime/refusal-log.js';
+import { errorMessage } from '../errors.js';
 
 /** Options of {@link createHealthServer}. */
 export interface HealthServerOptions {
@@ -145,7 +146,7 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
       reply = await route(req);
     } catch (error) {
       // A metric's collect callback threw: say so, and keep serving.
-      logger.warn({ err: error instanceof Error ? error.message : String(error), url: req.url }, 'health request failed');
+      logger.warn({ err: errorMessage(error), url: req.url }, 'health request failed');
       reply = json(500, { error: 'internal error: see the agent log' });
     }
     res.writeHead(reply.status, {

@@ -1,4 +1,4 @@
-import { ListingAgentError } from '../errors.js';
+import { errorMessage, ListingAgentError } from '../errors.js';
 
 /** Where a server listens: a host (name, IPv4 or IPv6 without brackets) and a port (0: any free one). */
 export interface ListenAddress {
@@ -59,7 +59,7 @@ function describe(problem: ListenProblem, address: ListenAddress, cause: unknown
       return `not allowed to listen on ${where}: ${setTo(setting, address.port < 1024 ? 'a port above 1023' : 'another port')}`;
     case 'other': {
       // Keep the message on one line whatever the cause says.
-      const said = (cause instanceof Error ? cause.message : String(cause)).replace(/\s+/g, ' ').trim();
+      const said = errorMessage(cause).replace(/\s+/g, ' ').trim();
       return `cannot listen on ${where} (${said}): ${setTo(setting, 'another address')}`;
     }
   }

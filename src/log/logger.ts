@@ -28,7 +28,7 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const pretty = options.format === 'pretty' || (options.format !== 'json' && options.isTTY === true);
   const secrets = [...(options.secrets ?? [])].filter((s) => s.length >= 4);
-  // Required only for pretty output: a daemon writing JSON lines never loads it (about 9 MB).
+  // Required only for pretty output: a daemon writing JSON lines never loads it (nor its dependencies).
   const stream = pretty
     ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({
         destination: options.destination,

@@ -26,3 +26,24 @@ export {
 export type { SupportedLocale, AnnouncementCategory, Scope, Platform, ProjectType, VoteSource } from '../contract/limits.js';
 export { decodeProjectToken } from '../contract/project-token.js';
 export type { ProjectTokenPayload, DecodedProjectToken, ProjectTokenProblem } from '../contract/project-token.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { ApiCall, ApiContext } from '../api/context.js';
+export type { CooldownTracker } from '../api/limits.js';
+export type { announcementSchema, projectListItemSchema, projectListPageSchema, projectSchema } from '../api/schemas/projects.js';
+export type { userConnectionSchema, userProjectSchema, userSchema } from '../api/schemas/users.js';
+export type { botSchema, botStatsSchema, v0UserProfileSchema } from '../api/schemas/v0.js';
+export type { voteRecordShape, voteStatusSchema } from '../api/schemas/votes.js';
+export type { createdWebhookSchema, integrationSchema, rotatedWebhookSecretSchema, webhookSchema } from '../api/schemas/webhooks.js';
+export type { createV0Api } from '../api/v0/index.js';
+export type { createAnnouncementsApi } from '../api/v1/announcements.js';
+export type { ApplicationCommandOptionShape, CommandLocalizations, createCommandsApi } from '../api/v1/commands.js';
+export type { createIntegrationsApi } from '../api/v1/integrations.js';
+export type { createMetricsApi } from '../api/v1/metrics.js';
+export type { createProjectsApi } from '../api/v1/projects.js';
+export type { createUsersApi } from '../api/v1/users.js';
+export type { createVotesApi } from '../api/v1/votes.js';
+export type { createWebhooksApi } from '../api/v1/webhooks.js';
+export type { METRICS_FIELDS, MetricsField } from '../contract/metrics.js';
+export type { PKCE_METHOD } from '../contract/pkce.js';
+export type { LocalizedText, ProjectEdit } from '../contract/project-edit.js';

@@ -23,3 +23,12 @@ export { createClientCommandsSource } from '../commands/sources/discord-client.j
 export { createErisCommandsSource, createOceanicCommandsSource } from '../commands/sources/eris-oceanic.js';
 export { createFileCommandsSource } from '../commands/sources/file.js';
 export { createStaticCommandsSource } from '../commands/sources/static.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { NormalisedCommands } from '../commands/normalise.js';
+export type { ApplicationCommandLike, CommandCollectionLike, CommandsClientLike } from '../commands/sources/discord-client.js';
+export type { DiscordCommandsSourceOptions } from '../commands/sources/discord-rest.js';
+export type { ErisCommandsClientLike, OceanicCommandsClientLike } from '../commands/sources/eris-oceanic.js';
+export type { FileCommandsSourceOptions } from '../commands/sources/file.js';
+export type { CommandSyncDeps } from '../commands/sync.js';
+export type { CommandsEvents, ListingCommandChoice, ListingCommandOption, ListingLocalizations } from '../commands/types.js';

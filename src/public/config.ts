@@ -13,3 +13,11 @@ export { maskConfig, secretValues } from '../config/mask.js';
 export { configEnvironmentVariables } from '../config/fields.js';
 export type { ConfigEnvironmentVariable } from '../config/fields.js';
 export { buildConfigJsonSchema } from '../config/json-schema.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { ConfigErrorReason } from '../config/errors.js';
+export type { FieldKind } from '../config/fields.js';
+export type { ConfigTexts } from '../config/loader.js';
+export type { JsonValue } from '../config/mask.js';
+export type { AgentMode } from '../config/setting-names.js';
+export type { FieldIssue } from '../errors.js';

@@ -22,3 +22,38 @@ export type {
   EmulatorSettings,
   EmulatorSeed,
 } from '../emulator/index.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { EmulatorClock } from '../emulator/clock.js';
+export type { EmulatorContext } from '../emulator/context.js';
+export type { AttemptResult, DeliveryService, DeliveryTarget } from '../emulator/deliveries.js';
+export type { chaosSchema, ChaosStatus, Fault, FaultQueue, faultSchema } from '../emulator/faults.js';
+export type { RateLimiter, RateLimitResult } from '../emulator/rate-limit.js';
+export type {
+  seedApplicationSchema,
+  seedAuthorizationSchema,
+  seedIntegrationSchema,
+  seedProjectSchema,
+  seedUserSchema,
+  seedVoteSchema,
+} from '../emulator/seed.js';
+export type {
+  AccessTokenRecord,
+  AnnouncementRecord,
+  ApplicationRecord,
+  AppliedMetrics,
+  AuthorizationCodeRecord,
+  AuthorizationRecord,
+  BotExtras,
+  ConnectionRecord,
+  DeliveryAttempt,
+  DeliveryRecord,
+  EmulatorState,
+  EmulatorVoteRecord,
+  IntegrationRecord,
+  ProjectRecord,
+  RequestLogEntry,
+  UserProfileFields,
+  UserRecord,
+  WebhookRecord,
+} from '../emulator/state.js';

@@ -28,3 +28,6 @@ export { createStreamHook, STREAM_HOOK_NAME, createVoteConsumer, VOTE_CONSUMER_D
 export type { StreamHook, StreamHookOptions, VoteConsumer, VoteConsumerOptions, StreamVoteContext } from '../votes/stream.js';
 export type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
 export type { StoreFence } from '../store/types.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { RedisClient, RedisScript } from '../redis/connection-types.js';

@@ -26,3 +26,23 @@ export type { StatsPoster, StatsPosterOptions } from '../stats/poster.js';
 export { SourceConfigError } from '../stats/configured-source.js';
 export { postStatsOnce } from '../stats/post-once.js';
 export type { PostOnceOptions, PostOnceResult } from '../stats/post-once.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { DiscordConnectionOptions } from '../discord/rest.js';
+export type { StatsEvents } from '../stats/events.js';
+export type { PlannedPost, PostOutcome } from '../stats/post-once.js';
+export type { StatsConfig } from '../stats/poster-options.js';
+export type { Sample } from '../stats/samples.js';
+export type {
+  CacheLike,
+  ClusterClientLike,
+  DiscordClientLike,
+  GuildLike,
+  ProbedClient,
+  ShardClientUtilLike,
+  WebSocketShardLike,
+} from '../stats/sources/discord-client.js';
+export type { ErisClientLike, GatewayShardLike, KeyedLike, OceanicClientLike } from '../stats/sources/eris-oceanic.js';
+export type { ClusterLike, ClusterManagerLike } from '../stats/sources/hybrid-cluster.js';
+export type { OwnShardsReading } from '../stats/sources/redis-shards-reports.js';
+export type { ManagedShardLike, ShardingManagerLike } from '../stats/sources/sharding-manager.js';

@@ -18,3 +18,20 @@ export { createHasVoted } from '../votes/has-voted.js';
 export type { HasVoted, HasVotedOptions } from '../votes/has-voted.js';
 export { createHttpHook, createExecHook, createInProcessHook, hooksFromConfig, voteHookBody, VoteHookError } from '../votes/hooks/index.js';
 export type { HttpHookOptions, ExecHookOptions, InProcessHookOptions, VoteHookBody, HookKind } from '../votes/hooks/index.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type { IngestDetails } from '../runtime/votes.js';
+export type { VotesCapabilityOptions } from '../votes/capability.js';
+export type { VoteLedgerKind } from '../votes/configured.js';
+export type { HasVotedQuery } from '../votes/has-voted.js';
+export type { VoteHookErrorDetails, VoteHookFailureReason } from '../votes/hooks/errors.js';
+export type { VoteListener } from '../votes/hooks/in-process.js';
+export type { HookConfigs, HooksFromConfigOptions } from '../votes/hooks/index.js';
+export type { JournalFs } from '../votes/journal.js';
+export type { FileVoteLedgerStats } from '../votes/ledger-file.js';
+export type { MemoryVoteLedgerOptions } from '../votes/ledger-memory.js';
+export type { VotePipelineEmit } from '../votes/pipeline-run.js';
+export type { BackoffOptions } from '../votes/pipeline-state.js';
+export type { PollResult, VoteIngest } from '../votes/poller.js';
+export type { StreamAppend } from '../votes/stream.js';
+export type { VotesEvents } from '../votes/types.js';

@@ -34,3 +34,29 @@ export { expressWebhookHandler, fastifyWebhookHandler, nodeWebhookHandler, handl
 export type { WebhookHandlerOptions } from '../webhooks/adapters.js';
 export { createWebhookReceiver } from '../webhooks/receiver.js';
 export { createWebhookSecrets, recordRotatedSecret } from '../webhooks/secrets.js';
+
+// The types that the signatures above name, so that a bot can name them too.
+export type {
+  DeliveryContext,
+  ExpressLikeRequest,
+  FastifyLikeReply,
+  FastifyLikeRequest,
+  WebhookAnswer,
+  WebhookProblem,
+} from '../webhooks/adapters.js';
+export type { WebhooksCapabilityOptions } from '../webhooks/capability.js';
+export type {
+  IntegrationCreateData,
+  IntegrationDeleteData,
+  LegacyBotVote,
+  LegacyGuildVote,
+  WebhookProject,
+  WebhookTestData,
+  WebhookUser,
+} from '../webhooks/events.js';
+export type { AnchorStore } from '../webhooks/legacy-votes.js';
+export type { ReceivedDelivery } from '../webhooks/receiver-core.js';
+export type { WebhookReceiver, WebhookReceiverOptions } from '../webhooks/receiver.js';
+export type { fileSchema, SecretFileContent } from '../webhooks/secrets-file.js';
+export type { SecretSource, WebhookSecrets, WebhookSecretsOptions } from '../webhooks/secrets.js';
+export type { LegacyVoteFailure, ParsedSignatureHeader } from '../webhooks/verify.js';

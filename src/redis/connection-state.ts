@@ -4,6 +4,7 @@ import { timerDelay } from '../contract/timer-delay.js';
 import { RedisServerError, RedisUnavailableError, type RedisClient, type RedisConnectionEvents } from './connection-types.js';
 import type { Link } from './links.js';
 import { describeServer, sameServer, serverFrom, type RedisServer } from './server.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * Where a connection stands, and every change of it: a connection is up only once a check of the
@@ -149,7 +150,7 @@ export async function checkServer(state: ConnectionState): Promise<void> {
     server = await readServer(state);
   } catch (error) {
     if (stale()) return;
-    markDown(state, error instanceof Error ? error.message : String(error));
+    markDown(state, errorMessage(error));
     // A server link checks again at its next `ready`; it only asks again when it is still connected.
     if (state.link.kind !== 'server' || state.link.canSend()) retryLater(state, 'check');
     return;

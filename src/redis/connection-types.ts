@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import type { RedisClientType } from '@redis/client';
 import type { AgentLogger } from '../log/agent-logger.js';
-import { ListingAgentError } from '../errors.js';
+import { errorMessage, ListingAgentError } from '../errors.js';
 import type { RedisServer } from './server.js';
 
 /*
@@ -180,6 +180,6 @@ export class RedisServerError extends ListingAgentError {
 /** Turns any Redis failure into a {@link RedisUnavailableError} naming what was being done. */
 export function redisFailure(doing: string, error: unknown): RedisUnavailableError {
   if (error instanceof RedisUnavailableError) return error;
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   return new RedisUnavailableError(`Redis: could not ${doing}: ${detail}`, { cause: error });
 }

@@ -28,7 +28,10 @@ export const REDIS_KEYS = {
   leader: 'leader',
   /** `leader:fence`: the last fencing token handed out (INCR on every new lease). */
   fence: 'leader:fence',
-  /** `shards:<shard id>`: one shard's last report (JSON `{shard_id, shard_count, server_count, reportedAt, process}`), with `stats.redis.staleAfter` as its TTL. */
+  /**
+   * `shards:<shard id>`: one shard's last report (JSON `{shard_id, shard_count, server_count, reportedAt, process}`), with
+   * `stats.redis.staleAfter` as its TTL.
+   */
   shard: (id: number) => `shards:${id}`,
   /** `shards:index`: sorted set of reported shard IDs (score = report time), to find them without SCAN. */
   shardIndex: 'shards:index',
@@ -38,7 +41,10 @@ export const REDIS_KEYS = {
   webhookSecrets: 'webhooks:secrets',
   /** `webhooks:secrets:changed`: a pub/sub channel, not a key; every change of `webhooks:secrets` is announced there. */
   webhookSecretsChanged: 'webhooks:secrets:changed',
-  /** `streamed:<vote key>`: marks a vote already appended to the reward stream (value: its entry ID; TTL: the vote's expiry plus `votes.keepKeysFor`). */
+  /**
+   * `streamed:<vote key>`: marks a vote already appended to the reward stream (value: its entry ID; TTL: the vote's expiry plus
+   * `votes.keepKeysFor`).
+   */
   streamed: (key: string) => `streamed:${key}`,
   /** `reminders:schedule`: hash of vote reminders, `<project>\t<user>` to the line of that voter's latest vote (votes.reminders). */
   reminders: 'reminders:schedule',

@@ -1,7 +1,8 @@
 import { redact } from '../api/redact.js';
 import { HEADLINES, type AgentLogger } from '../log/agent-logger.js';
 import { REDACTED_KEYS } from '../log/redacted-keys.js';
-import { createLineLimiter, type Delay, type IntervalSummary } from './line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
+import { createLineLimiter, type IntervalSummary } from './line-limiter.js';
 
 /*
  * The embedded agent's default logger (no `logger` option): what a person running a bot needs to

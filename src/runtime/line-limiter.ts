@@ -10,20 +10,7 @@
  * on time even when no event follows.
  */
 
-import { timerDelay } from '../contract/timer-delay.js';
-
-/**
- * Runs `callback` once after `delayMs` and returns what cancels it. Tests pass a manual one; the
- * vote pipeline's `Schedule` is the same shape.
- */
-export type Delay = (callback: () => void, delayMs: number) => () => void;
-
-/** The default {@link Delay}: `setTimeout`, unref'd so that a library agent never holds the process open. */
-export const unrefDelay: Delay = (callback, delayMs) => {
-  const timer = setTimeout(callback, timerDelay(delayMs));
-  timer.unref();
-  return () => clearTimeout(timer);
-};
+import { unrefDelay, type Delay } from '../contract/timer-delay.js';
 
 /** One interval's events of one kind. */
 interface KindCount {

@@ -9,10 +9,10 @@ import { WRITE_PROBLEMS, type WriteHealth, type WriteProblem } from '../store/wr
  * posting stats with health off so never loads prom-client (issue 25).
  */
 
-const POST_TARGETS = ['v1', 'v1_batch', 'v0'] as const;
-const POST_RESULTS = ['ok', 'error', 'skipped'] as const;
-const VOTE_ROADS = ['poll', 'webhook'] as const;
-const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
+export const POST_TARGETS = ['v1', 'v1_batch', 'v0'] as const;
+export const POST_RESULTS = ['ok', 'error', 'skipped'] as const;
+export const VOTE_ROADS = ['poll', 'webhook'] as const;
+export const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
 /**
  * What became of a webhook delivery: `accepted` (verified and recorded, or a test or integration
  * event handled), `duplicate` (a vote already recorded, answered 2xx), `bad_signature` (no, a
@@ -20,25 +20,34 @@ const HOOK_RESULTS = ['ok', 'error', 'dead_letter'] as const;
  * `malformed` (not an event under a valid signature), `too_large` (413), `rejected` (wrong path or
  * method, a body that never arrived), `error` (not recorded: 503 so the service retries).
  */
-const DELIVERY_OUTCOMES = ['accepted', 'duplicate', 'bad_signature', 'stale', 'malformed', 'too_large', 'rejected', 'error'] as const;
-const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
+export const DELIVERY_OUTCOMES = [
+  'accepted',
+  'duplicate',
+  'bad_signature',
+  'stale',
+  'malformed',
+  'too_large',
+  'rejected',
+  'error',
+] as const;
+export const SYNC_RESULTS = ['synced', 'unchanged', 'error'] as const;
 /**
  * What became of a vote reminder, once per reminder: scheduled; `sent` (its hooks took it); `skipped` (superseded, late); a hook gave
  * up (`failed`).
  */
-const REMINDER_RESULTS = ['scheduled', 'sent', 'skipped', 'failed'] as const;
+export const REMINDER_RESULTS = ['scheduled', 'sent', 'skipped', 'failed'] as const;
 
 /** Labels of `listing_agent_posts_total`: which endpoint the counts went to, and how it went. */
-type PostsLabels = {
+export type PostsLabels = {
   target: (typeof POST_TARGETS)[number];
   result: (typeof POST_RESULTS)[number];
 };
 /** Labels of `listing_agent_votes_received_total`: the road a vote came by. */
-type VotesReceivedLabels = {
+export type VotesReceivedLabels = {
   road: (typeof VOTE_ROADS)[number];
 };
 /** Labels of `listing_agent_hook_runs_total`. */
-type HookRunsLabels = {
+export type HookRunsLabels = {
   /** A short, stable hook name (its index or host): never its URL, which may carry a secret. */
   hook: string;
   result: (typeof HOOK_RESULTS)[number];
@@ -48,7 +57,7 @@ export type WebhookDeliveriesLabels = {
   outcome: (typeof DELIVERY_OUTCOMES)[number];
 };
 /** Labels of `listing_agent_command_syncs_total`. */
-type CommandSyncsLabels = {
+export type CommandSyncsLabels = {
   result: (typeof SYNC_RESULTS)[number];
 };
 
@@ -121,7 +130,7 @@ export interface VoteLedgerSizes {
 }
 
 /** What {@link AgentMetrics.watchCluster} reads at each scrape. */
-interface ClusterStatus {
+export interface ClusterStatus {
   /** Whether the Redis connection is up. */
   redisUp: boolean;
   /** This agent's ID (the `agent` label). */

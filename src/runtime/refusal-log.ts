@@ -1,5 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter, type Delay, type IntervalSummary } from './line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
+import { createLineLimiter, type IntervalSummary } from './line-limiter.js';
 
 /**
  * The warn lines of refused requests (a push with a wrong key, a status page action without the
@@ -32,7 +33,9 @@ export interface RefusalLog<K extends string> {
 /** Refusals: the first of each reason at once, the rest in one summary per 10 s. */
 const INTERVAL_MS = 10_000;
 
-function summaryLine(logger: AgentLogger, what: string, { kinds, notes, notesLeftOut, intervalMs }: IntervalSummary<string>): void {
+/** The summary line of an interval's refusals past the first of each reason (the webhook receiver's too). */
+export function refusalSummary(logger: AgentLogger, what: string, summary: IntervalSummary<string>): void {
+  const { kinds, notes, notesLeftOut, intervalMs } = summary;
   const byReason: Record<string, number> = {};
   let written = 0;
   for (const [reason, seen] of kinds) {
@@ -54,7 +57,7 @@ export function createRefusalLog<K extends string>(options: RefusalLogOptions): 
     linesPerInterval: 1,
     intervalMs: options.intervalMs ?? INTERVAL_MS,
     ...(options.schedule ? { schedule: options.schedule } : {}),
-    summarise: (summary) => summaryLine(logger, what, summary),
+    summarise: (summary) => refusalSummary(logger, what, summary),
   });
   return {
     refused(reason, remote, fields, message) {

@@ -5,8 +5,9 @@ import { MAX_TIMER_DELAY_MS, timerDelay } from '../contract/timer-delay.js';
 /**
  * A small schedule abstraction: a cron expression (croner's syntax), a fixed interval, or one
  * delayed run, with optional jitter, no overlapping runs, errors caught, and unref'd timers (an
- * embedded agent never keeps the bot's process alive), waking only when a run is due. The poster takes a {@link ScheduleFactory}, so tests
- * pass {@link createManualScheduler} and drive time with `tick()` instead of sleeping.
+ * embedded agent never keeps the bot's process alive), waking only when a run is due. The poster
+ * takes a {@link ScheduleFactory}, so tests pass a manual one (test/helpers/manual-scheduler.ts)
+ * and drive time with `tick()` instead of sleeping.
  */
 
 /** croner, loaded at the first cron pattern (its CommonJS build, synchronously): an agent posting on an interval never loads it. */
@@ -19,7 +20,7 @@ function pausedCron(pattern: string): Cron {
 
 /** Options of {@link createSchedule}: exactly one of `cron`, `intervalMs`, `delayMs`. */
 export interface ScheduleOptions {
-  /** Names the schedule in logs and in {@link ManualScheduler.get} (`sample`, `post`, `ready`, `retry`). */
+  /** Names the schedule in logs and to the tests' manual scheduler (`sample`, `post`, `ready`, `retry`). */
   name: string;
   /** A cron expression (croner syntax, 5 or 6 fields), read in the host's time zone. */
   cron?: string;
@@ -71,18 +72,13 @@ export interface Schedule {
 /** Makes schedules; the poster's seam for tests. */
 export type ScheduleFactory = (options: ScheduleOptions) => Schedule;
 
-/**
- * The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days); a longer wait is cut into
- * pieces, each re-checked against the clock when it fires.
- */
-export const MAX_TIMER_MS = MAX_TIMER_DELAY_MS;
 
 /**
  * The delay to arm a timer with for `dueAt` (epoch ms) as of `now`: never negative, never more than
- * `maxStepMs` (default and ceiling {@link MAX_TIMER_MS}). A wait longer than that is taken in steps:
+ * `maxStepMs` (default and ceiling `MAX_TIMER_DELAY_MS`). A wait longer than that is taken in steps:
  * the caller re-checks the clock when the timer fires and arms the next step.
  */
-export function stepDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_MS): number {
+export function stepDelay(dueAt: number, now: number, maxStepMs: number = MAX_TIMER_DELAY_MS): number {
   return Math.min(maxStepMs, timerDelay(dueAt - now));
 }
 
@@ -127,17 +123,18 @@ export function longestCronGapMs(pattern: string, from: number): number | undefi
   return longest > 0 ? longest : undefined;
 }
 
-function checkOptions({ name, cron, intervalMs, delayMs, firstDelayMs }: ScheduleOptions): void {
+/** Throws when `options` do not name exactly one kind of schedule (the manual schedule of the tests checks them too). */
+export function checkScheduleOptions({ name, cron, intervalMs, delayMs, firstDelayMs }: ScheduleOptions): void {
   const kinds = [cron, intervalMs, delayMs].filter((value) => value !== undefined).length;
   if (kinds !== 1) throw new TypeError(`schedule '${name}' needs exactly one of cron, intervalMs, delayMs`);
   if (firstDelayMs !== undefined && intervalMs === undefined) throw new TypeError(`schedule '${name}': firstDelayMs goes with intervalMs`);
 }
 
 /**
- * The run guard shared by the real and the manual schedule: one run at a time, errors reported to
- * `onError` and never thrown.
+ * The run guard shared by the real schedule and the tests' manual one: one run at a time, errors
+ * reported to `onError` and never thrown.
  */
-function createRunner(options: ScheduleOptions) {
+export function createScheduleRunner(options: ScheduleOptions) {
   let inFlight: Promise<void> | undefined;
   const protect = options.protect ?? true;
   return {
@@ -166,7 +163,7 @@ function createRunner(options: ScheduleOptions) {
 /** What a real schedule holds between its timers. */
 interface TimedSchedule {
   readonly options: ScheduleOptions;
-  readonly runner: ReturnType<typeof createRunner>;
+  readonly runner: ReturnType<typeof createScheduleRunner>;
   readonly random: () => number;
   readonly now: () => number;
   /** The cron pattern, for `cron` schedules. */
@@ -200,7 +197,7 @@ function nextCronRun(schedule: TimedSchedule, from: number): number | undefined 
   return schedule.pattern!.nextRun(new Date(from))?.getTime();
 }
 
-/** Arms the one timer for `dueAt` (in pieces of at most {@link MAX_TIMER_MS}). */
+/** Arms the one timer for `dueAt` (in pieces of at most `MAX_TIMER_DELAY_MS`, each re-checked against the clock). */
 function arm(schedule: TimedSchedule): void {
   clearTimeout(schedule.timer);
   schedule.timer = undefined;
@@ -283,10 +280,10 @@ function stopTimed(schedule: TimedSchedule): void {
  * - `delayMs`: runs once.
  */
 export function createSchedule(options: ScheduleOptions): Schedule {
-  checkOptions(options);
+  checkScheduleOptions(options);
   const schedule: TimedSchedule = {
     options,
-    runner: createRunner(options),
+    runner: createScheduleRunner(options),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,
     pattern: options.cron !== undefined ? pausedCron(options.cron) : undefined,
@@ -307,94 +304,5 @@ export function createSchedule(options: ScheduleOptions): Schedule {
     stop: () => stopTimed(schedule),
     trigger: () => schedule.runner.run(undefined, true),
     nextRunAt: () => schedule.dueAt,
-  };
-}
-
-/** A schedule that runs only when a test says so. */
-interface ManualSchedule extends Schedule {
-  readonly options: ScheduleOptions;
-  /** True between `start()` and `stop()`. */
-  readonly started: boolean;
-  /**
-   * When a `delayMs` schedule (or the first run of one with `firstDelayMs`) is due, epoch ms on the
-   * scheduler's clock, when it has one.
-   */
-  readonly dueAt: number | undefined;
-  /** Fires as the timer would (no jitter): does nothing unless started; resolves when the run is over. */
-  tick(): Promise<void>;
-}
-
-/**
- * A manual schedule: `tick()` is the timer firing. `now` (when given) stamps `dueAt` for
- * `delayMs` schedules at `start()`.
- */
-function createManualSchedule(options: ScheduleOptions, now?: () => number): ManualSchedule {
-  checkOptions(options);
-  const runner = createRunner(options);
-  let started = false;
-  let dueAt: number | undefined;
-  return {
-    name: options.name,
-    options,
-    get started() {
-      return started;
-    },
-    get dueAt() {
-      return dueAt;
-    },
-    get busy() {
-      return runner.busy;
-    },
-    start() {
-      if (started) return;
-      started = true;
-      if (options.delayMs !== undefined && now) dueAt = now() + options.delayMs;
-      if (options.firstDelayMs !== undefined && now) dueAt = now() + options.firstDelayMs;
-    },
-    stop() {
-      // As the real one: nothing is due once stopped, and start() arms it anew.
-      started = false;
-      dueAt = undefined;
-    },
-    async tick() {
-      if (!started) return;
-      // A one-off run fires once; an interval with a first delay is then due one interval on.
-      if (options.delayMs !== undefined) started = false;
-      else if (dueAt !== undefined && options.intervalMs !== undefined) dueAt += options.intervalMs;
-      await runner.run();
-    },
-    trigger: () => runner.run(undefined, true),
-    nextRunAt: () => dueAt,
-  };
-}
-
-/** A {@link ScheduleFactory} of manual schedules, with a way to find them. */
-export interface ManualScheduler {
-  readonly factory: ScheduleFactory;
-  /** The newest schedule made with `name`. */
-  get(name: string): ManualSchedule | undefined;
-  /** Every schedule made with `name`, oldest first. */
-  all(name: string): ManualSchedule[];
-  /** Ticks every started schedule with a `dueAt` that has come (`delayMs`, `firstDelayMs`; needs `now`); resolves with how many ran. */
-  runDue(): Promise<number>;
-}
-
-/** Creates a manual scheduler; `now` (the test's fake clock) makes `dueAt` and `runDue()` work. */
-export function createManualScheduler(now?: () => number): ManualScheduler {
-  const made: ManualSchedule[] = [];
-  return {
-    factory(options) {
-      const schedule = createManualSchedule(options, now);
-      made.push(schedule);
-      return schedule;
-    },
-    get: (name) => made.filter((s) => s.name === name).at(-1),
-    all: (name) => made.filter((s) => s.name === name),
-    async runDue() {
-      if (!now) throw new Error('runDue() needs the scheduler to be created with a clock');
-      const due = made.filter((s) => s.started && s.dueAt !== undefined && s.dueAt <= now());
-      for (const schedule of due) await schedule.tick();
-      return due.length;
-    },
   };
 }

@@ -1,37 +1,9 @@
 /*
- * A vote, as every part of the agent shares it: the votes cursor and the webhook receiver make
- * them, the vote pipeline records and rewards them. The pipeline itself lives with the votes
- * capability; what the receiver needs of it is {@link VoteSink}.
+ * What the roads and the status page share of the vote pipeline: the pipeline itself lives with
+ * the votes capability; what the receiver needs of it is {@link VoteSink}. The vote's own shape is
+ * `contract/vote.ts`.
  */
-
-/** Which road brought a vote: the votes cursor (`poll`) or a signed delivery (`webhook`). */
-export type VoteRoad = 'poll' | 'webhook';
-
-/**
- * A vote as the pipeline sees it, from either road (the votes cursor or a signed delivery). Its
- * `key` identifies it on both roads (decisions.md: `<user_id>:<created_at epoch ms>`).
- */
-export interface Vote {
-  /** `<user_id>:<created_at epoch ms>`: the dedupe key and every hook call's idempotency key. */
-  key: string;
-  /** The voter's service user ID. */
-  userId: string;
-  /** The voter's platform (Discord) ID, when known. */
-  platformId: string | null;
-  /** The service project ID the vote is for. */
-  projectId: string;
-  weight: number;
-  /** ISO 8601. */
-  createdAt: string;
-  /** ISO 8601: when the user may vote again. */
-  expiresAt: string;
-  /** Which road brought it first. */
-  road: VoteRoad;
-  /** The delivery's `data.id` (webhooks only). */
-  voteId?: string;
-  /** The voter's name and avatar (webhooks only). */
-  user?: { name: string | null; avatarUrl: string | null };
-}
+import type { Vote, VoteRoad } from '../contract/vote.js';
 
 /** What the caller of `VotePipeline.ingest` knows of a batch besides its votes (for the log lines). */
 export interface IngestDetails {

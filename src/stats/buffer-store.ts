@@ -1,6 +1,7 @@
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { StateStore } from '../store/types.js';
 import { emptyBuffer, parseBuffer, type SampleBuffer } from './samples.js';
+import { errorMessage } from '../errors.js';
 
 /** The state store key of the unsent samples, the newest sample seen and the last accepted post. */
 export const BUFFER_KEY = 'stats:buffer';
@@ -25,7 +26,7 @@ export function createBufferStore(store: StateStore, logger: AgentLogger, report
       try {
         raw = await store.get(BUFFER_KEY);
       } catch (error) {
-        logger.warn({ err: (error as Error).message, key: BUFFER_KEY }, 'could not read the saved stats samples; starting with none');
+        logger.warn({ err: errorMessage(error), key: BUFFER_KEY }, 'could not read the saved stats samples; starting with none');
         reportError(error);
         return emptyBuffer();
       }
@@ -46,7 +47,7 @@ export function createBufferStore(store: StateStore, logger: AgentLogger, report
       // Chained, so that two saves in a row can never land in the wrong order.
       queue = queue.then(() =>
         store.set(BUFFER_KEY, value, options).catch((error: unknown) => {
-          logger.warn({ err: (error as Error).message, key: BUFFER_KEY }, 'could not save the stats samples; the next change tries again');
+          logger.warn({ err: errorMessage(error), key: BUFFER_KEY }, 'could not save the stats samples; the next change tries again');
           reportError(error);
         }),
       );

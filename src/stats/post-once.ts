@@ -16,7 +16,7 @@ import type { CountSource } from './source.js';
  */
 
 /** One request a one-shot post sends (or would send). */
-interface PlannedPost {
+export interface PlannedPost {
   target: PostTarget;
   method: 'POST' | 'PATCH';
   /** The URL, with `@me` or the bot ID from the token. */
@@ -26,7 +26,7 @@ interface PlannedPost {
 }
 
 /** What one target's post came to. */
-interface PostOutcome extends PlannedPost {
+export interface PostOutcome extends PlannedPost {
   /** Undefined on success (or in a dry run). */
   error?: Error;
 }

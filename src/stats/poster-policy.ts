@@ -6,6 +6,7 @@ import { planRejection } from './post-failure.js';
 import type { StatsConfig } from './poster-options.js';
 import { appendSample, type Sample, type SampleBuffer, sampleProblems, samplesToSend, withoutSamples } from './samples.js';
 import type { CountReading } from './source.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The poster's decisions as plain functions of a config, a buffer, a reading and a time: what a
@@ -31,7 +32,7 @@ export type ReadingVerdict =
 
 /** A source that threw (the interface says it never does for an expected condition) is not ready. */
 export function failedReading(error: unknown): CountReading {
-  return { ready: false, reason: `the source failed: ${(error as Error).message}` };
+  return { ready: false, reason: `the source failed: ${errorMessage(error)}` };
 }
 
 /** Judges a reading taken at `at` (epoch ms): a filling cache or a count out of the contract is never posted. */

@@ -15,6 +15,7 @@ import {
 } from './poster-policy.js';
 import { currentReadyDetail, mark, type PosterState, saveBuffer } from './poster-state.js';
 import { type Sample, sampleV0Stats, toBatchEntries } from './samples.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The poster's I/O steps over its state: reading the source, recording a sample, and one post to
@@ -73,7 +74,7 @@ async function projectKind(state: PosterState): Promise<MetricsKind> {
 async function failed(state: PosterState, name: PostTarget, error: unknown, sent: readonly Sample[]): Promise<void> {
   const { logger, targets } = state;
   if (state.stopping && state.aborter.signal.aborted) {
-    logger.debug({ target: name, err: (error as Error).message }, 'post cut short by the stop deadline; samples kept');
+    logger.debug({ target: name, err: errorMessage(error) }, 'post cut short by the stop deadline; samples kept');
     return;
   }
   const note = targets.failed(name, error);

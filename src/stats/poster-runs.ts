@@ -7,6 +7,7 @@ import { postBatch, postPatch, postV0, readCounts, record } from './poster-posts
 import { mark, type PosterState, saveBuffer, track } from './poster-state.js';
 import { keepAliveDue, type Sample } from './samples.js';
 import { settleWithin } from '../runtime/settle.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * When the poster runs: the flushes (one at a time), the retry timer, the readiness checks, the
@@ -129,7 +130,7 @@ function addSchedule(state: PosterState, schedule: Schedule): Schedule {
 }
 
 function onRunError(state: PosterState, error: unknown): void {
-  state.logger.warn({ err: (error as Error).message }, 'a stats run failed');
+  state.logger.warn({ err: errorMessage(error) }, 'a stats run failed');
   state.reportError(error);
 }
 

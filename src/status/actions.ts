@@ -4,6 +4,7 @@ import type { AgentLogger } from '../log/agent-logger.js';
 import { readBodyThen } from '../http/read-body.js';
 import { settingName, type AgentMode } from '../config/setting-names.js';
 import type { RefusalLog } from '../runtime/refusal-log.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The status page's actions: `POST /status/actions/<name>` with the admin token as
@@ -150,7 +151,7 @@ export async function runAction(req: IncomingMessage, name: string, options: Run
     return { status: 200, body: { ok: outcome.failed.length === 0, ...outcome } };
   } catch (error) {
     if (error instanceof ActionError) return refuse(error.status, error.message, 'bad_request');
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     logger.warn({ action: name, remote, err: message }, 'status page action failed');
     return { status: 500, body: { ok: false, error: message } };
   }

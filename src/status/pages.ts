@@ -9,6 +9,7 @@ import { statusView } from './view-model.js';
 import type { AgentMode } from '../config/setting-names.js';
 import { createRefusalLog } from '../runtime/refusal-log.js';
 import type { ActionRefusal } from './actions.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The status page's routes on the health server: `GET /` and `/status` (the page), `GET
@@ -140,7 +141,7 @@ export function createStatusPages(options: StatusPagesOptions): StatusPages {
       answer(req, path).then(
         (reply) => send(req, res, reply),
         (error: unknown) => {
-          logger.warn({ err: error instanceof Error ? error.message : String(error), url: path }, 'status page request failed');
+          logger.warn({ err: errorMessage(error), url: path }, 'status page request failed');
           send(req, res, json(500, { error: 'internal error: see the agent log' }));
         },
       );

@@ -34,8 +34,10 @@ const row = (r: StatusReminder, now: number): ReminderRow => ({
 export function remindersView(reminders: StatusReminders | undefined, now: number): RemindersView {
   if (reminders === undefined || !reminders.enabled) return { enabled: false, summary: '', next: [], lastSent: [] };
   const { scheduled, next, lastSent } = reminders;
-  const count = scheduled === null ? 'Vote reminders: the schedule cannot be read right now' : `${plural(scheduled, 'vote reminder')} scheduled`;
+  const count =
+    scheduled === null ? 'Vote reminders: the schedule cannot be read right now' : `${plural(scheduled, 'vote reminder')} scheduled`;
   const listed = scheduled !== null && next.length > 0 && next.length < scheduled ? `; the next ${next.length} are listed` : '';
   const sent = lastSent.length === 0 ? '; none sent yet by this agent' : '';
-  return { enabled: true, summary: `${count}${listed}${sent}.`, next: next.map((r) => row(r, now)), lastSent: lastSent.map((r) => row(r, now)) };
+  const rows = (list: typeof next) => list.map((r) => row(r, now));
+  return { enabled: true, summary: `${count}${listed}${sent}.`, next: rows(next), lastSent: rows(lastSent) };
 }

@@ -29,7 +29,7 @@ export interface Committer {
 
 /**
  * The callers of one write: they share one promise (a commit under load is asked for by hundreds
- * of calls; a promise, two closures and a record each cost about 200 bytes per vote).
+ * of calls, and a promise, two closures and a record for each would be allocated per vote).
  */
 interface Group {
   readonly promise: Promise<void>;

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors.js';
 /**
  * The state file's format, as pure functions: `{ "version": 1, "data": { key: value } }`.
  * Values are kept as JSON text in memory, so that a write is a string join and every `get` parses a
@@ -24,7 +25,7 @@ export function parseStateDocument(text: string): ParsedState {
   try {
     document = JSON.parse(text);
   } catch (error) {
-    return { ok: false, reason: `not JSON (${error instanceof Error ? error.message : String(error)})` };
+    return { ok: false, reason: `not JSON (${errorMessage(error)})` };
   }
   if (!isPlainObject(document)) return { ok: false, reason: 'not a JSON object' };
   const { version, data } = document;

@@ -1,4 +1,4 @@
-import { ListingAgentError } from '../errors.js';
+import { errorMessage, ListingAgentError } from '../errors.js';
 
 /** The setting a user changes to move the state, named in every message that asks for it. */
 export const STATE_DIRECTORY_SETTING = 'state.directory (LISTING_AGENT_STATE_DIRECTORY)';
@@ -42,7 +42,7 @@ const REASONS: Record<string, string> = {
 export function fsReason(error: unknown): string {
   const code = errnoCode(error);
   if (code !== undefined && REASONS[code] !== undefined) return REASONS[code];
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /**

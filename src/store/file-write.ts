@@ -1,6 +1,6 @@
 import { serializeStateDocument } from './document.js';
 import { errnoCode, fsReason, StoreError } from './errors.js';
-import type { FileStoreHandle } from './fs.js';
+import { NO_DIRECTORY_SYNC, type FileStoreHandle } from './fs.js';
 import { type FileStoreState, tmpName } from './file-state.js';
 import type { WriteOptions } from './types.js';
 
@@ -10,8 +10,6 @@ import type { WriteOptions } from './types.js';
  * `flushDelayMs` for the others.
  */
 
-/** Directory fsync is not supported everywhere (Windows, some FUSE file systems); losing it is not fatal. */
-const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
 
 /** Writes the whole state to `state.json`, atomically; the committer's write. */
 export async function writeDocument(state: FileStoreState): Promise<void> {

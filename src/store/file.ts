@@ -8,7 +8,7 @@ import type { WriteHealth } from './write-health.js';
 export { DEFAULT_LOCK_STALE_MS, type FileStoreOptions,  } from './file-state.js';
 
 /** Counters of a file store, for tests, benchmarks and `/metrics`. */
-interface FileStoreStats {
+export interface FileStoreStats {
   /** Whole-file writes that reached the disk. */
   writes: number;
   /** Writes that failed (kept in memory, retried by the next write). */

@@ -26,6 +26,9 @@ export interface FileStoreFs {
   utimes(path: string, atime: Date, mtime: Date): Promise<void>;
 }
 
+/** Directory fsync is not supported everywhere (Windows, some FUSE file systems): losing it is not fatal. */
+export const NO_DIRECTORY_SYNC: ReadonlySet<string> = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
+
 /** The real file system. */
 export const nodeFileStoreFs: FileStoreFs = {
   mkdir: (path, options) => fsp.mkdir(path, options),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { unrefDelay, type Delay } from '../contract/timer-delay.js';
 import { fsReason } from './errors.js';
 import type { FileStoreFs } from './fs.js';
 
@@ -110,11 +111,11 @@ export interface WriteHealthOptions {
   /** The probe's backoff. Default {@link PROBE_DELAYS}: 500 ms doubling up to 5 s. */
   probeDelays?: { firstMs: number; maxMs: number };
   /** Runs `fn` after `ms`; returns a cancel. Default: an unref'd `setTimeout`. */
-  schedule?: (fn: () => void, ms: number) => () => void;
+  schedule?: Delay;
 }
 
 /** A writer's part of the probe: what it must be able to write for the directory to count as writable. */
-type Probe = () => Promise<void>;
+export type Probe = () => Promise<void>;
 
 /** See the module comment. */
 export interface WriteHealth {
@@ -142,18 +143,12 @@ export interface WriteHealth {
   close(): void;
 }
 
-const realSchedule = (fn: () => void, ms: number): (() => void) => {
-  const timer = setTimeout(fn, ms);
-  timer.unref();
-  return () => clearTimeout(timer);
-};
-
 /** The state of one write health: its options, where it stands, and its probe's timer. */
 interface HealthState {
   readonly directory: string;
   readonly fs: FileStoreFs;
   readonly now: () => number;
-  readonly schedule: (fn: () => void, ms: number) => () => void;
+  readonly schedule: Delay;
   readonly delays: { firstMs: number; maxMs: number };
   current: WriteHealthState;
   readonly probes: Probe[];
@@ -252,7 +247,7 @@ export function createWriteHealth(options: WriteHealthOptions): WriteHealth {
     directory: options.directory,
     fs: options.fs,
     now,
-    schedule: options.schedule ?? realSchedule,
+    schedule: options.schedule ?? unrefDelay,
     delays: options.probeDelays ?? PROBE_DELAYS,
     current: { writable: true, problem: undefined, reason: undefined, since: now(), nextProbeAt: undefined },
     probes: [],

@@ -3,7 +3,6 @@ import type { Readiness } from '../runtime/readiness.js';
 import { standingByDetail, type Leadership } from '../runtime/leadership.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { ScheduleFactory } from '../runtime/scheduler.js';
-import type { VoteLedgerSizes } from '../runtime/metrics.js';
 import { rewardHooks, type VoteLedgerKind, votesLedgerFor, withConfigSecrets } from './configured.js';
 import type { HooksFromConfigOptions } from './hooks/index.js';
 import type { VoteListener } from './hooks/in-process.js';
@@ -11,11 +10,11 @@ import { createVotePipeline, type VotePipeline, type VotePipelineOptions } from 
 import { createVotePoller, type PollResult, VOTES_COMPONENT, type VotePoller } from './poller.js';
 import type { VoteHook, VoteLedger, VotesEvents } from './types.js';
 import { LedgerCloseError } from './ledger-file-space.js';
-import { createVotesReadiness, type VotesReadiness, watchLedger } from './ledger-readiness.js';
+import { createVotesReadiness, ledgerSizes, type VotesReadiness, watchLedger } from './ledger-readiness.js';
 import { reminderStoreFor, startReminders, type RunningReminders } from './reminders/configured.js';
-import type { ReminderStore } from './reminders/reminders.js';
 import { withReminders } from './reminders/ingest.js';
-import type { Reminders } from './reminders/reminders.js';
+import type { Reminders, ReminderStore } from './reminders/reminders.js';
+import { errorMessage } from '../errors.js';
 
 /** Options of {@link createVotesCapability}; everything else comes from the agent's context and `config.votes`. */
 export interface VotesCapabilityOptions {
@@ -87,15 +86,6 @@ export interface VotesCapability extends Capability<VotesEvents> {
    * before it hands the leader lease over). Resolves at once when no poller runs.
    */
   stopPolling(deadline: number): Promise<void>;
-}
-
-/** The ledger's sizes for `/metrics`; a ledger of the bot's own that throws must not break the scrape. */
-function ledgerSizes(ledger: VoteLedger | undefined): VoteLedgerSizes | undefined {
-  try {
-    return ledger?.stats();
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -208,7 +198,8 @@ function makeLedger(v: VotesState, context: CapabilityContext<VotesEvents>): Vot
 function makeHooks(v: VotesState, context: CapabilityContext<VotesEvents>): readonly VoteHook[] {
   const { options } = v;
   const listeners = (): readonly VoteListener[] => context.listeners?.('vote') ?? [];
-  return rewardHooks(context.config, options.hooks, { ...options.hookOptions, listeners, ...(options.redis ? { redis: options.redis.connection } : {}) });
+  const redis = options.redis ? { redis: options.redis.connection } : {};
+  return rewardHooks(context.config, options.hooks, { ...options.hookOptions, listeners, ...redis });
 }
 
 /** The poller over `running`, its readiness writes dropped once it is no longer the current one. */
@@ -298,7 +289,8 @@ async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvent
   await open?.close().catch((error: unknown) => {
     // Never only at debug: votes may be rewarded twice because of it, and the line names them.
     const again = error instanceof LedgerCloseError ? { rewardedAgain: error.rewardedAgain.slice(0, 1_000) } : {};
-    context?.logger.error({ ledger: open.describe(), ...again, err: error instanceof Error ? error.message : String(error) }, 'votes: could not close the vote ledger cleanly');
+    const fields = { ledger: open.describe(), ...again, err: errorMessage(error) };
+    context?.logger.error(fields, 'votes: could not close the vote ledger cleanly');
     throw error;
   });
 }
@@ -307,7 +299,8 @@ async function closeLedger(v: VotesState, context?: CapabilityContext<VotesEvent
 function startMessage(options: VotesCapabilityOptions, project: ServiceProject | undefined): string {
   if (options.poll === false) return 'votes: votes.enabled is off, so the vote pipeline runs for the webhook receiver alone';
   if (options.leadership) return 'votes: rewards once per vote; the cursor is polled by the leader';
-  return project ? 'votes: polling the cursor, rewards once per vote' : 'votes: rewards once per vote; the cursor is polled once the service answers';
+  if (project) return 'votes: polling the cursor, rewards once per vote';
+  return 'votes: rewards once per vote; the cursor is polled once the service answers';
 }
 
 async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Promise<void> {
@@ -322,7 +315,8 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   const ledger = (v.ledger = makeLedger(v, context));
   const redis = options.redis ? { redis: options.redis.connection, leadership: options.leadership } : {};
   const reminderStore = config.votes.reminders.enabled ? reminderStoreFor(context, { kind: reminderKind(v), ...redis }) : undefined;
-  const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger: context.logger, metrics: context.metrics, now: context.now, emit: context.emit });
+  const { logger, metrics, now, emit } = context;
+  const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger, metrics, now, emit });
   try {
     // Opened before the vote ledger: what an earlier version scheduled in the vote journal is carried over before it is rewritten.
     await reminderStore?.open();
@@ -352,7 +346,8 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
     leadership.on('leader', v.onLeader);
     await reconcilePoller(v);
   }
-  const fields = { hooks: hooks.map((hook) => hook.name), pollInterval: config.votes.pollInterval, lookback: config.votes.lookback, ledger: ledger.describe() };
+  const { pollInterval, lookback } = config.votes;
+  const fields = { hooks: hooks.map((hook) => hook.name), pollInterval, lookback, ledger: ledger.describe() };
   context.logger.info(leadership ? { ...fields, poller: 'while this agent leads' } : fields, startMessage(options, v.project));
 }
 
@@ -389,9 +384,12 @@ async function stopPolling(v: VotesState, deadline: number): Promise<void> {
 function pollNow(v: VotesState): Promise<PollResult> {
   const { options, poller, pipeline } = v;
   if (options.poll === false) return Promise.reject(new Error('votes.enabled is off: the cursor is not polled'));
-  if (!poller && pipeline && v.project === undefined) return Promise.reject(new Error(`the votes cursor waits for the service (${v.serviceProblem})`));
+  if (!poller && pipeline && v.project === undefined) {
+    return Promise.reject(new Error(`the votes cursor waits for the service (${v.serviceProblem})`));
+  }
   if (!poller && pipeline && options.leadership) {
-    return Promise.reject(new Error(`this agent stands by: the leader (${options.leadership.leaderId ?? 'none yet'}) polls the votes cursor`));
+    const leader = options.leadership.leaderId ?? 'none yet';
+    return Promise.reject(new Error(`this agent stands by: the leader (${leader}) polls the votes cursor`));
   }
   if (!poller) return Promise.reject(new Error('the votes capability is not running'));
   return poller.poll();

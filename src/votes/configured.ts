@@ -52,7 +52,8 @@ export function votesLedgerFor(config: ListingAgentConfig, kind: VoteLedgerKind,
   if (kind === 'memory') return createMemoryVoteLedger({ keepKeysForMs });
   if (kind === 'redis') {
     if (config.state.redis === undefined || options.redis === undefined) {
-      throw new ListingAgentError('votes_ledger_redis', 'the redis vote ledger needs state.redis in the config and the agent\'s Redis connection and agent ID (options.redis)');
+      const needs = "the redis vote ledger needs state.redis in the config and the agent's Redis connection and agent ID (options.redis)";
+      throw new ListingAgentError('votes_ledger_redis', needs);
     }
     return createRedisVoteLedger({
       connection: options.redis.connection,
@@ -106,15 +107,18 @@ export interface ConfiguredVoteHooksOptions extends HooksFromConfigOptions {
 export function configuredVoteHooks(config: ListingAgentConfig, options: ConfiguredVoteHooksOptions = {}): VoteHook[] {
   const { listeners, redis, ...hookOptions } = options;
   const stream = config.votes.stream;
-  const hooks = hooksFromConfig(config.votes.hooks, withConfigSecrets(config, { ...hookOptions, reservedNames: reservedVoteHookNames(config, hookOptions.reservedNames) }));
+  const reservedNames = reservedVoteHookNames(config, hookOptions.reservedNames);
+  const hooks = hooksFromConfig(config.votes.hooks, withConfigSecrets(config, { ...hookOptions, reservedNames }));
   if (stream.enabled) {
     if (redis === undefined) {
       throw new ListingAgentError(
         'votes_stream',
-        'votes.stream is enabled but no Redis connection was given: the reward stream lives in state.redis (set state.redis.url, LISTING_AGENT_STATE_REDIS_URL)',
+        'votes.stream is enabled but no Redis connection was given: ' +
+          'the reward stream lives in state.redis (set state.redis.url, LISTING_AGENT_STATE_REDIS_URL)',
       );
     }
-    hooks.push(createStreamHook({ connection: redis, key: stream.key, maxLength: stream.maxLength, markerTtlMs: config.votes.keepKeysFor }));
+    const markerTtlMs = config.votes.keepKeysFor;
+    hooks.push(createStreamHook({ connection: redis, key: stream.key, maxLength: stream.maxLength, markerTtlMs }));
   }
   if (listeners === undefined) return hooks;
   return [createInProcessHook({ name: IN_PROCESS_HOOK_NAME, listeners, retries: HOOK_DEFAULTS.retries }), ...hooks];
@@ -122,7 +126,8 @@ export function configuredVoteHooks(config: ListingAgentConfig, options: Configu
 
 /** Why a votes capability does not start with no hook at all: its votes would be marked done with nobody rewarding them. */
 const NO_VOTE_HOOK =
-  "nothing receives the votes: add a reward hook to votes.hooks, set votes.stream.enabled, or attach a listener with agent.on('vote', ...) before the agent starts";
+  'nothing receives the votes: add a reward hook to votes.hooks, set votes.stream.enabled, ' +
+  "or attach a listener with agent.on('vote', ...) before the agent starts";
 
 /**
  * The reward hooks a votes capability runs: `given` (hooks made in code), else
@@ -131,7 +136,11 @@ const NO_VOTE_HOOK =
  * `ListingAgentError` (code `votes_no_hook`) when that leaves none: no vote is marked rewarded
  * without a hook receiving it.
  */
-export function rewardHooks(config: ListingAgentConfig, given: readonly VoteHook[] | undefined, options: ConfiguredVoteHooksOptions = {}): readonly VoteHook[] {
+export function rewardHooks(
+  config: ListingAgentConfig,
+  given: readonly VoteHook[] | undefined,
+  options: ConfiguredVoteHooksOptions = {},
+): readonly VoteHook[] {
   const { listeners, ...rest } = options;
   const hooks = given ?? configuredVoteHooks(config, listeners !== undefined && listeners().length > 0 ? { ...rest, listeners } : rest);
   if (hooks.length === 0) throw new ListingAgentError('votes_no_hook', NO_VOTE_HOOK);
@@ -169,7 +178,8 @@ export async function readDeadLetters(directory: string): Promise<DeadLetterRead
   const state = createLedgerState(Number.MAX_SAFE_INTEGER);
   const replay = replayJournal(text, state.apply);
   if (replay.header.kind === 'newer') {
-    throw new StoreError(`${path} was written by a newer listing-agent (journal version ${replay.header.version}); use that version to read it`, path);
+    const newer = `${path} was written by a newer listing-agent (journal version ${replay.header.version})`;
+    throw new StoreError(`${newer}; use that version to read it`, path);
   }
   return { path, exists: true, letters: state.letters(), corruptLines: replay.corruptCount };
 }

@@ -29,7 +29,8 @@ const LOOKBACK_PATH = 'votes.lookback';
  * and `doctor` share.
  */
 export function skippedVotesNote(settingName: (path: string) => string = (path) => path): string {
-  return `earlier votes are not rewarded (set ${settingName(LOOKBACK_PATH)}, e.g. 12h, before a first start to reward the votes the service still lists)`;
+  const reward = 'before a first start to reward the votes the service still lists';
+  return `earlier votes are not rewarded (set ${settingName(LOOKBACK_PATH)}, e.g. 12h, ${reward})`;
 }
 
 /** The first start's line, in words (pure). */

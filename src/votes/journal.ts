@@ -1,4 +1,5 @@
 import * as fsp from 'node:fs/promises';
+import { errnoCode, fsReason, STATE_DIRECTORY_SETTING, StoreError } from '../store/errors.js';
 import { nodeFileStoreFs, type FileStoreFs } from '../store/fs.js';
 import { parseRecord, readHeader, type JournalRecord } from './ledger-records.js';
 
@@ -11,8 +12,43 @@ export interface JournalFs extends FileStoreFs {
   truncate(path: string, length: number): Promise<void>;
 }
 
-/** Directory fsync is not supported everywhere (Windows, some FUSE file systems): losing it is not fatal. */
-export const NO_DIRECTORY_SYNC: ReadonlySet<string> = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EBADF', 'EACCES']);
+/** Creates `tmp` (it must not exist: `wx`, mode 0600) with `text`, fdatasynced: a snapshot that a rename then puts in place. */
+export async function writeNewFile(fs: FileStoreFs, tmp: string, text: string): Promise<void> {
+  const out = await fs.open(tmp, 'wx', 0o600);
+  try {
+    await out.writeFile(text);
+    await out.datasync();
+  } finally {
+    await out.close();
+  }
+}
+
+/** A journal's text, or undefined when there is none yet; an error that names the fix otherwise. */
+export async function readJournalText(fs: FileStoreFs, path: string): Promise<string | undefined> {
+  try {
+    return await fs.readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
+    throw new StoreError(`cannot read ${path}: ${fsReason(error)} — ${fix}`, path, { cause: error });
+  }
+}
+
+/** Creates the state directory (0700) of a journal, or says which setting to change. */
+export async function makeStateDirectory(fs: FileStoreFs, directory: string): Promise<void> {
+  try {
+    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
+    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
+  }
+}
+
+/** The error of a journal (`what`: `journal`, `reminders journal`) written by a newer version: the agent and the CLI say the same. */
+export function newerJournalError(path: string, what: string, version: number): StoreError {
+  const newer = `${path} was written by a newer listing-agent (${what} version ${version})`;
+  return new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
+}
 
 /** The real file system. */
 export const nodeJournalFs: JournalFs = {

@@ -2,10 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Committer } from '../store/committer.js';
 import { errnoCode, fsReason, StoreError, STATE_DIRECTORY_SETTING } from '../store/errors.js';
-import type { FileStoreHandle } from '../store/fs.js';
+import { NO_DIRECTORY_SYNC, type FileStoreHandle } from '../store/fs.js';
 import type { WriteHealth } from '../store/write-health.js';
 import { giveUpReserve, isNoSpace, type Reserve } from './ledger-file-space.js';
-import { NO_DIRECTORY_SYNC, replayJournal, type JournalFs, type ReplayResult } from './journal.js';
+import {
+  makeStateDirectory,
+  newerJournalError,
+  readJournalText,
+  replayJournal,
+  writeNewFile,
+  type JournalFs,
+  type ReplayResult,
+} from './journal.js';
 import { JOURNAL_HEADER, recordLine } from './ledger-records.js';
 import type { LedgerState } from './ledger-state.js';
 
@@ -143,13 +151,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   let renamed = false;
   try {
-    const out = await fs.open(tmp, 'wx', 0o600);
-    try {
-      await out.writeFile(text);
-      await out.datasync();
-    } finally {
-      await out.close();
-    }
+    await writeNewFile(fs, tmp, text);
     if (f.corruptAside !== undefined) {
       // Linked, so the evidence of the damage survives the rewrite that drops it.
       await fs.link(path, f.corruptAside).catch(() => (f.corruptAside = undefined));
@@ -180,24 +182,9 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   }
 }
 
-async function readJournal(f: FileLedgerState): Promise<string | undefined> {
-  try {
-    return await f.fs.readFile(f.path, 'utf8');
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
-    throw new StoreError(`cannot read ${f.path}: ${fsReason(error)} — ${fix}`, f.path, { cause: error });
-  }
-}
-
 export async function prepareDirectory(f: FileLedgerState): Promise<void> {
   const { fs, directory } = f;
-  try {
-    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
-    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
-  }
+  await makeStateDirectory(fs, directory);
   // Snapshots of a compaction that died before its rename: never part of the journal.
   const names = await fs.readdir(directory).catch(() => [] as string[]);
   const prefix = `${JOURNAL}${TMP_MARK}`;
@@ -226,7 +213,7 @@ async function createJournal(f: FileLedgerState): Promise<void> {
 /** Replays the journal into `state`, repairing what can be repaired; creates it when missing. */
 export async function load(f: FileLedgerState): Promise<ReplayResult | undefined> {
   const { path } = f;
-  const text = await readJournal(f);
+  const text = await readJournalText(f.fs, f.path);
   let remindersHeld = false;
   const replay =
     text === undefined
@@ -235,10 +222,7 @@ export async function load(f: FileLedgerState): Promise<ReplayResult | undefined
           if (record.t === 'r') remindersHeld = true;
           f.state.apply(record);
         });
-  if (replay?.header.kind === 'newer') {
-    const newer = `${path} was written by a newer listing-agent (journal version ${replay.header.version})`;
-    throw new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
-  }
+  if (replay?.header.kind === 'newer') throw newerJournalError(path, 'journal', replay.header.version);
   if (replay !== undefined && replay.tornBytes > 0) {
     await f.fs.truncate(path, replay.goodBytes).catch((error: unknown) => {
       throw new StoreError(`cannot cut the torn last record off ${path}: ${fsReason(error)}`, path, { cause: error });

@@ -46,7 +46,7 @@ export interface FileVoteLedgerOptions {
 }
 
 /** Sizes and counters of a file vote ledger. */
-interface FileVoteLedgerStats {
+export interface FileVoteLedgerStats {
   keys: number;
   pending: number;
   deadLetters: number;

@@ -1,4 +1,5 @@
 import type { CapabilityContext } from '../runtime/capability.js';
+import type { VoteLedgerSizes } from '../runtime/metrics.js';
 import type { Readiness } from '../runtime/readiness.js';
 import type { WriteHealth, WriteHealthState } from '../store/write-health.js';
 import type { VoteLedger, VotesEvents } from './types.js';
@@ -74,4 +75,13 @@ export function watchLedger(readiness: VotesReadiness, context: CapabilityContex
     unwatch();
     unlisten();
   };
+}
+
+/** The ledger's sizes for `/metrics`; a ledger of the bot's own that throws must not break the scrape. */
+export function ledgerSizes(ledger: VoteLedger | undefined): VoteLedgerSizes | undefined {
+  try {
+    return ledger?.stats();
+  } catch {
+    return undefined;
+  }
 }

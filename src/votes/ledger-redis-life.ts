@@ -7,6 +7,7 @@ import { claim, COMPACT_BATCH, forgetAt, recordKey, type RedisVoteLedgerState } 
 import { copyVote } from './ledger-state.js';
 import type { LedgerEntry } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The life of a Redis vote ledger: open (heartbeat, the votes pending under this agent, the known
@@ -56,7 +57,7 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
     });
     for (const listener of r.listeners) listener(entries.map(copy));
   } catch (error) {
-    const err = error instanceof Error ? error.message : String(error);
+    const err = errorMessage(error);
     r.logger.warn({ err }, 'vote ledger: could not look for votes left by stopped agents; trying again');
   } finally {
     r.sweeping = false;

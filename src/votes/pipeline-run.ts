@@ -1,6 +1,6 @@
 import { ListingAgentError } from '../errors.js';
 import type { AgentLogger } from '../log/agent-logger.js';
-import { unrefDelay } from '../runtime/line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import {
   addJob,
@@ -9,7 +9,7 @@ import {
   backoffDelay,
   completesVote,
   deadLetterOf,
-  errorText,
+  clippedErrorMessage,
   failureAction,
   hookDone,
   isCurrent,
@@ -29,22 +29,15 @@ import type { RecordFailureLog } from './record-failures.js';
  */
 
 /**
- * Runs `callback` after `delayMs` and returns a function that cancels it. The pipeline's only
- * timer (retry backoff, periodic compaction, the stop deadline): tests inject a manual one.
- */
-export type Schedule = (callback: () => void, delayMs: number) => () => void;
-
-/** The default {@link Schedule}: `setTimeout`, unref'd so that a library agent never holds the process open. */
-export const realSchedule: Schedule = unrefDelay;
-
-/**
  * Waits until `work` is empty (its promises remove themselves when settled, and may add others
  * meanwhile) or `delayMs` passed on `schedule`; resolves true when everything settled in time.
+ * Unlike `runtime/settle.ts`'s `settleWithin` (one promise, a real timer), it drains a set that
+ * changes while it waits, on the pipeline's injected timer.
  */
-async function settleWithin(
+async function drainWithin(
   work: { readonly size: number } & Iterable<Promise<unknown>>,
   delayMs: number,
-  schedule: Schedule,
+  schedule: Delay,
 ): Promise<boolean> {
   let timedOut = false;
   let wake: () => void = () => undefined;
@@ -76,7 +69,7 @@ export interface PipelineRun extends PipelineState {
   readonly onFinished: ((vote: Vote, gaveUp: boolean) => void) | undefined;
   readonly random: () => number;
   readonly backoff: BackoffOptions | undefined;
-  readonly schedule: Schedule;
+  readonly schedule: Delay;
   readonly compactEveryMs: number;
   readonly voteLog: VoteLog;
   /** The `warn` lines of records that could not be written (summarised on a full disk). */
@@ -232,9 +225,9 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
   if (action === 'retry') {
     pump(s); // its slot is free; the lane waits for the retry
     s.metrics?.hookRuns.inc({ hook: hook.name, result: 'error' });
-    ran(s, task, 'error', durationMs, errorText(failure));
+    ran(s, task, 'error', durationMs, clippedErrorMessage(failure));
     const delayMs = backoffDelay(task.attempt, s.random, s.backoff);
-    const fields = { hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: errorText(failure) };
+    const fields = { hook: hook.name, key: job.vote.key, attempt: task.attempt, retryInMs: delayMs, error: clippedErrorMessage(failure) };
     s.logger.warn(fields, 'vote hook failed; retrying');
     const cancel = s.schedule(() => {
       s.retryTimers.delete(cancel);
@@ -310,7 +303,7 @@ export function scheduleCompaction(s: PipelineRun): void {
 
 /** Waits for the work in flight until `deadline`, then aborts the hook calls still running. */
 export async function drain(s: PipelineRun, deadline: number): Promise<void> {
-  if (await settleWithin(s.inFlight, deadline - s.now(), s.schedule)) return;
+  if (await drainWithin(s.inFlight, deadline - s.now(), s.schedule)) return;
   const running = s.running;
   s.aborter.abort(new ListingAgentError('votes_stopped', 'the agent is stopping: the stop deadline passed'));
   const message = 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start';

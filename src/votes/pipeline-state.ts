@@ -89,8 +89,11 @@ export function backoffDelay(failedAttempt: number, random: () => number, option
   return Math.floor(random() * ceiling);
 }
 
-/** A hook failure as one line for logs and dead letters (the hook implementations keep secrets out). */
-export function errorText(error: unknown): string {
+/**
+ * `errorMessage` (errors.ts), clipped to 500 characters (an `Error` without a message gives its name): a
+ * hook failure for logs and dead letters (the hook implementations keep secrets out).
+ */
+export function clippedErrorMessage(error: unknown): string {
   const text = error instanceof Error ? error.message || error.name : String(error);
   return text.length > 500 ? `${text.slice(0, 500)}...` : text;
 }
@@ -261,7 +264,7 @@ export function failureAction(state: PipelineState, task: Task): FailureAction {
 export function deadLetterOf(task: Task, failure: unknown, now: number): DeadLetter {
   const { vote } = task.job;
   const failedAt = new Date(now).toISOString();
-  return { key: vote.key, hook: task.hook.name, vote, attempts: task.attempt, error: errorText(failure), failedAt };
+  return { key: vote.key, hook: task.hook.name, vote, attempts: task.attempt, error: clippedErrorMessage(failure), failedAt };
 }
 
 /** The votes of a batch, each marked with the road it came by. */

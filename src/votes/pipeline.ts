@@ -1,19 +1,18 @@
 import { setMaxListeners } from 'node:events';
 import { ListingAgentError } from '../errors.js';
+import { unrefDelay, type Delay } from '../contract/timer-delay.js';
 import type { AgentLogger } from '../log/agent-logger.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { IngestDetails, IngestResult } from '../runtime/votes.js';
 import {
   checkIdle,
   drain,
-  realSchedule,
   recover,
   releaseDrained,
   resume,
   scheduleCompaction,
   startJob,
   type PipelineRun,
-  type Schedule,
   type VotePipelineEmit,
 } from './pipeline-run.js';
 import { confirmIngested, createPipelineState, holdsCaller, notRunning, onRoad, type BackoffOptions } from './pipeline-state.js';
@@ -22,7 +21,7 @@ import { createVoteLog } from './vote-log.js';
 import { createRecordFailureLog } from './record-failures.js';
 
 export type { BackoffOptions } from './pipeline-state.js';
-export type { Schedule, VotePipelineEmit } from './pipeline-run.js';
+export type { VotePipelineEmit } from './pipeline-run.js';
 export type { IngestResult } from '../runtime/votes.js';
 
 /*
@@ -49,7 +48,7 @@ export interface VotePipelineOptions {
   /** Retry backoff. Default `{ baseMs: 1000, maxMs: 300000 }`. */
   backoff?: BackoffOptions;
   /** The timer of retries, compaction and the stop deadline. Default: unref'd `setTimeout`. */
-  schedule?: Schedule;
+  schedule?: Delay;
   /** Hook calls in flight at once, over all hooks. Default 16. */
   concurrency?: number;
   /** How often the ledger is compacted while running. Default 300 000 ms (5 min). */
@@ -156,7 +155,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
 
 function pipelineRun(options: VotePipelineOptions): PipelineRun {
   const { ledger, logger, now } = options;
-  const schedule = options.schedule ?? realSchedule;
+  const schedule = options.schedule ?? unrefDelay;
   const s: PipelineRun = {
     ...createPipelineState(options.hooks, { concurrency: options.concurrency, maxBacklog: options.maxBacklog }),
     ledger,

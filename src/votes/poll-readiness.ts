@@ -19,5 +19,6 @@ export function pollReadiness(result: PollOutcome, pollIntervalMs: number): { re
     return { ready: false, detail: `last poll failed (retried every ${every}): ${reason}` };
   }
   const count = result.projects.length;
-  return { ready: true, detail: count === 0 ? `no project to poll yet (checked every ${every})` : `polling ${count} ${count === 1 ? 'project' : 'projects'} every ${every}` };
+  if (count === 0) return { ready: true, detail: `no project to poll yet (checked every ${every})` };
+  return { ready: true, detail: `polling ${count} ${count === 1 ? 'project' : 'projects'} every ${every}` };
 }

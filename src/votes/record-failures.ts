@@ -1,6 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { unrefDelay, type Delay } from '../runtime/line-limiter.js';
-import { errorText } from './pipeline-state.js';
+import { unrefDelay, type Delay } from '../contract/timer-delay.js';
+import { clippedErrorMessage } from './pipeline-state.js';
 
 /**
  * The `warn` lines about records of finished hooks that could not be written (a full or read-only
@@ -44,7 +44,7 @@ export function recordFailureLine(
 ): { fields: Record<string, unknown>; message: string } {
   const what = kind === 'finished' ? 'that a vote is finished (its hooks are done)' : `that hook ${hook ?? ''} succeeded for a vote`;
   return {
-    fields: { key, ...(hook === undefined ? {} : { hook }), error: errorText(error) },
+    fields: { key, ...(hook === undefined ? {} : { hook }), error: clippedErrorMessage(error) },
     message:
       `could not record ${what}: the record waits in memory and is written with the next write that succeeds; ` +
       'if none does before the agent stops, this vote is rewarded again at the next start',
@@ -89,7 +89,7 @@ export function createRecordFailureLog(options: RecordFailureLogOptions): Record
         return;
       }
       more += 1;
-      lastError = errorText(error);
+      lastError = clippedErrorMessage(error);
       if (keys.length < KEYS_LISTED) keys.push(key);
       cancel ??= schedule(endInterval, since + intervalMs - at);
     },

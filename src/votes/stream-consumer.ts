@@ -1,9 +1,18 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { clusterPrefix } from '../redis/cluster.js';
-import { createRedisConnection, defaultAgentId, REDIS_CONNECTION_DEFAULTS, redisFailure, type RedisConnection, type RedisConnectionOptions } from '../redis/connection.js';
+import {
+  createRedisConnection,
+  defaultAgentId,
+  REDIS_CONNECTION_DEFAULTS,
+  redisFailure,
+  type RedisConnection,
+  type RedisConnectionOptions,
+} from '../redis/connection.js';
 import { parseAutoClaimReply, parsePendingDeliveries, parseReadGroupReply, voteFromEntry, type StreamEntry } from './stream-entries.js';
 import type { Vote } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
+import { errorMessage } from '../errors.js';
 
 /*
  * The reward stream, consumer side: bot processes read the votes the agent appended through one
@@ -88,19 +97,6 @@ export interface VoteConsumer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, timerDelay(ms));
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
 /**
  * Consumes the reward stream through a consumer group: each vote goes to exactly one live
  * process. Reads with XREADGROUP BLOCK, runs `handler` (at most `concurrency` at once), XACKs on
@@ -171,8 +167,7 @@ interface ConsumerState {
 
 function consumerState(options: VoteConsumerOptions): ConsumerState {
   const given = options.prefix ?? VOTE_CONSUMER_DEFAULTS.prefix;
-  const prefix = options.cluster === undefined ? given : clusterPrefix(given);
-  const streamKey = prefix + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
+  const streamKey = (options.cluster === undefined ? given : clusterPrefix(given)) + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
   const group = options.group ?? VOTE_CONSUMER_DEFAULTS.group;
   const consumer = options.consumer ?? defaultAgentId();
   const claimIdleMs = options.claimIdleMs ?? VOTE_CONSUMER_DEFAULTS.claimIdleMs;
@@ -224,14 +219,15 @@ function wakeSlots(c: ConsumerState): void {
   for (const wake of waiters) wake();
 }
 
-const slotFree = (c: ConsumerState) => (c.inFlight.size < c.concurrency || !c.running ? Promise.resolve() : new Promise<void>((resolve) => c.slotWaiters.push(resolve)));
+const slotFree = (c: ConsumerState) =>
+  c.inFlight.size < c.concurrency || !c.running ? Promise.resolve() : new Promise<void>((resolve) => c.slotWaiters.push(resolve));
 
 async function ensureGroup(c: ConsumerState): Promise<void> {
   try {
     await c.reader.client.sendCommand(['XGROUP', 'CREATE', c.streamKey, c.group, c.from === 'start' ? '0' : '$', 'MKSTREAM']);
     c.logger.info({ from: c.from }, 'reward stream consumer group created');
   } catch (error) {
-    if (!messageOf(error).startsWith('BUSYGROUP')) throw error;
+    if (!errorMessage(error).startsWith('BUSYGROUP')) throw error;
   }
 }
 
@@ -242,7 +238,8 @@ async function ack(c: ConsumerState, id: string): Promise<void> {
       return;
     } catch (error) {
       if (attempt >= 2) {
-        c.logger.warn({ entryId: id, err: messageOf(error) }, 'could not acknowledge a reward stream entry: it will be delivered again (rewards must be idempotent on idempotencyKey)');
+        const again = 'it will be delivered again (rewards must be idempotent on idempotencyKey)';
+        c.logger.warn({ entryId: id, err: errorMessage(error) }, `could not acknowledge a reward stream entry: ${again}`);
         return;
       }
       // A short outage: wait for the connection a little rather than hand the vote to another run.
@@ -254,7 +251,8 @@ async function ack(c: ConsumerState, id: string): Promise<void> {
 async function handle(c: ConsumerState, entry: StreamEntry, deliveries: number): Promise<void> {
   const parsed = voteFromEntry(entry);
   if (!parsed.ok) {
-    c.logger.error({ entryId: entry.id, problem: parsed.problem }, `reward stream entry ${parsed.problem}: acknowledged and skipped (poison)`);
+    const skipped = `reward stream entry ${parsed.problem}: acknowledged and skipped (poison)`;
+    c.logger.error({ entryId: entry.id, problem: parsed.problem }, skipped);
     await ack(c, entry.id);
     return;
   }
@@ -262,7 +260,8 @@ async function handle(c: ConsumerState, entry: StreamEntry, deliveries: number):
   try {
     await c.handler(vote, { idempotencyKey: vote.key, entryId: entry.id, deliveries });
   } catch (error) {
-    c.logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: messageOf(error) }, `reward handler failed; the vote stays pending and is delivered again after ${c.claimIdleMs} ms`);
+    const again = `reward handler failed; the vote stays pending and is delivered again after ${c.claimIdleMs} ms`;
+    c.logger.warn({ entryId: entry.id, key: vote.key, deliveries, err: errorMessage(error) }, again);
     return;
   }
   await ack(c, entry.id);
@@ -272,7 +271,7 @@ function dispatch(c: ConsumerState, entry: StreamEntry, deliveries: number): voi
   // Our own entry, claimed back while its handler is still running: never run it twice here.
   if (c.inFlight.has(entry.id)) return;
   const work = handle(c, entry, deliveries)
-    .catch((error: unknown) => c.logger.error({ entryId: entry.id, err: messageOf(error) }, 'reward stream entry failed unexpectedly'))
+    .catch((error: unknown) => c.logger.error({ entryId: entry.id, err: errorMessage(error) }, 'reward stream entry failed unexpectedly'))
     .finally(() => {
       c.inFlight.delete(entry.id);
       wakeSlots(c);
@@ -291,7 +290,8 @@ async function runReadLoop(c: ConsumerState): Promise<void> {
       if (needGroup) await ensureGroup(c);
       needGroup = false;
       const reply = await c.reader.client.sendCommand([
-        'XREADGROUP', 'GROUP', c.group, c.consumer, 'COUNT', String(c.concurrency - c.inFlight.size), 'BLOCK', String(c.blockMs), 'STREAMS', c.streamKey, '>',
+        ...['XREADGROUP', 'GROUP', c.group, c.consumer, 'COUNT', String(c.concurrency - c.inFlight.size)],
+        ...['BLOCK', String(c.blockMs), 'STREAMS', c.streamKey, '>'],
       ]);
       if (outage !== undefined) c.logger.info('reward stream: reading again');
       outage = undefined;
@@ -301,7 +301,7 @@ async function runReadLoop(c: ConsumerState): Promise<void> {
       for (const entry of parseReadGroupReply(reply)) dispatch(c, entry, 1);
     } catch (error) {
       if (!c.running) break;
-      const problem = messageOf(error);
+      const problem = errorMessage(error);
       if (outage === undefined) c.logger.warn({ err: problem }, 'reward stream: cannot read; trying again');
       outage = problem;
       // Redis may have come back without its data (no persistence): the group must exist again.
@@ -309,7 +309,8 @@ async function runReadLoop(c: ConsumerState): Promise<void> {
       await c.reader.whenUp({ signal: c.stopping.signal }).catch(() => undefined);
       // A failure that lasts while connected (a key of another type) must not spin.
       backoffMs = Math.min(2_000, Math.max(50, backoffMs * 2));
-      await sleep(backoffMs, c.stopping.signal);
+      // Until the backoff passed, or stop() began.
+      await delay(timerDelay(backoffMs), undefined, { signal: c.stopping.signal }).catch(() => undefined);
     }
   }
 }
@@ -317,27 +318,28 @@ async function runReadLoop(c: ConsumerState): Promise<void> {
 async function claimRound(c: ConsumerState): Promise<void> {
   const free = c.concurrency - c.inFlight.size;
   if (!c.running || free <= 0) return;
-  const reply = await c.commands.client.sendCommand(['XAUTOCLAIM', c.streamKey, c.group, c.consumer, String(c.claimIdleMs), c.claimCursor, 'COUNT', String(free)]);
+  const claim = ['XAUTOCLAIM', c.streamKey, c.group, c.consumer, String(c.claimIdleMs), c.claimCursor, 'COUNT', String(free)];
+  const reply = await c.commands.client.sendCommand(claim);
   const { cursor, entries } = parseAutoClaimReply(reply);
   c.claimCursor = cursor;
   const claimed = entries.filter((entry) => !c.inFlight.has(entry.id));
   if (claimed.length === 0 || !c.running) return;
   let deliveries = new Map<string, number>();
   try {
-    deliveries = parsePendingDeliveries(
-      await c.commands.client.sendCommand(['XPENDING', c.streamKey, c.group, claimed[0]!.id, claimed.at(-1)!.id, String(claimed.length + c.inFlight.size), c.consumer]),
-    );
+    const range = [claimed[0]!.id, claimed.at(-1)!.id, String(claimed.length + c.inFlight.size)];
+    deliveries = parsePendingDeliveries(await c.commands.client.sendCommand(['XPENDING', c.streamKey, c.group, ...range, c.consumer]));
   } catch {
     // Only the count in the context is lost: a claimed entry was delivered at least twice.
   }
-  c.logger.info({ entries: claimed.map((entry) => entry.id) }, 'reward stream: claimed entries left idle by a consumer that died or failed');
+  const why = 'reward stream: claimed entries left idle by a consumer that died or failed';
+  c.logger.info({ entries: claimed.map((entry) => entry.id) }, why);
   for (const entry of claimed) dispatch(c, entry, deliveries.get(entry.id) ?? 2);
 }
 
 function scheduleClaims(c: ConsumerState): void {
   c.claimTimer = setTimeout(() => {
     claimRound(c)
-      .catch((error: unknown) => c.logger.debug({ err: messageOf(error) }, 'reward stream: claim round failed; trying again'))
+      .catch((error: unknown) => c.logger.debug({ err: errorMessage(error) }, 'reward stream: claim round failed; trying again'))
       .finally(() => {
         if (c.running) scheduleClaims(c);
       });
@@ -389,7 +391,8 @@ function stopConsumer(c: ConsumerState): Promise<void> {
       new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), c.stopTimeoutMs))),
     ]);
     clearTimeout(timer);
-    if (!waited) c.logger.warn({ entries: [...c.inFlight.keys()] }, 'reward stream: stopped with handlers still running; their votes will be delivered again');
+    const again = 'reward stream: stopped with handlers still running; their votes will be delivered again';
+    if (!waited) c.logger.warn({ entries: [...c.inFlight.keys()] }, again);
     await c.readLoop;
     await Promise.all([c.reader.close(), c.commands.close()]);
   })();

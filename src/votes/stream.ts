@@ -51,7 +51,7 @@ export interface StreamHookOptions {
 }
 
 /** What {@link appendVote} did. */
-interface StreamAppend {
+export interface StreamAppend {
   /** False when the vote's marker was there: it was appended before. */
   appended: boolean;
   /** The stream entry's ID (the earlier one when not appended now). */
@@ -100,6 +100,12 @@ export function createStreamHook(options: StreamHookOptions): StreamHook {
   };
 }
 
-export { createVoteConsumer, VOTE_CONSUMER_DEFAULTS, type StreamVoteContext, type VoteConsumer, type VoteConsumerOptions } from './stream-consumer.js';
+export {
+  createVoteConsumer,
+  VOTE_CONSUMER_DEFAULTS,
+  type StreamVoteContext,
+  type VoteConsumer,
+  type VoteConsumerOptions,
+} from './stream-consumer.js';
 
 /** Re-exported for consumers' type checks. */

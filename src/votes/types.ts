@@ -1,8 +1,10 @@
-import type { HookRun, Vote } from '../runtime/votes.js';
+import type { Vote } from '../contract/vote.js';
+import type { HookRun } from '../runtime/votes.js';
 import type { WriteHealth } from '../store/write-health.js';
 
-export type { HookRun, Vote, VoteRoad } from '../runtime/votes.js';
-export { voteKey } from '../contract/vote-key.js';
+export type { HookRun } from '../runtime/votes.js';
+export type { Vote, VoteRoad } from '../contract/vote.js';
+export { voteKey } from '../contract/vote.js';
 
 /** What a hook call gets besides the vote. */
 export interface HookCallContext {

@@ -1,5 +1,6 @@
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter, type Delay } from '../runtime/line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
+import { createLineLimiter } from '../runtime/line-limiter.js';
 import type { Vote } from './types.js';
 
 /**

@@ -25,7 +25,7 @@ import { verifySignedDelivery } from './receiver-core.js';
 import type { VerifyFailure } from './verify.js';
 
 /** What {@link WebhookHandlerOptions.onEvent} learns besides the event. */
-interface DeliveryContext {
+export interface DeliveryContext {
   /** `t` of the signature, Unix seconds. */
   timestamp: number;
   /** `x-topgg-trace`, when sent. */
@@ -67,7 +67,7 @@ export type WebhookProblem =
   | { kind: 'misconfigured'; message: string };
 
 /** An answer to send: a status and, for 200, a JSON body. */
-interface WebhookAnswer {
+export interface WebhookAnswer {
   status: number;
   body?: string;
 }

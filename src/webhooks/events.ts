@@ -8,7 +8,7 @@ import { platformIdProblem, snowflakeProblem, voteFieldsProblem, type VoteFieldP
  */
 
 /** `project` of an event payload. */
-interface WebhookProject {
+export interface WebhookProject {
   /** The service's project ID. */
   id: string;
   /** `bot`, `server`, `game`, `game_server`, ... (kept open for new types). */
@@ -20,7 +20,7 @@ interface WebhookProject {
 }
 
 /** `user` of an event payload. */
-interface WebhookUser {
+export interface WebhookUser {
   /** The service's user ID (the vote key uses it). */
   id: string;
   /** The user's ID on the platform (their Discord Snowflake). */
@@ -87,7 +87,7 @@ export interface EventBodyRefusal {
 }
 
 /** A legacy (v0) vote for a bot. */
-interface LegacyBotVote {
+export interface LegacyBotVote {
   bot: string;
   user: string;
   type: 'upvote' | 'test';
@@ -98,7 +98,7 @@ interface LegacyBotVote {
 }
 
 /** A legacy (v0) vote for a server (guild). */
-interface LegacyGuildVote {
+export interface LegacyGuildVote {
   guild: string;
   user: string;
   type: 'upvote' | 'test';

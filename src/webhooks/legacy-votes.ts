@@ -1,6 +1,6 @@
 import { DECISION_DEFAULTS } from '../contract/limits.js';
 import type { StateStore } from '../store/types.js';
-import type { Vote } from '../runtime/votes.js';
+import type { Vote } from '../contract/vote.js';
 import type { LegacyVote } from './events.js';
 
 /**

@@ -1,9 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SIGNATURE_HEADER } from '../contract/limits.js';
 import { projectProblem, type VoteFieldProblem } from '../contract/vote-fields.js';
-import { voteKey } from '../contract/vote-key.js';
+import { voteKey, type Vote } from '../contract/vote.js';
 import type { WebhookDeliveriesLabels } from '../runtime/metrics.js';
-import type { Vote } from '../runtime/votes.js';
 import type { IntegrationCreateData, IntegrationDeleteData, LegacyVote, VoteCreateData, WebhookEvent, WebhookTestData } from './events.js';
 import {
   parseLegacyVote,

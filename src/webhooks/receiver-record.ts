@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter, type Delay, type IntervalSummary, type LineLimiter } from '../runtime/line-limiter.js';
+import type { Delay } from '../contract/timer-delay.js';
+import { createLineLimiter, type IntervalSummary, type LineLimiter } from '../runtime/line-limiter.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { settleWithin } from '../runtime/settle.js';
-import type { Vote, VoteSink } from '../runtime/votes.js';
+import type { Vote } from '../contract/vote.js';
+import type { VoteSink } from '../runtime/votes.js';
 import type { LegacyVoteKeys } from './legacy-votes.js';
 import {
   eventFields,
@@ -27,6 +29,7 @@ import {
   type VoteVerdict,
 } from './receiver-core.js';
 import type { SecretSource, WebhookSecrets } from './secrets.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * What the receiver does with each verdict of `receiver-core.ts`: a vote into the pipeline within
@@ -61,8 +64,6 @@ export interface Answer {
   accepted?: ReceivedDelivery;
 }
 
-export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
 const isSource = (secrets: ReceiverState['secrets']): secrets is SecretSource => !Array.isArray(secrets);
 
 /** The secrets accepted now. */
@@ -82,21 +83,6 @@ export function refuse(s: ReceiverState, req: IncomingMessage, refusal: Refusal)
     s.logger.warn(refusal.problem === undefined ? fields : { ...fields, problem: refusal.problem }, 'webhook delivery refused');
   }
   return refusal.reply;
-}
-
-/** The summary of an interval's refusals past the first of each reason (`summarise` of `refusals`). */
-export function refusalSummary(logger: AgentLogger, { kinds, notes, notesLeftOut, intervalMs }: IntervalSummary<string>): void {
-  const byReason: Record<string, number> = {};
-  let written = 0;
-  for (const [reason, seen] of kinds) {
-    byReason[reason] = seen.total;
-    written += seen.written;
-  }
-  const words = Object.entries(byReason).map(([reason, total]) => `${total} ${reason}`);
-  logger.warn(
-    { refused: byReason, loggedOneByOne: written, remotes: notesLeftOut > 0 ? [...notes, `${notesLeftOut} more`] : notes, intervalMs },
-    `webhook deliveries refused in the last ${intervalMs / 1000} s: ${words.join(', ')} (the first of each reason was logged)`,
-  );
 }
 
 /** Acts on `first`, the verdict of the delivery's first look. */
@@ -166,7 +152,8 @@ async function record(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, vo
 }
 
 function notRecorded(s: ReceiverState, verdict: VoteVerdict | LegacyVerdict, error: unknown): Answer {
-  const why = { msg: 'could not record a webhook vote; answered 503 so the service retries', cause: errorText(error), fix: fixFor(error) };
+  const msg = 'could not record a webhook vote; answered 503 so the service retries';
+  const why = { msg, cause: errorMessage(error), fix: fixFor(error) };
   s.unrecorded.failed(why, recordFields(verdict));
   count(s, 'error');
   return { reply: REPLIES.notRecorded };
@@ -188,7 +175,7 @@ async function actOnEvent(s: ReceiverState, req: IncomingMessage, verdict: Event
       try {
         await store.addIntegration(event.data.connection_id, event.data.webhook_secret);
       } catch (error) {
-        s.logger.error({ ...eventFields(verdict), err: errorText(error) }, 'could not store an integration secret; handshake refused');
+        s.logger.error({ ...eventFields(verdict), err: errorMessage(error) }, 'could not store an integration secret; handshake refused');
         count(s, 'error');
         return { reply: REPLIES.secretNotStored };
       }
@@ -200,7 +187,7 @@ async function actOnEvent(s: ReceiverState, req: IncomingMessage, verdict: Event
       try {
         await store?.removeIntegration(event.data.connection_id);
       } catch (error) {
-        s.logger.error({ ...eventFields(verdict), err: errorText(error) }, 'could not forget an integration secret');
+        s.logger.error({ ...eventFields(verdict), err: errorMessage(error) }, 'could not forget an integration secret');
         count(s, 'error');
         return { reply: REPLIES.secretNotForgotten };
       }
@@ -217,7 +204,7 @@ async function recordLegacy(s: ReceiverState, verdict: LegacyVerdict & { kind: '
     made = await s.legacyKeys.voteFor(verdict.vote, verdict.projectId);
   } catch (error) {
     const msg = 'could not record a legacy vote anchor; answered 503 so the service retries';
-    const why = { msg, cause: errorText(error), fix: fixFor(error) };
+    const why = { msg, cause: errorMessage(error), fix: fixFor(error) };
     s.unrecorded.failed(why, { generation: 'v0' });
     count(s, 'error');
     return { reply: REPLIES.anchorFailed };

@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListingAgentConfig } from '../config/schema.js';
 import { projectTokenPlatformId } from '../contract/project-token.js';
-import { ListingAgentError } from '../errors.js';
+import { errorMessage, ListingAgentError } from '../errors.js';
 import type { ListenAddress, ListenSetting } from '../http/listen-error.js';
 import { createLocalServer, type LocalServerStopOptions, type LocalServerTimeouts } from '../http/local-server.js';
 import { readBody } from '../http/read-body.js';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
-import { createLineLimiter, unrefDelay } from '../runtime/line-limiter.js';
+import { unrefDelay, type Delay } from '../contract/timer-delay.js';
+import { createLineLimiter } from '../runtime/line-limiter.js';
+import { refusalSummary } from '../runtime/refusal-log.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import type { VoteSink } from '../runtime/votes.js';
 import { createLegacyVoteKeys, type AnchorStore } from './legacy-votes.js';
@@ -16,8 +18,6 @@ import {
   count,
   createUnrecordedLog,
   currentSecrets,
-  errorText,
-  refusalSummary,
   refuse,
   type ReceiverState,
 } from './receiver-record.js';
@@ -105,7 +105,7 @@ export interface WebhookReceiverOptions {
    * The timer of the log's summaries (refusals and 503s past the first of each kind: one summary
    * per 10 s). Default: an unref'd `setTimeout`; tests pass a manual one.
    */
-  schedule?: (callback: () => void, delayMs: number) => () => void;
+  schedule?: Delay;
   /** The setting a `ListenError` names. Default `webhooks.listen` (`LISTING_AGENT_WEBHOOKS_LISTEN`). */
   setting?: ListenSetting;
 }
@@ -252,7 +252,7 @@ function receiverState(options: WebhookReceiverOptions): ReceiverState {
       linesPerInterval: 1,
       intervalMs: LOG_INTERVAL_MS,
       schedule,
-      summarise: (summary) => refusalSummary(logger, summary),
+      summarise: (summary) => refusalSummary(logger, 'webhook deliveries', summary),
     }),
     unrecorded: createUnrecordedLog({ logger, now, intervalMs: LOG_INTERVAL_MS, schedule }),
     listeningUrl: undefined,
@@ -283,7 +283,7 @@ async function handle(s: ReceiverState, req: IncomingMessage, res: ServerRespons
     if (answer.accepted !== undefined) tell(s, answer.accepted);
   } catch (error) {
     // Nothing here should throw; if it does, the sender gets a 500 and retries, and we stay up.
-    s.logger.error({ err: errorText(error) }, 'webhook request failed');
+    s.logger.error({ err: errorMessage(error) }, 'webhook request failed');
     count(s, 'error');
     send(req, res, REPLIES.internalError);
   }
@@ -294,7 +294,7 @@ function tell(s: ReceiverState, delivery: ReceivedDelivery): void {
   try {
     s.onDelivery?.(delivery);
   } catch (error) {
-    s.logger.warn({ err: errorText(error) }, 'onDelivery threw');
+    s.logger.warn({ err: errorMessage(error) }, 'onDelivery threw');
   }
 }
 

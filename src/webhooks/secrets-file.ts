@@ -37,7 +37,7 @@ const entrySchema = z.object({
   expiresAt: z.string().optional(),
 });
 
-const fileSchema = z.object({ version: z.literal(1), secrets: z.array(entrySchema) });
+export const fileSchema = z.object({ version: z.literal(1), secrets: z.array(entrySchema) });
 
 /** One secret of the file. */
 export type SecretEntry = z.infer<typeof entrySchema>;

@@ -16,6 +16,7 @@ import {
 } from './secrets-file.js';
 import { readRedisSecrets, redisSecretNames, updateRedisSecrets } from './secrets-redis.js';
 import { timerDelay } from '../contract/timer-delay.js';
+import { errorMessage } from '../errors.js';
 
 export {
   DEFAULT_SECRET_GRACE_MS,
@@ -217,7 +218,7 @@ async function readRedis(w: SecretsState, connection: RedisConnection): Promise<
     w.redisProblem = undefined;
     return changed;
   } catch (error) {
-    const problem = error instanceof Error ? error.message : String(error);
+    const problem = errorMessage(error);
     if (problem !== w.redisProblem) {
       w.logger.warn({ err: problem }, 'cannot read the webhook secrets in Redis; keeping the secrets already loaded');
     }
@@ -266,7 +267,7 @@ async function reload(w: SecretsState, force: boolean): Promise<boolean> {
   } catch (error) {
     // A half-edited or broken file: keep the secrets we had, say why once per change.
     w.stamp = seen;
-    const err = error instanceof Error ? error.message : String(error);
+    const err = errorMessage(error);
     w.logger.warn({ err }, 'webhook secret file unreadable; keeping the secrets already loaded');
     return false;
   }
@@ -301,7 +302,7 @@ function startWatching(w: SecretsState, path: string): void {
     });
   } catch (error) {
     // No directory yet, or no inotify: `refresh()` after a failed verification still sees changes.
-    w.logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'not watching the webhook secret file');
+    w.logger.debug({ err: errorMessage(error) }, 'not watching the webhook secret file');
   }
 }
 

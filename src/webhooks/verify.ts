@@ -84,7 +84,7 @@ export interface RejectedDelivery {
 export type VerifyResult = VerifiedDelivery | RejectedDelivery;
 
 /** A parsed `x-topgg-signature` header. */
-interface ParsedSignatureHeader {
+export interface ParsedSignatureHeader {
   /** `t` exactly as sent: the HMAC covers these characters. */
   timestampText: string;
   timestamp: number;

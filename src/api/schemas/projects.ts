@@ -12,7 +12,7 @@ const PROJECT_PLATFORMS = ['discord', 'roblox'] as const;
 const PROJECT_TYPES = ['bot', 'server', 'game'] as const;
 
 /** One project of `GET /projects`. */
-const projectListItemSchema = z.object({
+export const projectListItemSchema = z.object({
   /** The service project ID. */
   id: z.string(),
   /** The project's ID on its platform. */

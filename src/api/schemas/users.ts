@@ -17,7 +17,7 @@ const USER_PROJECT_TYPES = ['bot', 'server', 'game', 'game_server'] as const;
 const REVIEW_STATUSES = ['draft', 'in_review', 'approved'] as const;
 
 /** One of a user's platform accounts. */
-const userConnectionSchema = z.object({
+export const userConnectionSchema = z.object({
   /** `discord` or `roblox`. */
   platform: openEnum(USER_CONNECTION_PLATFORMS),
   /** The user's ID on that platform. */

@@ -5,7 +5,7 @@ import { timestampSchema } from './common.js';
 /** Response schemas of the v1 vote routes, with exactly the contract's fields. */
 
 /** One vote of `GET /projects/:project_id/votes`, as the contract types it. */
-const voteRecordShape = z.object({
+export const voteRecordShape = z.object({
   /** The voter's service user ID. */
   user_id: z.string(),
   /** The voter's ID on the platform. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
  */
 
 /** A webhook as `GET /projects/:id/webhooks` lists it: no secret (the service shows it only once). */
-const webhookSchema = z.object({
+export const webhookSchema = z.object({
   id: z.string(),
   /** Shown in the project dashboard. */
   label: z.string(),
@@ -40,7 +40,7 @@ export const rotatedWebhookSecretSchema = z.object({
 export type RotatedWebhookSecret = z.infer<typeof rotatedWebhookSecretSchema>;
 
 /** An integration available to a project (`GET /projects/:id/integrations`). */
-const integrationSchema = z.object({
+export const integrationSchema = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string(),

@@ -12,10 +12,10 @@ import { projectSegment } from '../credentials.js';
 export type { ApplicationCommand, ApplicationCommandOption } from '../../contract/commands.js';
 
 /** Text per chat-platform locale (`en-US`, `de`). A null entry is refused before sending. */
-type CommandLocalizations = Readonly<Partial<Record<string, string | null>>> | null;
+export type CommandLocalizations = Readonly<Partial<Record<string, string | null>>> | null;
 
 /** The fields of an option the rules read (see {@link ApplicationCommandShape}). */
-interface ApplicationCommandOptionShape {
+export interface ApplicationCommandOptionShape {
   type: number;
   name: string;
   description: string;

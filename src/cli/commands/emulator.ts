@@ -5,6 +5,7 @@ import { DEFAULT_SEED, seedSchema, type EmulatorSeed } from '../../emulator/seed
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT, type CliIo } from '../io.js';
 import { keepProcessAlive } from '../keep-alive.js';
+import { errorMessage } from '../../errors.js';
 
 /** Default port of `listing-agent emulator`. */
 const DEFAULT_EMULATOR_PORT = 4545;
@@ -35,13 +36,13 @@ async function loadSeed(file: string, io: CliIo): Promise<EmulatorSeed | { probl
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    return { problem: `cannot read the seed file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return { problem: `cannot read the seed file ${path}: ${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}` };
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (error) {
-    return { problem: `the seed file ${path} is not valid JSON: ${(error as Error).message}` };
+    return { problem: `the seed file ${path} is not valid JSON: ${errorMessage(error)}` };
   }
   const parsed = seedSchema.safeParse(data);
   if (!parsed.success) {
@@ -161,7 +162,7 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
   try {
     emulator = await startEmulator({ port, host, seed, settings: { allowHttpLoopback: values['allow-http-loopback'] === true } });
   } catch (error) {
-    const hint = emulatorListenHint((error as NodeJS.ErrnoException).code, host, port, (error as Error).message);
+    const hint = emulatorListenHint((error as NodeJS.ErrnoException).code, host, port, errorMessage(error));
     io.stderr(`listing-agent emulator: cannot listen on ${host}:${port}: ${hint}\n`);
     return EXIT.failure;
   }

@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createListingAgent, type ListingAgent } from '../../agent/agent.js';
 import { secretValues } from '../../config/mask.js';
 import { printable } from '../../contract/printable.js';
-import { ListingAgentError } from '../../errors.js';
+import { errorMessage, ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createFileStore } from '../../store/file.js';
 import { parseCommandArgs } from '../args.js';
@@ -18,8 +18,8 @@ export const STOP_DEADLINE_MS = 10_000;
 
 /**
  * How often the event-loop delay is sampled for the `nodejs_eventloop_lag_*` metrics, ms.
- * prom-client's default (10 ms) wakes an idle daemon 100 times a second: about 0.3% of a core,
- * most of what the daemon spends idle (bench/footprint.bench.ts). Once a second is plenty for a
+ * prom-client's default (10 ms) wakes an idle daemon 100 times a second, most of
+ * what the daemon spends idle. Once a second is plenty for a
  * sidecar scraped every 15 s or more.
  */
 const EVENT_LOOP_MONITORING_PRECISION_MS = 1_000;
@@ -92,7 +92,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       mode: 'daemon',
     });
   } catch (error) {
-    io.stderr(`listing-agent run: ${(error as Error).message}\n`);
+    io.stderr(`listing-agent run: ${errorMessage(error)}\n`);
     return EXIT.config;
   }
   agent.on('error', (error) => logger.debug({ err: error.message }, 'agent reported an error'));
@@ -105,7 +105,7 @@ export async function runRunCommand(argv: string[], io: CliIo): Promise<number> 
       await agent.start();
     } catch (error) {
       // The store or a port: one line that says what to fix, never a stack trace.
-      const message = error instanceof ListingAgentError ? error.message : `cannot start: ${(error as Error).message}`;
+      const message = error instanceof ListingAgentError ? error.message : `cannot start: ${errorMessage(error)}`;
       logger.error({ err: message }, 'could not start');
       io.stderr(`listing-agent run: ${printable(message)}\n`);
       // A Sentinel at state.redis.url: the configuration names the wrong kind of server.

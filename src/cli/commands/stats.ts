@@ -10,6 +10,7 @@ import { parseCommandArgs } from '../args.js';
 import { loadCommandConfig } from '../command-config.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { runSubcommand } from '../subcommands.js';
+import { errorMessage } from '../../errors.js';
 
 export const STATS_HELP = `Usage: listing-agent stats <subcommand> [options]
 
@@ -93,7 +94,7 @@ async function runStatsPost(
   try {
     source = createConfiguredSource(config, options.sourceOptions);
   } catch (error) {
-    io.stderr(`listing-agent stats post: ${(error as Error).message}\n`);
+    io.stderr(`listing-agent stats post: ${errorMessage(error)}\n`);
     return EXIT.failure;
   }
   const client = options.dryRun

@@ -61,7 +61,10 @@ const clientFor = (config: ListingAgentConfig): ListingClient =>
 
 /** Each dead letter on one line: its key, hook and error came from outside (a vote, a hook's answer), so they are made printable. */
 function letterLines(letters: readonly DeadLetter[]): string[] {
-  return letters.map((l) => `  ${printable(l.key)}  hook ${printable(l.hook)}  ${l.attempts} attempts  failed ${printable(l.failedAt)}: ${printable(l.error)}`);
+  return letters.map((l) => {
+    const failed = `failed ${printable(l.failedAt)}: ${printable(l.error)}`;
+    return `  ${printable(l.key)}  hook ${printable(l.hook)}  ${l.attempts} attempts  ${failed}`;
+  });
 }
 
 async function runFailed(argv: string[], io: CliIo): Promise<number> {
@@ -85,7 +88,10 @@ async function runFailed(argv: string[], io: CliIo): Promise<number> {
     io.stdout(`${letterLines(reading.letters).join('\n')}\n`);
     io.stdout(`Replay with 'listing-agent votes retry' (--key K, --hook H), once the hook works again.\n`);
   }
-  if (reading.corruptLines > 0) io.stderr(`listing-agent votes failed: ${reading.corruptLines} damaged lines skipped; the agent repairs the journal at its next start\n`);
+  if (reading.corruptLines > 0) {
+    const skipped = `${reading.corruptLines} damaged lines skipped`;
+    io.stderr(`listing-agent votes failed: ${skipped}; the agent repairs the journal at its next start\n`);
+  }
   return EXIT.ok;
 }
 
@@ -95,19 +101,26 @@ async function retryInAgent(config: ListingAgentConfig, io: CliIo, filter: { key
   if (!answer.ok) return answer.exit;
   const retried = Number(answer.body.retried ?? 0);
   if (retried === 0) io.stdout('No dead letter matches: nothing to replay.\n');
-  else io.stdout(`The running agent took ${retried} dead ${retried === 1 ? 'letter' : 'letters'} and runs ${retried === 1 ? 'its hook' : 'their hooks'} again; 'listing-agent votes failed' or its status page shows what fails again.\n`);
+  else {
+    const [letters, hooks] = retried === 1 ? ['letter', 'its hook'] : ['letters', 'their hooks'];
+    const see = "'listing-agent votes failed' or its status page shows what fails again";
+    io.stdout(`The running agent took ${retried} dead ${letters} and runs ${hooks} again; ${see}.\n`);
+  }
   return EXIT.ok;
 }
 
 async function runRetry(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse('retry', argv, { key: { type: 'string', multiple: true }, hook: { type: 'string' }, agent: { type: 'boolean' } });
+  const options = { key: { type: 'string', multiple: true }, hook: { type: 'string' }, agent: { type: 'boolean' } } as const;
+  const { values } = parse('retry', argv, options);
   if (values.help) return help(io);
   const loaded = await loadVotesConfigAndSources(io, 'retry', values);
   if (typeof loaded === 'number') return loaded;
   const { config } = loaded;
   const keys = values.key as string[] | undefined;
   const hook = values.hook as string | undefined;
-  if (values.agent === true) return retryInAgent(config, io, { ...(keys === undefined ? {} : { keys }), ...(hook === undefined ? {} : { hook }) });
+  if (values.agent === true) {
+    return retryInAgent(config, io, { ...(keys === undefined ? {} : { keys }), ...(hook === undefined ? {} : { hook }) });
+  }
   // Its own agent ID in Redis, never the daemon's: the replayed votes are pending under it meanwhile.
   await using state = cliState(config, io, { agentId: cliAgentId(io, 'votes-retry') });
   // Hooks first: a bad hook is a configuration error, before the lock or Redis is touched.
@@ -125,11 +138,18 @@ async function runRetry(argv: string[], io: CliIo): Promise<number> {
   });
   const replayed = result.succeeded.length + result.failedAgain.length;
   if (replayed === 0 && result.skipped.length === 0) io.stdout('No dead letter matches: nothing to replay.\n');
-  if (replayed > 0) io.stdout(`Replayed ${replayed} dead ${replayed === 1 ? 'letter' : 'letters'}: ${result.succeeded.length} succeeded, ${result.failedAgain.length} failed again.\n`);
+  if (replayed > 0) {
+    const outcome = `${result.succeeded.length} succeeded, ${result.failedAgain.length} failed again`;
+    io.stdout(`Replayed ${replayed} dead ${replayed === 1 ? 'letter' : 'letters'}: ${outcome}.\n`);
+  }
   for (const letter of result.succeeded) io.stdout(`  ok      ${printable(letter.key)}  hook ${printable(letter.hook)}\n`);
-  for (const letter of result.failedAgain) io.stdout(`  failed  ${printable(letter.key)}  hook ${printable(letter.hook)}: ${printable(letter.error)}\n`);
+  for (const letter of result.failedAgain) {
+    io.stdout(`  failed  ${printable(letter.key)}  hook ${printable(letter.hook)}: ${printable(letter.error)}\n`);
+  }
   if (result.skipped.length > 0) {
-    io.stdout(`${result.skipped.length} dead letters of hooks not in the config (${[...new Set(result.skipped.map((l) => l.hook))].join(', ')}) were left alone: the embedded agent replays those with agent.votePipeline.retry().\n`);
+    const hooks = [...new Set(result.skipped.map((l) => l.hook))].join(', ');
+    const replay = 'the embedded agent replays those with agent.votePipeline.retry()';
+    io.stdout(`${result.skipped.length} dead letters of hooks not in the config (${hooks}) were left alone: ${replay}.\n`);
   }
   return result.failedAgain.length > 0 ? EXIT.failure : EXIT.ok;
 }
@@ -154,7 +174,8 @@ async function runCheck(argv: string[], io: CliIo): Promise<number> {
     const [shown, at, until] = [user, status.created_at, status.expires_at].map(printable);
     io.stdout(`${shown} has voted: at ${at} (weight ${status.weight}); may vote again at ${until}.\n`);
   } else {
-    io.stdout(`${printable(user)} has no active vote (never voted, the vote expired, or the user is unknown in the ${source ?? VOTE_SOURCES[0]} namespace).\n`);
+    const why = `never voted, the vote expired, or the user is unknown in the ${source ?? VOTE_SOURCES[0]} namespace`;
+    io.stdout(`${printable(user)} has no active vote (${why}).\n`);
   }
   return EXIT.ok;
 }
@@ -172,7 +193,14 @@ function row(cells: readonly (string | number)[]): string {
 }
 
 const jsonLine = (v: VoteRecord) =>
-  `${JSON.stringify({ key: voteKey(v.user_id, v.created_at), user_id: v.user_id, platform_id: v.platform_id, weight: v.weight, created_at: v.created_at, expires_at: v.expires_at })}\n`;
+  `${JSON.stringify({
+    key: voteKey(v.user_id, v.created_at),
+    user_id: v.user_id,
+    platform_id: v.platform_id,
+    weight: v.weight,
+    created_at: v.created_at,
+    expires_at: v.expires_at,
+  })}\n`;
 
 async function runList(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse('list', argv, { since: { type: 'string' }, json: { type: 'boolean' } });
@@ -184,7 +212,8 @@ async function runList(argv: string[], io: CliIo): Promise<number> {
   if (typeof config === 'number') return config;
   const now = Date.now();
   if (now - sinceMs < earliestStartDate(now)) {
-    throw new UsageError(`--since ${sinceText} reaches further back than the service lists (one year; at most ${formatDuration(now - earliestStartDate(now))})`, 'votes list');
+    const most = formatDuration(now - earliestStartDate(now));
+    throw new UsageError(`--since ${sinceText} reaches further back than the service lists (one year; at most ${most})`, 'votes list');
   }
   const json = values.json === true;
   await using client = clientFor(config);
@@ -194,14 +223,19 @@ async function runList(argv: string[], io: CliIo): Promise<number> {
   if (!json) io.stdout(row(COLUMNS.map(([name]) => name)));
   for await (const page of client.votes.pages({ startDate })) {
     pages += 1;
-    for (const vote of page.data) io.stdout(json ? jsonLine(vote) : row([vote.created_at, vote.user_id, vote.platform_id, vote.weight, vote.expires_at]));
+    for (const vote of page.data) {
+      io.stdout(json ? jsonLine(vote) : row([vote.created_at, vote.user_id, vote.platform_id, vote.weight, vote.expires_at]));
+    }
     // What breaks the contract (an ID, a weight, a time out of bounds) is left out, and said so on stderr.
     for (const record of page.invalid ?? []) io.stderr(`listing-agent votes list: left out a record the service sent: ${record.message}\n`);
     count += page.data.length;
     // Only a long history gets progress lines, and only on stderr: stdout stays the data.
-    if (page.data.length > 0 && pages > 1) io.stderr(`listing-agent votes list: ${count} votes so far (up to ${page.data.at(-1)!.created_at})...\n`);
+    if (page.data.length > 0 && pages > 1) {
+      io.stderr(`listing-agent votes list: ${count} votes so far (up to ${page.data.at(-1)!.created_at})...\n`);
+    }
   }
-  io.stderr(`listing-agent votes list: ${count} ${count === 1 ? 'vote' : 'votes'} since ${startDate.toISOString()} (${pages} ${pages === 1 ? 'page' : 'pages'})\n`);
+  const [votes, pageWord] = [count === 1 ? 'vote' : 'votes', pages === 1 ? 'page' : 'pages'];
+  io.stderr(`listing-agent votes list: ${count} ${votes} since ${startDate.toISOString()} (${pages} ${pageWord})\n`);
   return EXIT.ok;
 }
 
@@ -213,5 +247,11 @@ function help(io: CliIo): number {
 /** `listing-agent votes <failed|retry|check|list|reminders>`. */
 export function runVotesCommand(argv: string[], io: CliIo): Promise<number> {
   // The service, the state directory or a hook name said no: one line, never a stack trace.
-  return runSubcommand(argv, io, { command: 'votes', help: VOTES_HELP, subcommands: { failed: runFailed, retry: runRetry, check: runCheck, list: runList, reminders: (argv, io) => runVotesReminders(argv, io, () => help(io)) }, oneLineErrors: true });
+  const reminders = (args: string[], out: CliIo) => runVotesReminders(args, out, () => help(out));
+  return runSubcommand(argv, io, {
+    command: 'votes',
+    help: VOTES_HELP,
+    subcommands: { failed: runFailed, retry: runRetry, check: runCheck, list: runList, reminders },
+    oneLineErrors: true,
+  });
 }

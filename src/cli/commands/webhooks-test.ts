@@ -6,6 +6,7 @@ import { signDelivery } from '../../contract/signature.js';
 import { printable } from '../../contract/printable.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { errorMessage } from '../../errors.js';
 
 const COMMAND = 'webhooks test';
 
@@ -190,7 +191,7 @@ async function send(request: TestRequest, io: CliIo): Promise<number> {
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
     const cause =
-      error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+      error instanceof Error && error.cause instanceof Error ? error.cause.message : errorMessage(error);
     const why = timedOut ? `no answer within ${request.timeoutMs} ms` : `could not be reached (${redact(cause, secrets)})`;
     io.stderr(`listing-agent webhooks test: ${what} to ${target}: ${printable(why)} after ${elapsed()}\n`);
     return EXIT.failure;

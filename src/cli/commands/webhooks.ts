@@ -4,12 +4,18 @@ import { createListingClient, type ListingClient } from '../../api/client.js';
 import { createFileTokenStore } from '../../api/oauth/token-store.js';
 import type { LoadedConfig } from '../../config/loader.js';
 import { secretValues } from '../../config/mask.js';
-import { ListingAgentError } from '../../errors.js';
+import { errorMessage, ListingAgentError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { stateDirectory } from '../../config/state-directory.js';
 import { createVotePipeline } from '../../votes/pipeline.js';
 import { createWebhookReceiver, optionalPlatformId, receiverSettings } from '../../webhooks/receiver.js';
-import { createWebhookSecrets, readSecretFile, recordRotatedSecret, secretFilePath, DEFAULT_SECRET_GRACE_MS } from '../../webhooks/secrets.js';
+import {
+  createWebhookSecrets,
+  readSecretFile,
+  recordRotatedSecret,
+  secretFilePath,
+  DEFAULT_SECRET_GRACE_MS,
+} from '../../webhooks/secrets.js';
 import { withRotatedSecret } from '../../webhooks/secrets-file.js';
 import { readRedisSecrets, updateRedisSecrets } from '../../webhooks/secrets-redis.js';
 import { parseCommandArgs } from '../args.js';
@@ -23,7 +29,10 @@ import { STOP_DEADLINE_MS } from './run.js';
 import { daemonHookOptions } from '../hook-environment.js';
 import { runWebhooksTestCommand } from './webhooks-test.js';
 
-/** Where `webhooks rotate` reads the OAuth access token when no `--access-token-file` is given (not `LISTING_AGENT_*`: it is no config field). */
+/**
+ * Where `webhooks rotate` reads the OAuth access token when no `--access-token-file` is given
+ * (not `LISTING_AGENT_*`: it is no config field).
+ */
 const ACCESS_TOKEN_VARIABLE = 'LISTING_OAUTH_ACCESS_TOKEN';
 
 export const WEBHOOKS_HELP = `Usage: listing-agent webhooks <subcommand> [options]
@@ -81,7 +90,7 @@ function projectFinder(client: ListingClient, onError: (message: string) => void
     client.projects.get().then(
       (project) => void (id = project.id),
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         if (message !== lastError) onError(message);
         lastError = message;
         if (!stopped) timer = setTimeout(() => attempt(Math.min(delayMs * 2, 300_000)), delayMs);
@@ -106,16 +115,21 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   const { config } = loaded;
   const directory = stateDirectory(config, io.cwd);
   const file = secretFilePath(directory);
-  const logger = createLogger({ level: config.log.level, format: config.log.format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
+  const { level, format } = config.log;
+  const logger = createLogger({ level, format, destination: io.logStream, isTTY: io.isTTY, secrets: secretValues(config) });
   // With state.redis this receiver is one more agent on the shared ledger, named like 'run' names one.
-  await using state = cliState(config, io, { agentId: config.state.redis?.agentId ?? cliAgentId(io), logger: logger.child({ component: 'redis' }) });
+  const agentId = config.state.redis?.agentId ?? cliAgentId(io);
+  await using state = cliState(config, io, { agentId, logger: logger.child({ component: 'redis' }) });
   // Hooks first: a bad hook is a configuration error, before any file, port or connection is touched.
   const hooks = state.hooks(daemonHookOptions(io, loaded.sources.env));
   if (config.webhooks.secrets.length === 0 && config.webhooks.legacyAuthorization === undefined) {
     const redis = await state.redis();
-    const stored = [(await readSecretFile(file).catch(() => undefined))?.secrets.length ?? 0, redis ? ((await readRedisSecrets(redis).catch(() => undefined))?.secrets.length ?? 0) : 0];
+    const inFile = (await readSecretFile(file).catch(() => undefined))?.secrets.length ?? 0;
+    const inRedis = redis ? ((await readRedisSecrets(redis).catch(() => undefined))?.secrets.length ?? 0) : 0;
+    const stored = [inFile, inRedis];
     if (stored[0] === 0 && stored[1] === 0) {
-      io.stderr(`listing-agent webhooks serve: no webhook secret: set webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS) or webhooks.legacyAuthorization, or rotate one into ${redis ? state.description : file}\n`);
+      const set = 'set webhooks.secrets (LISTING_AGENT_WEBHOOKS_SECRETS) or webhooks.legacyAuthorization';
+      io.stderr(`listing-agent webhooks serve: no webhook secret: ${set}, or rotate one into ${redis ? state.description : file}\n`);
       return EXIT.config;
     }
   }
@@ -133,7 +147,9 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
   const redis = await state.redis();
   const secrets = createWebhookSecrets({ configured: config.webhooks.secrets, file, ...(redis ? { redis } : {}), logger });
   // v0 votes do not name the service project: look it up once (only they need it).
-  const project = config.webhooks.legacyAuthorization === undefined ? undefined : projectFinder(client, (err) => logger.warn({ err }, 'cannot reach the service for the project ID; legacy votes are answered 503 until it can'));
+  const unreachable = 'cannot reach the service for the project ID; legacy votes are answered 503 until it can';
+  const project =
+    config.webhooks.legacyAuthorization === undefined ? undefined : projectFinder(client, (err) => logger.warn({ err }, unreachable));
   let release: (() => void) | undefined;
   try {
     await pipeline.start();
@@ -149,7 +165,8 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     });
     const url = await receiver.start();
     logger.info({ state: state.description, ledger: ledger.describe() }, 'webhooks serve: votes are recorded here');
-    io.stdout(`listing-agent webhooks serve: receiving at ${url} (hooks: ${hooks.map((h) => h.name).join(', ') || 'none'}); SIGTERM or Ctrl-C stops\n`);
+    const names = hooks.map((h) => h.name).join(', ') || 'none';
+    io.stdout(`listing-agent webhooks serve: receiving at ${url} (hooks: ${names}); SIGTERM or Ctrl-C stops\n`);
     // Up until told to stop, whatever socket or timer is left (see keepProcessAlive).
     release = keepProcessAlive();
     const signal = await io.stopRequested;
@@ -162,7 +179,7 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
     project?.stop();
     secrets.close();
     await pipeline.stop(Date.now()).catch(() => undefined);
-    await ledger.close().catch((error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not close the vote ledger cleanly'));
+    await ledger.close().catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'could not close the vote ledger cleanly'));
     await client.close().catch(() => undefined);
     // The store (releasing the lock), then the Redis connection: after every user of them.
     await state.close();
@@ -174,7 +191,8 @@ async function runServe(argv: string[], io: CliIo): Promise<number> {
 async function accessToken(io: CliIo, tokenFile: string | undefined): Promise<{ token: string; projectId?: string }> {
   if (tokenFile === undefined) {
     const token = io.env[ACCESS_TOKEN_VARIABLE]?.trim();
-    if (!token) throw new UsageError(`rotate needs an OAuth access token: --access-token-file F, or the ${ACCESS_TOKEN_VARIABLE} variable`, 'webhooks rotate');
+    const needs = `rotate needs an OAuth access token: --access-token-file F, or the ${ACCESS_TOKEN_VARIABLE} variable`;
+    if (!token) throw new UsageError(needs, 'webhooks rotate');
     return { token };
   }
   const path = resolve(io.cwd, tokenFile);
@@ -182,7 +200,8 @@ async function accessToken(io: CliIo, tokenFile: string | undefined): Promise<{ 
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ListingAgentError('token_file', `cannot read the access token file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    const reason = (error as NodeJS.ErrnoException).code ?? errorMessage(error);
+    throw new ListingAgentError('token_file', `cannot read the access token file ${path}: ${reason}`);
   }
   if (text.trimStart().startsWith('{')) {
     const tokens = await createFileTokenStore(path).load();
@@ -225,25 +244,29 @@ async function runRotate(argv: string[], io: CliIo): Promise<number> {
   if (redis !== undefined) {
     try {
       await updateRedisSecrets(redis, (content) => withRotatedSecret(content, { webhookId, secret }, Date.now()));
-      io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${state.description}; every running receiver sharing it uses it at once.\n`);
+      const everyReceiver = 'every running receiver sharing it uses it at once';
+      io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${state.description}; ${everyReceiver}.\n`);
       io.stdout(`Its previous secret there ${grace}.\n`);
       return EXIT.ok;
     } catch (error) {
       // Never lose the only copy: keep it in this machine's file, and say what to do.
-      io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${(error as Error).message}; the new secret goes to ${file} on this machine instead\n`);
+      const instead = `the new secret goes to ${file} on this machine instead`;
+      io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${errorMessage(error)}; ${instead}\n`);
     }
   }
   try {
     await recordRotatedSecret(file, { webhookId, secret });
   } catch (error) {
     // The only copy of the new secret is lost with this process: say so, never print it.
-    io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${(error as Error).message}; the new secret was not kept: fix that and rotate again\n`);
+    const lost = 'the new secret was not kept: fix that and rotate again';
+    io.stderr(`listing-agent webhooks rotate: the webhook was rotated, but ${errorMessage(error)}; ${lost}\n`);
     return EXIT.failure;
   }
   io.stdout(`Rotated webhook ${webhookId}: the new secret is in ${file}; a running receiver uses it at once.\n`);
   io.stdout(`Its previous secret in that file ${grace}.\n`);
   if (redis !== undefined) {
-    io.stdout(`Only this machine's agent has it: copy ${file} to the state.directory of every other agent's machine, or rotate again once Redis takes it.\n`);
+    const copy = `copy ${file} to the state.directory of every other agent's machine, or rotate again once Redis takes it`;
+    io.stdout(`Only this machine's agent has it: ${copy}.\n`);
     return EXIT.failure;
   }
   return EXIT.ok;
@@ -257,5 +280,10 @@ function help(io: CliIo): number {
 /** `listing-agent webhooks <serve|rotate|test>`. */
 export function runWebhooksCommand(argv: string[], io: CliIo): Promise<number> {
   // The service, the port, the state directory or a hook said no: one line, never a stack trace.
-  return runSubcommand(argv, io, { command: 'webhooks', help: WEBHOOKS_HELP, subcommands: { serve: runServe, rotate: runRotate, test: runWebhooksTestCommand }, oneLineErrors: true });
+  return runSubcommand(argv, io, {
+    command: 'webhooks',
+    help: WEBHOOKS_HELP,
+    subcommands: { serve: runServe, rotate: runRotate, test: runWebhooksTestCommand },
+    oneLineErrors: true,
+  });
 }

@@ -1,5 +1,6 @@
 import { redact } from '../../api/redact.js';
 import type { CommandLoad, CommandSource } from '../types.js';
+import { errorMessage } from '../../errors.js';
 
 /*
  * The bot's global commands through its own discord.js Client (embedded mode). Nothing here
@@ -7,7 +8,7 @@ import type { CommandLoad, CommandSource } from '../types.js';
  */
 
 /** The parts of a discord.js `ApplicationCommand` the source copies (camelCase, as discord.js keeps them). */
-interface ApplicationCommandLike {
+export interface ApplicationCommandLike {
   type: number;
   name: string;
   description: string;
@@ -23,7 +24,7 @@ interface ApplicationCommandLike {
 }
 
 /** A discord.js `Collection` as far as the source reads it. */
-interface CommandCollectionLike<V> {
+export interface CommandCollectionLike<V> {
   values(): Iterable<V>;
 }
 
@@ -90,7 +91,7 @@ export function createClientCommandsSource(client: CommandsClientLike): CommandS
       const fetched = await application.commands.fetch({ withLocalizations: true });
       return { ok: true, commands: [...fetched.values()].map(commandFromDiscordJs) };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       const status = (error as { status?: unknown } | undefined)?.status;
       const hint = status === 401 || status === 403 ? ': check the token the Client logged in with' : '';
       return {

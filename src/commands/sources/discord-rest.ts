@@ -1,7 +1,7 @@
 import { redact } from '../../api/redact.js';
 import { createDiscordRestClient, type DiscordRestClient } from '../../discord/client.js';
-import { botToken, discordMessage, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
-import { ListingAgentError } from '../../errors.js';
+import { botToken, discordMessage, type DiscordConnectionOptions } from '../../discord/rest.js';
+import { causeMessage, ListingAgentError } from '../../errors.js';
 import type { CommandLoad, CommandSource } from '../types.js';
 
 /** Options of {@link createDiscordCommandsSource}. */
@@ -53,7 +53,7 @@ export function createDiscordCommandsSource(options: DiscordCommandsSourceOption
       try {
         loaded = await loadCommands(signal);
       } catch (error) {
-        loaded = { ok: false, reason: `unexpected error while reading the commands from Discord: ${errorText(error)}` };
+        loaded = { ok: false, reason: `unexpected error while reading the commands from Discord: ${causeMessage(error)}` };
       }
       // The client scrubs its reasons; this catches any other path that could carry the token out.
       return loaded.ok ? loaded : { ok: false, reason: redact(loaded.reason, client.secrets) };

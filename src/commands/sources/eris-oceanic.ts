@@ -1,5 +1,6 @@
 import { redact } from '../../api/redact.js';
 import type { CommandLoad, CommandSource } from '../types.js';
+import { errorMessage } from '../../errors.js';
 
 /*
  * The bot's global commands through its own Eris or Oceanic.js Client (embedded mode). Neither
@@ -60,7 +61,7 @@ function createGatewayCommandsSource(reader: GatewayCommandsReader): CommandSour
       if (!Array.isArray(body)) return { ok: false, reason: `${reader.library} answered something that is not a list of commands` };
       return { ok: true, commands: body };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       const status = statusOf(error);
       const hint = status === 401 || status === 403 ? ': check the token the Client connected with' : '';
       return {

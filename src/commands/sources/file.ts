@@ -2,6 +2,7 @@ import { readFile as readFileFromDisk } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseJsonLocated } from '../../config/json-position.js';
 import type { CommandLoad, CommandSource } from '../types.js';
+import { errorMessage } from '../../errors.js';
 
 /** Options of {@link createFileCommandsSource}. */
 export interface FileCommandsSourceOptions {
@@ -25,7 +26,7 @@ function readProblem(error: unknown, shown: string, resolved: string): string {
   if (code === 'EISDIR') return `the commands file ${shown} is a directory, not a JSON file`;
   if (code === 'EACCES' || code === 'EPERM') return `the commands file ${shown} cannot be read: permission denied`;
   if (error instanceof Error && error.name === 'AbortError') return `reading the commands file ${shown} was aborted`;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return `the commands file ${shown} cannot be read: ${code && !message.includes(code) ? `${code} ` : ''}${message}`;
 }
 

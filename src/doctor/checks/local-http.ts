@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { ListenAddress } from '../../http/listen-error.js';
+import { errorMessage } from '../../errors.js';
 
 /** Where to reach a server that listens on `listen` from this machine (a wildcard host is reached on loopback). */
 export function localUrl(listen: ListenAddress, path: string): string {
@@ -51,7 +52,7 @@ export async function askLocal(url: string, options: AskLocalOptions): Promise<L
     const timedOut = timeout.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
     const reason = timedOut
       ? `no answer within ${options.timeoutMs} ms`
-      : `${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`;
+      : `${code ? `${code}: ` : ''}${errorMessage(error)}`;
     return { kind: 'error', reason, timedOut };
   }
 }

@@ -2,6 +2,7 @@ import type { RedisConnection } from '../../redis/connection.js';
 import { infoField } from '../../redis/server.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
 import { redisOrOutcome } from './redis.js';
+import { errorMessage } from '../../errors.js';
 
 /*
  * What the primary is set up to keep (`redis.role`, `redis.appendonly`, `redis.replication`): its
@@ -75,7 +76,7 @@ async function readTopology(redis: RedisConnection): Promise<TopologyFacts> {
     ]);
     facts.minReplicas = { toWrite: configNumber(toWrite, 'min-replicas-to-write'), maxLagS: configNumber(maxLag, 'min-replicas-max-lag') };
   } catch (error) {
-    facts.configRefused = error instanceof Error ? error.message : String(error);
+    facts.configRefused = errorMessage(error);
   }
   return facts;
 }
@@ -158,7 +159,7 @@ function topologyCheck(name: string, outcome: (facts: TopologyFacts, deps: Docto
       try {
         facts = await readTopology(redis);
       } catch (error) {
-        const detail = error instanceof Error ? error.message : String(error);
+        const detail = errorMessage(error);
         return fail(`cannot read INFO replication: ${detail}`, 'is this Redis 6.2 or newer?');
       }
       return outcome(facts, deps);

@@ -3,14 +3,13 @@ import { RedisServerError, type RedisConnection } from '../../redis/connection.j
 import { REDIS_KEYS } from '../../redis/keys.js';
 import { formatMs } from '../runner.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
+import { errorMessage } from '../../errors.js';
 
 const NO_REDIS = 'state.redis is not set: one agent keeps its state in the state directory and leads alone';
 
 const REDIS_FIX =
   'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL), state.redis.sentinel or state.redis.cluster; ' +
   'is it reachable from this machine (firewall, TLS)?';
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
 /** The connection, or the `fail` that says Redis cannot be reached (for every check that needs it). */
 export async function redisOrOutcome(deps: DoctorDeps): Promise<RedisConnection | CheckOutcome> {
   try {
@@ -18,7 +17,7 @@ export async function redisOrOutcome(deps: DoctorDeps): Promise<RedisConnection 
   } catch (error) {
     // Reached, but not a server the agent can use (a Sentinel at the URL, a replica): its own fix.
     if (error instanceof RedisServerError) return fail(error.problem, error.fix);
-    return fail(messageOf(error), REDIS_FIX);
+    return fail(errorMessage(error), REDIS_FIX);
   }
 }
 
@@ -40,7 +39,7 @@ export const redisServerCheck: DoctorCheck = {
     try {
       info = String(await redis.client.sendCommand(['INFO', 'server']));
     } catch (error) {
-      return fail(`${redis.describe()} is reached but refuses INFO: ${messageOf(error)}`, REDIS_FIX);
+      return fail(`${redis.describe()} is reached but refuses INFO: ${errorMessage(error)}`, REDIS_FIX);
     }
     const ms = performance.now() - started;
     const version = redisVersion(info);
@@ -65,7 +64,7 @@ export const redisLeaderCheck: DoctorCheck = {
     try {
       [value, ttlMs] = await Promise.all([redis.client.get(key), redis.client.pTTL(key)]);
     } catch (error) {
-      return fail(`cannot read the lease at ${key}: ${messageOf(error)}`, REDIS_FIX);
+      return fail(`cannot read the lease at ${key}: ${errorMessage(error)}`, REDIS_FIX);
     }
     if (value === null) {
       return warn(

@@ -6,6 +6,7 @@ import { cursorStateKey, parseCursorState, resumeFrom, type CursorState } from '
 import { skippedVotesNote } from '../../votes/first-start.js';
 import { formatAge } from '../runner.js';
 import { fail, ok, skip, warn, type CheckOutcome, type DoctorCheck, type DoctorDeps } from '../types.js';
+import { errorMessage } from '../../errors.js';
 
 /** A cursor for a line of text: opaque and long, so its start is enough to tell two apart. */
 const shortCursor = (cursor: string) => (cursor.length > 16 ? `${cursor.slice(0, 16)}…` : cursor);
@@ -41,7 +42,7 @@ async function firstPage(deps: DoctorDeps, state: CursorState | undefined, signa
     const next = await pages.next();
     return next.done ? { cursor: '', data: [] } : next.value;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     if (error instanceof BadRequestError && 'cursor' in from) {
       return warn(
         `the service refused the stored cursor (400): the poller goes back to the newest vote seen ` +
@@ -70,7 +71,7 @@ export const votesCheck: DoctorCheck = {
       state = parseCursorState(await (await deps.stateReader()).get(cursorStateKey(projectId)));
     } catch (error) {
       return fail(
-        `cannot read the stored cursor: ${error instanceof Error ? error.message : String(error)}`,
+        `cannot read the stored cursor: ${errorMessage(error)}`,
         'see the state and redis checks',
       );
     }

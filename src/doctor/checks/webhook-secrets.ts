@@ -4,6 +4,7 @@ import { entryLive, readSecretFile, secretFilePath, type SecretFileContent } fro
 import { signDelivery } from '../../contract/signature.js';
 import { doctorStateDirectory } from '../deps.js';
 import type { DoctorDeps } from '../types.js';
+import { errorMessage } from '../../errors.js';
 
 /**
  * The secrets a receiver of this configuration accepts, found once per doctor run and shared by
@@ -23,8 +24,6 @@ export interface AcceptedSecrets {
 
 const liveSecrets = (content: SecretFileContent | undefined, now: number) =>
   (content?.secrets ?? []).filter((e) => entryLive(e, now)).map((e) => e.secret);
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
 async function findSecrets(deps: DoctorDeps): Promise<AcceptedSecrets> {
   const { webhooks } = deps.config;
   const problems: string[] = [];
@@ -33,14 +32,14 @@ async function findSecrets(deps: DoctorDeps): Promise<AcceptedSecrets> {
   try {
     fromFile = liveSecrets(await readSecretFile(file), deps.now());
   } catch (error) {
-    problems.push(messageOf(error));
+    problems.push(errorMessage(error));
   }
   let fromRedis: string[] = [];
   if (deps.config.state.redis !== undefined) {
     try {
       fromRedis = liveSecrets(await readRedisSecrets(await deps.redis()), deps.now());
     } catch (error) {
-      problems.push(`the secrets in Redis cannot be read: ${messageOf(error)}`);
+      problems.push(`the secrets in Redis cannot be read: ${errorMessage(error)}`);
     }
   }
   for (const secret of [...fromFile, ...fromRedis]) deps.secrets.add(secret);

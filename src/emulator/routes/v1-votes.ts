@@ -5,7 +5,7 @@ import { iso } from '../clock.js';
 import { fail, json } from '../http.js';
 import { voteJson } from '../model.js';
 import type { Route } from '../router.js';
-import type { ProjectRecord, UserRecord, VoteRecord } from '../state.js';
+import type { ProjectRecord, UserRecord, EmulatorVoteRecord } from '../state.js';
 import { findUserByPlatformId } from '../state.js';
 import { encodeVotesCursor, readVotesCursor, type VotesCursorProblem } from '../votes-cursor.js';
 
@@ -68,7 +68,7 @@ function startPosition(ctx: RequestContext, project: ProjectRecord): Position {
   return { createdAt: start, seq: 0 };
 }
 
-function isAfter(vote: VoteRecord, position: Position): boolean {
+function isAfter(vote: EmulatorVoteRecord, position: Position): boolean {
   return vote.created_at > position.createdAt || (vote.created_at === position.createdAt && vote.seq > position.seq);
 }
 
@@ -76,7 +76,7 @@ function listVotes(ctx: RequestContext): Reply {
   const { project } = authorizeProject(ctx, ctx.params.project_id!, 'project.votes.read');
   const { emu } = ctx;
   const from = startPosition(ctx, project);
-  const page: VoteRecord[] = [];
+  const page: EmulatorVoteRecord[] = [];
   for (const vote of emu.state.votes) {
     if (page.length >= emu.settings.votesPageSize) break;
     if (vote.project_id === project.id && isAfter(vote, from)) page.push(vote);
@@ -105,7 +105,7 @@ function voteStatus(ctx: RequestContext): Reply {
   if (!user) fail(404, `no user ${userId} in the ${source} namespace`);
   const now = clock.now();
   // Votes are in ascending order, so the first match from the end is the most recent one cast so far.
-  let latest: VoteRecord | undefined;
+  let latest: EmulatorVoteRecord | undefined;
   for (let i = state.votes.length - 1; i >= 0; i -= 1) {
     const vote = state.votes[i]!;
     if (vote.project_id === project.id && vote.user_id === user.id && vote.created_at <= now) {

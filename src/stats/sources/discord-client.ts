@@ -1,4 +1,5 @@
 import type { CountReading, CountSource } from '../source.js';
+import { errorMessage } from '../../errors.js';
 
 /*
  * The one look at a discord.js Client that every embedded source shares. `probeClient` runs in
@@ -14,14 +15,14 @@ export interface CacheLike<V> {
 }
 
 /** The parts of a discord.js `Guild` the probe reads. */
-interface GuildLike {
+export interface GuildLike {
   /** False while the guild is unavailable: in READY before its GUILD_CREATE, or in an outage. */
   available?: boolean;
   shardId?: number;
 }
 
 /** The parts of a discord.js `WebSocketShard` the probe reads. */
-interface WebSocketShardLike {
+export interface WebSocketShardLike {
   id: number;
   /** discord.js `Status`: 0 is Ready. */
   status: number;
@@ -144,7 +145,7 @@ export async function probeProcess(
     return { label, probe: await withTimeout(evaluate(), timeoutMs, label, signal) };
   } catch (error) {
     signal?.throwIfAborted();
-    return { label, problem: `cannot be read yet (${messageOf(error)})` };
+    return { label, problem: `cannot be read yet (${errorMessage(error)})` };
   }
 }
 
@@ -237,18 +238,13 @@ async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string,
   }
 }
 
-/** An error's message, for a reason; never the stack. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** `[0, 1, ..., count - 1]`. */
 export function range(count: number): number[] {
   return Array.from({ length: count }, (_, i) => i);
 }
 
 /** A discord.js `ShardClientUtil` (`client.shard`, set in a ShardingManager's shard process). */
-interface ShardClientUtilLike {
+export interface ShardClientUtilLike {
   /** Shards of the whole bot. */
   count: number;
   /** The shards this process runs. */
@@ -257,7 +253,7 @@ interface ShardClientUtilLike {
 }
 
 /** A discord-hybrid-sharding `ClusterClient` (`client.cluster`, set by the bot in a cluster process). */
-interface ClusterClientLike {
+export interface ClusterClientLike {
   id?: number;
   info?: { TOTAL_SHARDS?: number };
   broadcastEval(script: string, options?: { timeout?: number }): Promise<unknown>;
@@ -304,7 +300,7 @@ export function createDiscordClientSource(client: DiscordClientLike, options: Em
       answers = await withTimeout(ask(), timeoutMs, what, signal);
     } catch (error) {
       signal?.throwIfAborted();
-      return { ready: false, reason: `counts not ready: the other processes cannot be read yet (${messageOf(error)})` };
+      return { ready: false, reason: `counts not ready: the other processes cannot be read yet (${errorMessage(error)})` };
     }
     if (!Array.isArray(answers)) return { ready: false, reason: `counts not ready: ${what} answered something that is not a list` };
     return readingFromProbes(answers.map((probe, i) => ({ label: `process ${i}`, probe })), total, range(total));

@@ -1,8 +1,8 @@
 import { redact } from '../../api/redact.js';
 import { formatDuration } from '../../config/duration.js';
 import { createDiscordRestClient, type DiscordRestClient } from '../../discord/client.js';
-import { botToken, DISCORD_CONNECTION_DEFAULTS, errorText, type DiscordConnectionOptions } from '../../discord/rest.js';
-import { ListingAgentError } from '../../errors.js';
+import { botToken, DISCORD_CONNECTION_DEFAULTS, type DiscordConnectionOptions } from '../../discord/rest.js';
+import { causeMessage, ListingAgentError } from '../../errors.js';
 import type { CountReading, CountSource } from '../source.js';
 
 /** Options of {@link createDiscordRestSource}. */
@@ -97,7 +97,7 @@ export function createDiscordRestSource(options: DiscordRestSourceOptions): Coun
       if (cached !== undefined) return Promise.resolve(cached);
       inflight ??= counts
         .refresh()
-        .catch((error: unknown) => notReady(`unexpected error while reading from Discord: ${errorText(error)}`))
+        .catch((error: unknown) => notReady(`unexpected error while reading from Discord: ${causeMessage(error)}`))
         // The client scrubs its reasons; this catches any other path that could carry the token out.
         .then((reading) => (reading.ready ? reading : notReady(redact(reading.reason, client.secrets))))
         .finally(() => {

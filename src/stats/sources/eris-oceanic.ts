@@ -113,12 +113,12 @@ export function ownShardsFromGatewaySnapshot(
 }
 
 /** A collection as both libraries have them (a `Map` underneath). */
-interface KeyedLike {
+export interface KeyedLike {
   keys(): Iterable<unknown>;
 }
 
 /** The parts of an Eris or Oceanic.js `Shard` the snapshot reads. */
-interface GatewayShardLike {
+export interface GatewayShardLike {
   id: number;
   ready?: boolean;
   status?: string;

@@ -3,7 +3,6 @@ import { defaultAgentId, redisFailure, type RedisConnection } from '../../redis/
 import { watchChannel } from '../../redis/channel.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
 import type { CountReading, CountSource } from '../source.js';
-import { messageOf } from './discord-client.js';
 import {
   hasOwnShards,
   ownShardsFromReading,
@@ -15,6 +14,7 @@ import {
   type RedisShardReport,
   type ReportWording,
 } from './redis-shards-reports.js';
+import { errorMessage } from '../../errors.js';
 
 /*
  * Shard aggregation on Redis, the adapters: every bot process (any machine, any bot shape) writes
@@ -209,7 +209,7 @@ export function createShardReporter(options: ShardReporterOptions): ShardReporte
     try {
       await reportNow();
     } catch (error) {
-      const problem = messageOf(error);
+      const problem = errorMessage(error);
       if (lastProblem !== problem) logger.warn({ err: problem }, 'could not write the shard reports to Redis; trying again next round');
       lastProblem = problem;
     }

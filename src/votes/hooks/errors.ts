@@ -1,5 +1,5 @@
 import { redact } from '../../api/redact.js';
-import { ListingAgentError } from '../../errors.js';
+import { causeMessage, ListingAgentError } from '../../errors.js';
 
 /** Why a hook call failed. */
 export type VoteHookFailureReason =
@@ -70,15 +70,9 @@ export function hookError(
   return new VoteHookError(hook, reason, redact(message, secrets), details);
 }
 
-/** An error as one short line: the innermost useful message, with its errno code. */
+/** An error as one short line: {@link causeMessage}, on one line, cut to 300 characters. */
 export function errorLine(error: unknown): string {
-  let current: unknown = error;
-  // undici wraps the socket error (`fetch failed`, `other side closed`) around the useful one.
-  while (current instanceof Error && current.cause instanceof Error && !(current as NodeJS.ErrnoException).code) current = current.cause;
-  const code = (current as NodeJS.ErrnoException | undefined)?.code;
-  const message = current instanceof Error ? current.message : String(current);
-  const line = code && !message.includes(code) ? `${code} ${message}` : message;
-  return oneLine(line, 300);
+  return oneLine(causeMessage(error), 300);
 }
 
 /** `text` on one line (runs of whitespace made one space), cut to `max` characters with an ellipsis. */

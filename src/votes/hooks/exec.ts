@@ -132,7 +132,10 @@ interface Run {
 }
 
 function runCommand(spec: ExecSpec, vote: Vote, context: HookCallContext): Promise<void> {
-  if (context.signal.aborted) return Promise.reject(hookError(spec.name, 'aborted', `${spec.shown} not run: the call was aborted (the agent is stopping)`, spec.secrets));
+  if (context.signal.aborted) {
+    const message = `${spec.shown} not run: the call was aborted (the agent is stopping)`;
+    return Promise.reject(hookError(spec.name, 'aborted', message, spec.secrets));
+  }
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(spec.env)) if (value !== undefined) env[key] = value;
   Object.assign(env, voteHookEnvironment(vote, context, spec.kind));
@@ -140,7 +143,8 @@ function runCommand(spec: ExecSpec, vote: Vote, context: HookCallContext): Promi
   return new Promise<void>((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(spec.program, spec.args, { env, ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+      const cwd = spec.cwd === undefined ? {} : { cwd: spec.cwd };
+      child = spawn(spec.program, spec.args, { env, ...cwd, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
     } catch (error) {
       reject(spawnError(spec, error));
       return;
@@ -228,13 +232,18 @@ function settle(run: Run): void {
 function exitError(spec: ExecSpec, stopping: Stopping | undefined, exit: Exit, output: string): VoteHookError | undefined {
   const { name, shown } = spec;
   const { code, signal } = exit;
+  const details = { exitCode: code, signal };
   if (stopping?.reason === 'timeout') {
-    return hookError(name, 'timeout', `${shown} did not finish within ${spec.timeoutMs} ms and was killed with ${stopping.signal}${output}`, spec.secrets, { exitCode: code, signal });
+    const killed = `did not finish within ${spec.timeoutMs} ms and was killed with ${stopping.signal}`;
+    return hookError(name, 'timeout', `${shown} ${killed}${output}`, spec.secrets, details);
   }
-  if (stopping?.reason === 'aborted') return hookError(name, 'aborted', `${shown} was stopped with ${stopping.signal} (the agent is stopping)${output}`, spec.secrets, { exitCode: code, signal });
+  if (stopping?.reason === 'aborted') {
+    const message = `${shown} was stopped with ${stopping.signal} (the agent is stopping)${output}`;
+    return hookError(name, 'aborted', message, spec.secrets, details);
+  }
   if (code === 0) return undefined;
-  if (signal !== null) return hookError(name, 'signal', `${shown} was killed by ${signal}${output}`, spec.secrets, { exitCode: code, signal });
-  return hookError(name, 'exit', `${shown} exited with code ${code}${output}`, spec.secrets, { exitCode: code, signal });
+  if (signal !== null) return hookError(name, 'signal', `${shown} was killed by ${signal}${output}`, spec.secrets, details);
+  return hookError(name, 'exit', `${shown} exited with code ${code}${output}`, spec.secrets, details);
 }
 
 function spawnError(spec: ExecSpec, error: unknown): VoteHookError {

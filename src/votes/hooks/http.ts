@@ -70,7 +70,8 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
   const secrets = [...own, ...urlCredentialForms(url), ...(options.secrets ?? [])];
   const shownUrl = redactUrl(url, secrets);
 
-  const fail = (reason: 'status' | 'timeout' | 'network' | 'aborted', message: string, details: { cause?: unknown; status?: number } = {}) =>
+  type Failure = 'status' | 'timeout' | 'network' | 'aborted';
+  const fail = (reason: Failure, message: string, details: { cause?: unknown; status?: number } = {}) =>
     hookError(name, reason, message, secrets, details);
 
   async function run(vote: Vote, context: HookCallContext): Promise<void> {
@@ -113,7 +114,8 @@ export function createHttpHook(options: HttpHookOptions): VoteHook {
       excerpt = oneLine(redact(await readExcerpt(response.body), secrets), EXCERPT_CHARS);
     } catch (error) {
       if (timeout.aborted || isUndiciTimeout(error)) {
-        throw fail('timeout', `POST ${shownUrl} got no answer within ${timeoutMs} ms (raise votes.hooks[].timeout or make the receiver answer sooner)`, { cause: error });
+        const sooner = 'raise votes.hooks[].timeout or make the receiver answer sooner';
+        throw fail('timeout', `POST ${shownUrl} got no answer within ${timeoutMs} ms (${sooner})`, { cause: error });
       }
       if (context.signal.aborted) throw fail('aborted', `POST ${shownUrl} was aborted (the agent is stopping)`, { cause: error });
       throw fail('network', `POST ${shownUrl} failed: ${errorLine(error)}`, { cause: error });

@@ -78,7 +78,10 @@ export function defaultHookName(type: 'http' | 'exec', index: number): string {
  * position: `http-1`, `exec-2`), and a problem for each that is reserved or taken by an earlier
  * one: names must be unique (they key dead letters and metrics).
  */
-export function hookNameProblems(hooks: HookConfigs, rules: Pick<HooksFromConfigOptions, 'reservedNames' | 'configPath'> = {}): { names: string[]; problems: FieldIssue[] } {
+export function hookNameProblems(
+  hooks: HookConfigs,
+  rules: Pick<HooksFromConfigOptions, 'reservedNames' | 'configPath'> = {},
+): { names: string[]; problems: FieldIssue[] } {
   const reserved = new Set(rules.reservedNames ?? [IN_PROCESS_HOOK_NAME]);
   const list = rules.configPath ?? 'votes.hooks';
   const firstIndex = new Map<string, number>();
@@ -107,7 +110,8 @@ export function hookNameProblems(hooks: HookConfigs, rules: Pick<HooksFromConfig
  */
 export function hooksFromConfig(hooks: HookConfigs, options: HooksFromConfigOptions = {}): VoteHook[] {
   const list = options.configPath ?? 'votes.hooks';
-  const { names, problems } = hookNameProblems(hooks, { ...(options.reservedNames ? { reservedNames: options.reservedNames } : {}), configPath: list });
+  const reserved = options.reservedNames ? { reservedNames: options.reservedNames } : {};
+  const { names, problems } = hookNameProblems(hooks, { ...reserved, configPath: list });
   if (problems.length > 0) throw new ValidationError('config', list, problems);
 
   return hooks.map((hook, index) => {

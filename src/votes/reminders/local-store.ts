@@ -3,7 +3,18 @@ import { join } from 'node:path';
 import { silentLogger, type AgentLogger } from '../../log/agent-logger.js';
 import { createCommitter, type Committer } from '../../store/committer.js';
 import { errnoCode, fsReason, STATE_DIRECTORY_SETTING, StoreError } from '../../store/errors.js';
-import { NO_DIRECTORY_SYNC, nodeJournalFs, replayLines, type JournalFormat, type JournalFs, type ReplayResult } from '../journal.js';
+import { NO_DIRECTORY_SYNC } from '../../store/fs.js';
+import {
+  makeStateDirectory,
+  newerJournalError,
+  nodeJournalFs,
+  readJournalText,
+  replayLines,
+  writeNewFile,
+  type JournalFormat,
+  type JournalFs,
+  type ReplayResult,
+} from '../journal.js';
 import { VERSION_2_ASIDE } from '../ledger-file-disk.js';
 import { carryOver } from './carry-over.js';
 import type { ReminderStore } from './reminders.js';
@@ -99,12 +110,6 @@ export function replayReminders(text: string, schedule: ReminderSchedule): { sen
     if (line.sent) sent = withSent(sent, [line.r]);
   });
   return { sent, replay };
-}
-
-/** The error of a journal written by a newer version (the agent and the CLI say the same). */
-export function newerJournalError(path: string, version: number): StoreError {
-  const newer = `${path} was written by a newer listing-agent (reminders journal version ${version})`;
-  return new StoreError(`${newer}; upgrade listing-agent or set ${STATE_DIRECTORY_SETTING} to another directory`, path);
 }
 
 /** Options of {@link createLocalReminderStore}. */
@@ -222,36 +227,23 @@ export function createLocalReminderStore(options: LocalReminderStoreOptions = {}
   };
 }
 
-async function readText(s: FileState): Promise<string | undefined> {
-  try {
-    return await s.fs.readFile(s.path, 'utf8');
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    const fix = `fix its permissions or set ${STATE_DIRECTORY_SETTING} to another directory`;
-    throw new StoreError(`cannot read ${s.path}: ${fsReason(error)} — ${fix}`, s.path, { cause: error });
-  }
-}
-
 async function open(s: FileState): Promise<void> {
   const { directory } = s;
-  await s.fs.mkdir(directory, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
-    const fix = `set ${STATE_DIRECTORY_SETTING} to a writable directory`;
-    throw new StoreError(`cannot create the state directory ${directory}: ${fsReason(error)} — ${fix}`, directory, { cause: error });
-  });
+  await makeStateDirectory(s.fs, directory);
   s.schedule.clear();
   s.queued = [];
   // Snapshots of a rewrite that died before its rename: never part of the journal.
   const names = await s.fs.readdir(directory).catch(() => [] as string[]);
   const prefix = `${REMINDERS_JOURNAL}${TMP_MARK}`;
   for (const name of names.filter((each) => each.startsWith(prefix))) await s.fs.unlink(join(directory, name)).catch(() => undefined);
-  const text = await readText(s);
+  const text = await readJournalText(s.fs, s.path);
   if (text === undefined) {
     // The first start of this version: what an earlier version scheduled comes along, once.
     s.sent = (await carryOver(s.fs, directory, s.schedule)).sent;
     s.rewriteWanted = true;
   } else {
     const { sent, replay } = replayReminders(text, s.schedule);
-    if (replay.header.kind === 'newer') throw newerJournalError(s.path, replay.header.version);
+    if (replay.header.kind === 'newer') throw newerJournalError(s.path, 'reminders journal', replay.header.version);
     s.sent = sent;
     s.bytes = replay.goodBytes;
     if (replay.corruptCount > 0 || replay.tornBytes > 0 || replay.header.kind === 'missing') {
@@ -310,13 +302,7 @@ async function rewrite(s: FileState): Promise<void> {
   const text = HEADER_LINE + ended.join('') + s.schedule.records().map((r) => lineOf({ t: 's', r })).join('');
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   try {
-    const out = await fs.open(tmp, 'wx', 0o600);
-    try {
-      await out.writeFile(text);
-      await out.datasync();
-    } finally {
-      await out.close();
-    }
+    await writeNewFile(fs, tmp, text);
     await fs.rename(tmp, path);
   } catch (error) {
     await fs.unlink(tmp).catch(() => undefined);

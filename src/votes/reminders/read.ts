@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { RedisConnection } from '../../redis/connection.js';
 import { errnoCode, fsReason, StoreError } from '../../store/errors.js';
 import { carryOver } from './carry-over.js';
-import { newerJournalError, REMINDERS_JOURNAL, replayReminders } from './local-store.js';
+import { newerJournalError } from '../journal.js';
+import { REMINDERS_JOURNAL, replayReminders } from './local-store.js';
 import { createRedisReminderStore } from './redis-store.js';
 import { createReminderSchedule, recordInfo, type DueReminder, type ReminderInfo, type ReminderRecord } from './schedule.js';
 
@@ -50,7 +51,7 @@ export async function readFileReminders(directory: string, delayMs: number, limi
     ({ sent, found: exists } = await carryOver({ readFile }, directory, schedule));
   } else {
     const read = replayReminders(text, schedule);
-    if (read.replay.header.kind === 'newer') throw newerJournalError(path, read.replay.header.version);
+    if (read.replay.header.kind === 'newer') throw newerJournalError(path, 'reminders journal', read.replay.header.version);
     sent = read.sent;
   }
   const next = schedule.list(limit).map(({ record, due }) => recordInfo(record, due));

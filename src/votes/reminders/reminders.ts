@@ -1,6 +1,6 @@
 import type { AgentLogger } from '../../log/agent-logger.js';
 import { stepDelay } from '../../runtime/scheduler.js';
-import type { Schedule } from '../pipeline.js';
+import { unrefDelay, type Delay } from '../../contract/timer-delay.js';
 import type { Vote } from '../types.js';
 import { recordInfo, recordOfVote, reminderVote, type DueReminder, type ReminderInfo, type ReminderRecord } from './schedule.js';
 
@@ -51,7 +51,7 @@ export interface RemindersOptions {
   /** Epoch ms. */
   now: () => number;
   /** The timer. Default: an unref'd `setTimeout`. */
-  schedule?: Schedule;
+  schedule?: Delay;
   /**
    * The longest timer step; default and ceiling 2^31 - 1 ms. Also how often a standby looks
    * whether it leads, and how often a shared store is looked at for what other agents scheduled.
@@ -167,7 +167,7 @@ function arm(r: RemindersState, fire: () => Promise<void>, at: number | undefine
   const now = o.now();
   const delay = stepDelay(at ?? Number.POSITIVE_INFINITY, now, o.maxStepMs);
   r.armedAt = now + delay;
-  r.cancel = (o.schedule ?? realTimer)(() => void fire(), delay);
+  r.cancel = (o.schedule ?? unrefDelay)(() => void fire(), delay);
 }
 
 /** One look: hands over what is due (in batches), skips what is too late, arms the next look. */
@@ -275,9 +275,3 @@ function createLateLog(options: LateLogOptions): LateLog {
     },
   };
 }
-
-const realTimer: Schedule = (callback, delayMs) => {
-  const handle = setTimeout(callback, delayMs);
-  handle.unref();
-  return () => clearTimeout(handle);
-};

@@ -1,5 +1,5 @@
 import { DECISION_DEFAULTS } from '../../contract/limits.js';
-import { voteKey } from '../../contract/vote-key.js';
+import { voteKey } from '../../contract/vote.js';
 import type { ReminderInfo } from '../../runtime/votes.js';
 import type { Vote, VoteRoad } from '../types.js';
 

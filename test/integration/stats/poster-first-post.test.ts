@@ -3,7 +3,7 @@ import { parseConfig } from '../../../src/agent/agent.js';
 import type { ListingAgentConfigInput } from '../../../src/config/schema.js';
 import { BUFFER_KEY } from '../../../src/stats/buffer-store.js';
 import { createStatsPoster, type StatsPoster } from '../../../src/stats/poster.js';
-import { createManualScheduler } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler } from '../../helpers/manual-scheduler.js';
 import type { CountReading, CountSource } from '../../../src/stats/source.js';
 import { createPushSource, pushShardCounts, type PushSource } from '../../../src/stats/sources/push.js';
 import { createMemoryStore } from '../../../src/store/memory.js';

@@ -10,7 +10,7 @@ import { BUFFER_KEY } from '../../../src/stats/buffer-store.js';
 import { createStatsCapability } from '../../../src/stats/capability.js';
 import type { PostFailure, PostResult } from '../../../src/stats/events.js';
 import { createStatsPoster, type StatsPoster } from '../../../src/stats/poster.js';
-import { createManualScheduler } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler } from '../../helpers/manual-scheduler.js';
 import type { CountReading, CountSource } from '../../../src/stats/source.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { StateStore } from '../../../src/store/types.js';

@@ -11,7 +11,7 @@ import { programPath } from '../../setup/provided.js';
 import { startTsChild } from '../../helpers/ts-child.js';
 import { parseConfig } from '../../../src/agent/agent.js';
 import { createStatsPoster } from '../../../src/stats/poster.js';
-import { createManualScheduler } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler } from '../../helpers/manual-scheduler.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { clientFor, createFakeClock } from '../../helpers/client.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createListingAgent, type AgentConfigInput, type AgentLogger, type ListingAgent, type Vote } from '../../../src/index.js';
-import { createManualScheduler, type ManualScheduler } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler, type ManualScheduler } from '../../helpers/manual-scheduler.js';
 import { spawnCli } from '../../helpers/cli.js';
 import { setupBot, startTestEmulator, type BotFixture, type TestEmulator } from '../../helpers/emulator.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signDelivery } from '../../../src/contract/signature.js';
-import { voteKey } from '../../../src/contract/vote-key.js';
+import { voteKey } from '../../../src/contract/vote.js';
 import { startTsChild, type TsChild } from '../../helpers/ts-child.js';
 import { parseRecord } from '../../../src/votes/ledger-records.js';
 

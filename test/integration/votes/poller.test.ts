@@ -6,7 +6,7 @@ import { createListingAgent } from '../../../src/agent/agent.js';
 import type { AgentLogger } from '../../../src/log/agent-logger.js';
 import { createReadiness } from '../../../src/runtime/readiness.js';
 import type { ListingClient } from '../../../src/api/client.js';
-import { createManualScheduler } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler } from '../../helpers/manual-scheduler.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { cursorStateKey, type CursorState } from '../../../src/votes/cursor-state.js';
 import { createHasVoted } from '../../../src/votes/has-voted.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWebhookReceiver, signDelivery } from '../../../src/public/webhooks.js';
-import type { IngestResult, Vote, VoteSink } from '../../../src/runtime/votes.js';
+import type { Vote } from '../../../src/contract/vote.js';
+import type { IngestResult, VoteSink } from '../../../src/runtime/votes.js';
 import { DECISION_DEFAULTS } from '../../../src/contract/limits.js';
 import { flood, sendOnFreshConnection, until } from '../../helpers/sockets.js';
 

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createListingAgent, type ListingAgent } from '../../../src/agent/agent.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
-import { createManualScheduler } from '../../../src/runtime/scheduler.js';
+import { createManualScheduler } from '../../helpers/manual-scheduler.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createVotesCapability } from '../../../src/votes/capability.js';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { voteKey } from '../../../src/contract/vote-key.js';
+import { voteKey } from '../../../src/contract/vote.js';
 
 /*
  * The vote key (decisions.md, "One vote, two roads"): `<user_id>:<created_at as epoch ms>`, one

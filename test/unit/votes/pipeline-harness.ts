@@ -2,7 +2,8 @@ import { Registry } from 'prom-client';
 import type { AgentEvents } from '../../../src/agent/events.js';
 import { silentLogger } from '../../../src/log/agent-logger.js';
 import { createAgentMetrics } from '../../../src/runtime/metrics.js';
-import { createVotePipeline, type Schedule, type VotePipelineOptions } from '../../../src/votes/pipeline.js';
+import type { Delay } from '../../../src/contract/timer-delay.js';
+import { createVotePipeline, type VotePipelineOptions } from '../../../src/votes/pipeline.js';
 import type { HookCallContext, Vote, VoteHook, VoteLedger } from '../../../src/votes/types.js';
 import { T0 } from './votes-fixtures.js';
 
@@ -11,13 +12,13 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** A clock and a {@link Schedule} that only move when the test says so. */
+/** A clock and a {@link Delay} that only move when the test says so. */
 export function manualTime(start = T0) {
   let time = start;
   let timers: { at: number; seq: number; callback: () => void }[] = [];
   let seq = 0;
   const delays: number[] = [];
-  const schedule: Schedule = (callback, delayMs) => {
+  const schedule: Delay = (callback, delayMs) => {
     delays.push(delayMs);
     const timer = { at: time + Math.max(0, delayMs), seq: seq++, callback };
     timers.push(timer);

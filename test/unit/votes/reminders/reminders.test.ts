@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger, type AgentLogger } from '../../../../src/log/agent-logger.js';
-import { MAX_TIMER_MS } from '../../../../src/runtime/scheduler.js';
+import { MAX_TIMER_DELAY_MS } from '../../../../src/contract/timer-delay.js';
 import { createLocalReminderStore } from '../../../../src/votes/reminders/local-store.js';
 import { createReminders, type RemindersOptions } from '../../../../src/votes/reminders/reminders.js';
 import { createReminderSchedule, recordOfVote, type ReminderRecord } from '../../../../src/votes/reminders/schedule.js';
@@ -102,7 +102,7 @@ describe('reminders (timer, store, sender)', () => {
     const unstepped = harness({ delayMs: 40 * 24 * HOUR });
     await unstepped.reminders.start();
     await unstepped.reminders.schedule([vote('1', T0)]);
-    expect(Math.max(...unstepped.time.delays)).toBe(MAX_TIMER_MS);
+    expect(Math.max(...unstepped.time.delays)).toBe(MAX_TIMER_DELAY_MS);
     await unstepped.time.advance(12 * HOUR + 40 * 24 * HOUR);
     expect(unstepped.sent).toHaveLength(1);
   });
