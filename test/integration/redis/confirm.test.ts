@@ -140,13 +140,14 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     const frozenAt = Date.now();
     castVote();
     castVote();
-    await sleep(1_500);
+    await sleep(3_000);
     const thawedAt = Date.now();
     thaw();
     await waitFor('every vote rewarded', () => new Set(hook.calls.map((c) => c.key)).size === cast.length, 20_000);
     await emu.admin.idle();
     const attempts = emu.admin.deliveries(fx.projectId).flatMap((d) => d.attempts);
-    const whileFrozen = attempts.filter((a) => Date.parse(a.at) > frozenAt && Date.parse(a.at) + a.duration_ms < thawedAt - 400);
+    // The attempts answered before the thaw (one still waiting then may be confirmed after it).
+    const whileFrozen = attempts.filter((a) => Date.parse(a.at) > frozenAt && Date.parse(a.at) + a.duration_ms < thawedAt);
     expect(whileFrozen.length).toBeGreaterThan(0);
     expect(whileFrozen.filter((a) => a.status !== null && a.status < 300)).toEqual([]);
     expect(whileFrozen.some((a) => a.status === 503)).toBe(true);
