@@ -111,7 +111,9 @@ function connected(run: CliStateRun): Promise<RedisConnection> {
       // A Sentinel at the URL: its own message names the settings to change.
       if (error instanceof RedisServerError) throw error;
       const why = connection.downReason ?? 'no answer';
-      const setting = run.config.state.redis?.sentinel === undefined ? 'state.redis.url' : 'state.redis.sentinel';
+      const redis = run.config.state.redis;
+      const other = redis?.cluster !== undefined ? 'state.redis.cluster' : 'state.redis.url';
+      const setting = redis?.sentinel !== undefined ? 'state.redis.sentinel' : other;
       throw new RedisUnavailableError(
         `cannot reach ${connection.describe()} (${setting}) ` +
           `within ${CLI_REDIS_WAIT_MS / 1000} s: ${why}; is Redis running and reachable from here?`,

@@ -226,7 +226,7 @@ const sectionsSchema = () =>
     });
 
 /** What a part that keeps its data in Redis says when there is none. */
-const SET_REDIS = 'set state.redis.url (LISTING_AGENT_STATE_REDIS_URL), or state.redis.sentinel';
+const SET_REDIS = 'set state.redis.url (LISTING_AGENT_STATE_REDIS_URL), state.redis.sentinel or state.redis.cluster';
 
 /** Problems that span sections (a source with its key, an enabled part with what it needs). */
 function crossSectionProblems(config: z.output<ReturnType<typeof sectionsSchema>>, ctx: z.RefinementCtx): void {

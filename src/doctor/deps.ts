@@ -77,7 +77,7 @@ async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made:
   } catch (error) {
     if (error instanceof RedisServerError) throw error;
     const server = connection.server;
-    if (server !== undefined && server.role !== 'primary') throw onReplica(connection.describe(), server, redis.sentinel !== undefined);
+    if (server !== undefined && server.role !== 'primary') throw onReplica(connection.describe(), server, redis.url === undefined);
     throw new RedisUnavailableError(
       `cannot reach ${connection.describe()} within ${timeoutMs} ms: ${connection.downReason ?? 'no answer'}`,
       { cause: error },
@@ -87,10 +87,10 @@ async function connectRedis(config: ListingAgentConfig, timeoutMs: number, made:
 }
 
 /** What the doctor says of a connection that reached a replica: the agent would not be ready there. */
-function onReplica(where: string, server: RedisServer, sentinel: boolean): RedisServerError {
+function onReplica(where: string, server: RedisServer, followed: boolean): RedisServerError {
   const problem = `${where} reaches ${describeServer(server)}: the agent is not ready there, and leads nothing`;
-  const fix = sentinel
-    ? 'a failover is under way, or the Sentinels name a replica: wait for it to end; if it lasts, ask them (SENTINEL MASTERS)'
+  const fix = followed
+    ? 'a failover is under way: wait for it to end; if it lasts, ask the Sentinels (SENTINEL MASTERS) or the cluster (CLUSTER SHARDS)'
     : 'point state.redis.url (LISTING_AGENT_STATE_REDIS_URL) at the primary, or at an endpoint that follows it, or set ' +
       'state.redis.sentinel';
   return new RedisServerError(problem, fix);

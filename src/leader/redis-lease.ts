@@ -3,20 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import type { RedisConnection, RedisScript } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
-import {
-  afterAcquire,
-  afterLook,
-  afterRenew,
-  decide,
-  initialLeaseState,
-  leaseTiming,
-  parseLeaseValue,
-  stepDown,
-  type AcquireOutcome,
-  type LeaseState,
-  type LeaseTiming,
-  type RenewOutcome,
-} from './lease.js';
+import { afterAcquire, afterLook, afterRenew, decide, initialLeaseState, leaseTiming, parseLeaseValue, stepDown } from './lease.js';
+import type { AcquireOutcome, LeaseState, LeaseTiming, RenewOutcome } from './lease.js';
 import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
 import { errorMessage } from '../errors.js';
 import { timerDelay } from '../contract/timer-delay.js';
@@ -118,6 +106,8 @@ interface LeaseRun {
   readonly onUp: () => void;
   /** Step down at once when the connection finds itself on a replica: it leads nothing from there. */
   readonly onDown: () => void;
+  /** Another server than before (a failover, a restart): the lease is renewed at once, or given up. */
+  readonly onServer: () => void;
   lease: LeaseState;
   running: boolean;
   inFlight: Promise<void> | undefined;
@@ -183,7 +173,17 @@ function failed(run: LeaseRun, doing: string, error: unknown): void {
 async function acquire(run: LeaseRun): Promise<AcquireOutcome> {
   const previous = run.lease.role === 'standby' ? (run.lease.previousValue ?? '') : '';
   const reply = (await run.scripts.acquire.run([run.leaderKey, run.fenceKey], [run.agentId, run.timing.leaseMs, previous])) as unknown[];
-  if (integer(reply[0]) === 1) return { kind: 'acquired', value: String(reply[1]), token: integer(reply[2]) };
+  if (integer(reply[0]) === 1) {
+    const value = String(reply[1]);
+    try {
+      // A token a failover could take back could be handed out twice: not led on until confirmed.
+      await run.connection.confirm(`the leader lease (fencing token ${integer(reply[2])})`);
+    } catch (error) {
+      await run.scripts.release.run([run.leaderKey], [value]).catch(() => undefined);
+      throw error;
+    }
+    return { kind: 'acquired', value, token: integer(reply[2]) };
+  }
   const value = String(reply[1]);
   return { kind: 'held', holder: parseLeaseValue(value)?.agentId ?? value, ttlMs: integer(reply[2]) };
 }
@@ -212,7 +212,12 @@ async function tick(run: LeaseRun): Promise<void> {
     schedule(run, decision.wakeAt);
     return;
   }
-  run.inFlight = act(run, decision.action).finally(() => (run.inFlight = undefined));
+  await tickNow(run, decision.action);
+}
+
+/** One renewal (or acquire) now, out of the timer's turn; then the next step is armed as usual. */
+async function tickNow(run: LeaseRun, action: 'acquire' | 'renew'): Promise<void> {
+  run.inFlight = act(run, action).finally(() => (run.inFlight = undefined));
   await run.inFlight;
   if (run.running) schedule(run, decide(run.lease, run.now()).wakeAt);
 }
@@ -257,6 +262,7 @@ function start(run: LeaseRun): void {
   run.running = true;
   run.connection.on('up', run.onUp);
   run.connection.on('down', run.onDown);
+  run.connection.on('server', run.onServer);
   // The holder read before the start is still the best knowledge until the first try answers.
   run.lease = initialLeaseState(run.now(), run.lease.role === 'standby' ? run.lease.leaderId : undefined);
   void tick(run);
@@ -285,6 +291,7 @@ async function stopAndRelease(run: LeaseRun): Promise<void> {
   clearTimeout(run.timer);
   run.connection.off('up', run.onUp);
   run.connection.off('down', run.onDown);
+  run.connection.off('server', run.onServer);
   if (!wasRunning) return;
   // An acquire in flight may take the lease: wait for its answer, so that it is released too.
   await run.inFlight?.catch(() => undefined);
@@ -353,6 +360,12 @@ export function createRedisLeadership(options: RedisLeadershipOptions): RedisLea
       run.lastFailure = `Redis at ${server.address} is a ${server.role} now, not the primary`;
       transition(run, stepDown(run.lease, now()));
       schedule(run, now());
+    },
+    onServer: () => {
+      // The lease may be gone with the old server: a renewal at once says (it steps down when
+      // lost). Meanwhile its writes are fenced in their scripts; a lease that survived kept its
+      // token's INCR too (one script, confirmed before the lease was used).
+      if (run.running && run.lease.role === 'leader' && run.inFlight === undefined) void tickNow(run, 'renew');
     },
     lease: initialLeaseState(now()),
     running: false,

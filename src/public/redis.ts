@@ -10,6 +10,7 @@ export type {
   RedisConnection,
   RedisConnectionOptions,
   RedisConnectionEvents,
+  RedisClusterNodes,
   RedisSentinelOptions,
   RedisTlsOptions,
 } from '../redis/connection.js';

@@ -6,7 +6,9 @@ import type { Link } from './links.js';
  * the connection first (a `READONLY` reply means the server became a replica). Behind a Sentinel
  * link it is the Sentinel client under the plain client's `sendCommand(args)`, and a command fails
  * at once while no primary is connected (the Sentinel client would otherwise hold it until the
- * failover is over, past every deadline), or after `deadlineMs` when it waits longer.
+ * failover is over, past every deadline), or after `deadlineMs` when it waits longer. On a Redis
+ * Cluster, `sendCommand(args)` goes to the primary of the agent's slot (that of `routeKey`), keyless
+ * commands too (`ROLE`, `INFO`, `WAIT`, `SCAN`), so that they are about the server the keys are on.
  */
 
 /** Methods that are no commands: passed through as they are, never gated or timed. */
@@ -18,12 +20,34 @@ const NOT_COMMANDS = new Set<PropertyKey>([
 
 /** What the facade tells its connection, and how long a command behind a Sentinel may take. */
 export interface FacadeOptions {
+  /** On a cluster: the key every command is routed by (the prefix, a hash tag: the slot of every key of the agent). */
+  routeKey: string;
   /** Every error a command rejects with. */
   observe(error: unknown): void;
   /** Behind a Sentinel: the longest a command may wait (the client's own timeout starts only once it is sent). */
   deadlineMs: number;
   /** Behind a Sentinel: why a command cannot be sent now (the connection's down reason). */
   unavailable(): string;
+}
+
+/**
+ * Commands without a key, that the cluster client would send to any node (or to all): the
+ * connection sends them to the primary of the agent's slot itself, on the connection its writes go
+ * through (`WAIT` counts the replicas that have this connection's writes).
+ */
+const KEYLESS = new Set(['ROLE', 'INFO', 'CONFIG', 'SCAN', 'WAIT', 'PING', 'CLIENT', 'TIME', 'DBSIZE', 'SCRIPT']);
+
+interface ClusterTarget {
+  sendCommand(key: string, readonly: boolean, args: readonly string[], commandOptions?: unknown): Promise<unknown>;
+  getNodeClientForKey(key: string): Promise<{ sendCommand(args: readonly string[], commandOptions?: unknown): Promise<unknown> }>;
+}
+
+/** `args` on the cluster: routed by `routeKey` (a `MOVED` followed), or to the primary of its slot when keyless. */
+async function clusterSend(target: unknown, routeKey: string, args: readonly string[], commandOptions: unknown): Promise<unknown> {
+  const cluster = target as ClusterTarget;
+  if (!KEYLESS.has(String(args[0]).toUpperCase())) return cluster.sendCommand(routeKey, false, args, commandOptions);
+  const node = await cluster.getNodeClientForKey(routeKey);
+  return node.sendCommand(args, commandOptions);
 }
 
 function withDeadline(promise: Promise<unknown>, ms: number): Promise<unknown> {
@@ -38,15 +62,16 @@ function withDeadline(promise: Promise<unknown>, ms: number): Promise<unknown> {
 /** The client `link` sends commands through, as the connection hands it out. */
 export function commandFacade(link: Link, options: FacadeOptions): RedisClient {
   const target = link.target as unknown as Record<PropertyKey, unknown>;
-  const sentinel = link.kind === 'sentinel';
+  // Behind Sentinels or a cluster the client holds a command until it has a primary: the facade does not.
+  const followed = link.kind !== 'server';
   const run = (call: () => unknown): unknown => {
-    if (sentinel && !link.canSend()) {
+    if (followed && !link.canSend()) {
       const error = new RedisUnavailableError(`Redis: no primary connected (${options.unavailable()})`);
       return Promise.reject(error);
     }
     const called = call();
     if (!(called instanceof Promise)) return called;
-    const result = sentinel ? withDeadline(called, options.deadlineMs) : called;
+    const result = followed ? withDeadline(called, options.deadlineMs) : called;
     return result.catch((error: unknown) => {
       options.observe(error);
       throw error;
@@ -54,7 +79,11 @@ export function commandFacade(link: Link, options: FacadeOptions): RedisClient {
   };
   const facade = new Proxy(target, {
     get(object, property) {
-      if (sentinel && property === 'sendCommand') {
+      if (link.kind === 'cluster' && property === 'sendCommand') {
+        const { routeKey } = options;
+        return (args: readonly string[], commandOptions?: unknown) => run(() => clusterSend(object, routeKey, args, commandOptions));
+      }
+      if (link.kind === 'sentinel' && property === 'sendCommand') {
         const send = object.sendCommand as (readonly: boolean, args: unknown, commandOptions?: unknown) => Promise<unknown>;
         return (args: unknown, commandOptions?: unknown) => run(() => send.call(object, false, args, commandOptions));
       }

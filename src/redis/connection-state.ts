@@ -22,6 +22,8 @@ export interface RedisSettingWords {
   masterName: string;
   /** `sentinel.nodes`, or the config's key. */
   nodes: string;
+  /** `cluster.nodes`, or the config's key. */
+  clusterNodes: string;
 }
 
 /** The state of one connection (connection.ts makes it and hands out its methods). */
@@ -29,6 +31,8 @@ export interface ConnectionState {
   readonly link: Link;
   /** The facade over the link's client (command-facade.ts). */
   client: RedisClient;
+  /** `RedisConnection.confirm` (confirm.ts). */
+  confirm: (what: string) => Promise<void>;
   readonly emitter: EventEmitter<RedisConnectionEvents>;
   readonly logger: AgentLogger;
   readonly words: RedisSettingWords;
@@ -148,7 +152,7 @@ export async function checkServer(state: ConnectionState): Promise<void> {
     if (stale()) return;
     markDown(state, errorMessage(error));
     // A server link checks again at its next `ready`; it only asks again when it is still connected.
-    if (state.link.kind === 'sentinel' || state.link.canSend()) retryLater(state, 'check');
+    if (state.link.kind !== 'server' || state.link.canSend()) retryLater(state, 'check');
     return;
   }
   if (stale()) return;
@@ -156,20 +160,23 @@ export async function checkServer(state: ConnectionState): Promise<void> {
   state.onServer = true;
   if (server.role === 'primary') return markUp(state);
   if (server.role === 'sentinel' && state.link.kind === 'server') return refuse(state, server);
-  const byUrl = state.link.kind === 'server';
-  const via = byUrl ? `reconnecting until ${state.words.url} leads to the primary` : 'waiting for the Sentinels to name the primary';
+  const via = {
+    server: `reconnecting until ${state.words.url} leads to the primary`,
+    sentinel: 'waiting for the Sentinels to name the primary',
+    cluster: "waiting for the cluster to name the primary of the agent's slot",
+  }[state.link.kind];
   const reason = `on ${describeServer(server)}, not on the primary: not ready, and leading nothing; ${via}`;
   if (state.downReason !== reason) state.logger.warn({ redis: state.description, server: server.address }, reason);
   markDown(state, reason, true);
-  retryLater(state, state.link.kind === 'server' ? 'reconnect' : 'check');
+  retryLater(state, state.link.kind === 'sentinel' ? 'check' : 'reconnect');
 }
 
 /** A command's error, seen by the connection: `READONLY` means the server is a replica now. */
 export function observeReply(state: ConnectionState, error: unknown): void {
   if (!(error instanceof Error) || !error.message.startsWith('READONLY') || !state.up) return;
   markDown(state, 'the server answered READONLY: it is a replica now (a failover?); looking for the primary', true);
-  if (state.link.kind === 'server') state.link.reconnect();
-  else retryLater(state, 'check');
+  if (state.link.kind === 'sentinel') retryLater(state, 'check');
+  else state.link.reconnect();
 }
 
 /** See `RedisConnection.whenUp`. */

@@ -34,20 +34,39 @@ export interface RedisSentinelOptions {
   tls?: RedisTlsOptions | undefined;
 }
 
-/** Options of `createRedisConnection`: exactly one of `url` and `sentinel`. */
+/** The nodes of a Redis Cluster (`cluster` of {@link RedisConnectionOptions}). */
+export interface RedisClusterNodes {
+  /** Some of the cluster's nodes (primaries or replicas, three is plenty): the client learns the others and the slots from them. */
+  nodes: readonly { host: string; port: number }[];
+}
+
+/** Options of `createRedisConnection`: exactly one of `url`, `sentinel` and `cluster`. */
 export interface RedisConnectionOptions {
   /** One server: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
   url?: string | undefined;
   /** A primary and its replicas watched by Sentinels: the connection follows the primary across a failover. */
   sentinel?: RedisSentinelOptions | undefined;
-  /** With `sentinel`: the data servers' user (with `url`, the URL carries it). */
+  /**
+   * A Redis Cluster: every key goes under one hash tag made of `prefix` (`{listing-agent}:...`),
+   * so that all of them live in one slot, and every command goes to the primary that holds it.
+   */
+  cluster?: RedisClusterNodes | undefined;
+  /** With `sentinel` or `cluster`: the data servers' user (with `url`, the URL carries it). */
   username?: string | undefined;
-  /** With `sentinel`: the data servers' password (with `url`, the URL carries it). */
+  /** With `sentinel` or `cluster`: the data servers' password (with `url`, the URL carries it). */
   password?: string | undefined;
-  /** Prefix of every key (`state.redis.prefix`). Default `listing-agent:`. */
+  /** Prefix of every key (`state.redis.prefix`). Default `listing-agent:`; with `cluster`, as a hash tag (`{listing-agent}:`). */
   prefix?: string | undefined;
   /** TLS to the data servers: default on for `rediss://`; `caFile` a PEM of the CA; `serverName` the certificate's name. */
   tls?: RedisTlsOptions | undefined;
+  /**
+   * Replicas that must have a write before the agent takes it as done (`WAIT`): a webhook vote
+   * answered 2xx, the cursor's checkpoint, a hook's completion, a fencing token. Default: 1 when
+   * the primary has a replica (`INFO replication`), else 0 (nothing to confirm on).
+   */
+  replicas?: number | undefined;
+  /** How long a write may wait for its replicas (`WAIT`'s timeout) before it is refused. Default 1 000 ms. */
+  confirmTimeoutMs?: number | undefined;
   /** Time for one connection attempt. Default 5 000 ms. */
   connectTimeoutMs?: number;
   /** Time for one command before it fails (a hung Redis must not hang the agent). Default 2 000 ms. */
@@ -64,6 +83,7 @@ export const REDIS_CONNECTION_DEFAULTS = {
   prefix: 'listing-agent:',
   connectTimeoutMs: 5_000,
   commandTimeoutMs: 2_000,
+  confirmTimeoutMs: 1_000,
   reconnectDelaysMs: [100, 250, 500, 1_000, 2_000] as readonly number[],
   clientName: 'listing-agent',
 } as const;
@@ -96,7 +116,7 @@ export interface RedisScript {
 export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
   /** The official client, connected or reconnecting. Commands fail at once while it is down. */
   readonly client: RedisClient;
-  /** The key prefix, `listing-agent:` by default. */
+  /** The key prefix, `listing-agent:` by default; on a Redis Cluster with its hash tag, `{listing-agent}:`. */
   readonly prefix: string;
   /** `prefix + parts.join(':')`. */
   key(...parts: string[]): string;
@@ -119,6 +139,12 @@ export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
    * once with a {@link RedisServerError} when the server is one the agent cannot use at all.
    */
   whenUp(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
+  /**
+   * Resolves once the replicas asked for (`replicas`) have every write this connection made so
+   * far (`WAIT`, within `confirmTimeoutMs`); at once when none is asked for. Rejects with a
+   * {@link RedisUnavailableError} naming `what` otherwise: a failover could take the write back.
+   */
+  confirm(what: string): Promise<void>;
   /** A Lua script bound to this connection. */
   script(source: string): RedisScript;
   /** `redis redis://host:port/db` with any password removed, for logs and `/readyz`. */

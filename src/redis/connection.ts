@@ -15,6 +15,8 @@ import {
   type RedisScript,
 } from './connection-types.js';
 import { describeRedisUrl, scriptSha } from './keys.js';
+import { clusterLink, clusterPrefix } from './cluster.js';
+import { createConfirmer } from './confirm.js';
 import { sentinelLink, serverLink, type Link, type LinkEvents } from './links.js';
 
 /**
@@ -22,9 +24,10 @@ import { sentinelLink, serverLink, type Link, type LinkEvents } from './links.js
  * reports, reward stream). Built on the official client (`@redis/client`), set up so that an
  * outage is visible instead of hidden: commands fail at once while Redis is away (no offline
  * queue that would hold a webhook past its deadline), each command has a timeout, and the client
- * reconnects forever with a capped backoff. It reaches one server at a URL, or the primary that
- * Sentinels name (following it across a failover), and is up only on a primary: each time it
- * connects it checks the server's role (connection-state.ts).
+ * reconnects forever with a capped backoff. It reaches one server at a URL, the primary that
+ * Sentinels name (following it across a failover), or the primary of the agent's slot in a Redis
+ * Cluster (cluster.ts), and is up only on a primary: each time it connects it checks the server's
+ * role (connection-state.ts).
  */
 
 export {
@@ -35,6 +38,7 @@ export {
   type RedisConnection,
   type RedisConnectionEvents,
   type RedisConnectionOptions,
+  type RedisClusterNodes,
   type RedisScript,
   type RedisSentinelOptions,
   type RedisTlsOptions,
@@ -50,7 +54,12 @@ export function defaultAgentId(): string {
 }
 
 /** How {@link createRedisConnection}'s own messages name its options. */
-const OPTION_WORDS: RedisSettingWords = { url: 'url', masterName: 'sentinel.masterName', nodes: 'sentinel.nodes' };
+const OPTION_WORDS: RedisSettingWords = {
+  url: 'url',
+  masterName: 'sentinel.masterName',
+  nodes: 'sentinel.nodes',
+  clusterNodes: 'cluster.nodes',
+};
 
 /** A Lua script run by SHA on `client`, sent whole when Redis forgot it. */
 function scriptOn(client: RedisClient, source: string): RedisScript {
@@ -93,7 +102,7 @@ function linkEvents(state: () => ConnectionState, options: RedisConnectionOption
       s.generation += 1;
       s.onServer = false;
       markDown(s, keepReason && !s.up ? (s.downReason ?? reason) : reason);
-      if (s.link.kind === 'sentinel') retryLater(s, 'check');
+      if (s.link.kind !== 'server') retryLater(s, 'check');
     },
     note(text) {
       const s = state();
@@ -110,23 +119,33 @@ function linkEvents(state: () => ConnectionState, options: RedisConnectionOption
   };
 }
 
-/** The connection's link, for exactly one of `url` and `sentinel`. */
-function linkFor(options: RedisConnectionOptions, events: LinkEvents): Link {
-  const { url, sentinel } = options;
-  if ((url === undefined) === (sentinel === undefined)) {
-    const message = 'a Redis connection needs exactly one of url (one server) and sentinel (a primary the Sentinels name)';
+/** The connection's link, for exactly one of `url`, `sentinel` and `cluster`; `prefix` is the one its keys get. */
+function linkFor(options: RedisConnectionOptions, prefix: string, events: LinkEvents): Link {
+  const { url, sentinel, cluster } = options;
+  if ([url, sentinel, cluster].filter((given) => given !== undefined).length !== 1) {
+    const message =
+      'a Redis connection needs exactly one of url (one server), sentinel (a primary the Sentinels name) and cluster (a Redis Cluster)';
     throw new ListingAgentError('invalid_option', message);
   }
   if (url !== undefined) return serverLink({ ...options, url }, events);
+  if (cluster !== undefined) {
+    if (cluster.nodes.length === 0) {
+      throw new ListingAgentError('invalid_option', 'cluster.nodes is empty: list at least one node of the cluster (host and port)');
+    }
+    return clusterLink({ ...options, cluster }, prefix, events);
+  }
   if (sentinel!.nodes.length === 0) {
     throw new ListingAgentError('invalid_option', 'sentinel.nodes is empty: list at least one Sentinel (host and port)');
   }
   return sentinelLink({ ...options, sentinel: sentinel! }, events);
 }
 
-/** `redis redis://host:port/db`, or `redis mymaster (Sentinels host:port, ...)`, never a password. */
+/** `redis redis://host:port/db`, `redis mymaster (Sentinels host:port, ...)` or `redis cluster (host:port, ...)`, never a password. */
 function describeTarget(options: RedisConnectionOptions): string {
   if (options.url !== undefined) return `redis ${describeRedisUrl(options.url)}`;
+  if (options.cluster !== undefined) {
+    return `redis cluster (${options.cluster.nodes.map((node) => `${node.host}:${node.port}`).join(', ')})`;
+  }
   const nodes = options.sentinel?.nodes.map((node) => `${node.host}:${node.port}`).join(', ') ?? '';
   return `redis ${options.sentinel?.masterName ?? '?'} (Sentinels ${nodes})`;
 }
@@ -136,13 +155,16 @@ function describeTarget(options: RedisConnectionOptions): string {
  * passes the config's keys). Call `start()` to begin.
  */
 export function openRedisConnection(options: RedisConnectionOptions, words: RedisSettingWords): RedisConnection {
-  const prefix = options.prefix ?? REDIS_CONNECTION_DEFAULTS.prefix;
+  const given = options.prefix ?? REDIS_CONNECTION_DEFAULTS.prefix;
+  // On a cluster every key must hash to one slot: the prefix becomes a hash tag.
+  const prefix = options.cluster === undefined ? given : clusterPrefix(given);
   let state: ConnectionState | undefined;
-  const link = linkFor(options, linkEvents(() => state!, options, words));
+  const link = linkFor(options, prefix, linkEvents(() => state!, options, words));
   const emitter = new EventEmitter<RedisConnectionEvents>();
   const made: ConnectionState = {
     link,
     client: undefined as unknown as RedisClient,
+    confirm: () => Promise.resolve(),
     emitter,
     logger: options.logger ?? silentLogger,
     words,
@@ -160,7 +182,16 @@ export function openRedisConnection(options: RedisConnectionOptions, words: Redi
     retryTimer: undefined,
   };
   state = made;
+  const confirmer = createConfirmer({
+    client: () => made.client,
+    replicas: options.replicas,
+    timeoutMs: options.confirmTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.confirmTimeoutMs,
+  });
+  // Another server (a failover, a restart): its replicas are read again.
+  emitter.on('server', () => confirmer.forget());
+  made.confirm = confirmer.confirm;
   made.client = commandFacade(link, {
+    routeKey: prefix,
     observe: (error) => observeReply(made, error),
     deadlineMs: options.commandTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.commandTimeoutMs,
     unavailable: () => made.downReason ?? 'reconnecting',
@@ -195,6 +226,7 @@ function connectionOf(state: ConnectionState, prefix: string): RedisConnection {
     },
     whenUp: (waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}) => whenUp(state, waitOptions),
     script: (source: string): RedisScript => scriptOn(client, source),
+    confirm: (what: string) => state.confirm(what),
     describe: () => state.description,
     close() {
       if (state.closing) return state.closing;
@@ -222,7 +254,7 @@ async function closeLink(state: ConnectionState): Promise<void> {
   state.downReason = 'closed';
 }
 
-/** Connects to Redis as `options` say (exactly one of `url` and `sentinel`). Call `start()` to begin. */
+/** Connects to Redis as `options` say (exactly one of `url`, `sentinel` and `cluster`). Call `start()` to begin. */
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
   return openRedisConnection(options, OPTION_WORDS);
 }

@@ -6,7 +6,7 @@ import { describeRedisUrl } from './keys.js';
 
 /**
  * The one way a `state.redis` section becomes a connection, for the agent, the CLI and the
- * doctor: the same URL or Sentinels, prefix and TLS, the same client name rule, the same one-line
+ * doctor: the same URL, Sentinels or cluster nodes, prefix and TLS, the same client name rule, the same one-line
  * errors, naming the config's keys (with their variables for the daemon).
  */
 
@@ -14,10 +14,14 @@ import { describeRedisUrl } from './keys.js';
 export interface RedisSection {
   url?: string | undefined;
   sentinel?: RedisConnectionOptions['sentinel'];
+  cluster?: RedisConnectionOptions['cluster'];
   username?: string | undefined;
   password?: string | undefined;
   prefix?: string | undefined;
   tls?: RedisConnectionOptions['tls'];
+  replicas?: number | undefined;
+  /** `state.redis.confirmTimeout`, in ms. */
+  confirmTimeout?: number | undefined;
 }
 
 /**
@@ -34,6 +38,7 @@ function redisSettingWords(mode: AgentMode | undefined): RedisSettingWords {
     url: settingName('state.redis.url', mode),
     masterName: settingName('state.redis.sentinel.masterName', mode),
     nodes: settingName('state.redis.sentinel.nodes', mode),
+    clusterNodes: settingName('state.redis.cluster.nodes', mode),
   };
 }
 
@@ -51,10 +56,13 @@ export function redisConnectionFor(
   const section = {
     url: redis.url,
     sentinel: redis.sentinel,
+    cluster: redis.cluster,
     username: redis.username,
     password: redis.password,
     prefix: redis.prefix,
     tls: redis.tls,
+    replicas: redis.replicas,
+    confirmTimeoutMs: redis.confirmTimeout,
   };
   try {
     return openRedisConnection({ ...section, ...options }, redisSettingWords(mode));
@@ -63,7 +71,8 @@ export function redisConnectionFor(
     const url = redis.url ?? '';
     // The client's own message may quote the URL: never let its password out.
     const detail = url === '' ? errorMessage(error) : errorMessage(error).split(url).join(describeRedisUrl(url));
-    const setting = redis.url === undefined ? 'state.redis.sentinel' : `state.redis.url (${describeRedisUrl(url)})`;
+    const other = redis.cluster === undefined ? 'state.redis.sentinel' : 'state.redis.cluster';
+    const setting = redis.url === undefined ? other : `state.redis.url (${describeRedisUrl(url)})`;
     throw new RedisUnavailableError(`${setting} cannot be used: ${detail}`, { cause: error });
   }
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { RedisClientType, RedisSentinelType } from '@redis/client';
+import type { RedisClientType, RedisClusterType, RedisSentinelType } from '@redis/client';
 import { redisModule } from './client-module.js';
 import {
   REDIS_CONNECTION_DEFAULTS,
@@ -28,14 +28,17 @@ export interface LinkEvents {
   gaveUp(reason: string): void;
 }
 
-/** One server at a URL, or the Sentinels' primary. */
+/** One server at a URL, the Sentinels' primary, or the primary of the agent's slot in a Redis Cluster (cluster.ts). */
 export interface Link {
-  readonly kind: 'server' | 'sentinel';
-  /** What commands are sent to: the client, or the Sentinel client (its `sendCommand` takes a read-only flag first). */
-  readonly target: RedisClientType | RedisSentinelType;
+  readonly kind: 'server' | 'sentinel' | 'cluster';
+  /**
+   * What commands are sent to: the client, the Sentinel client (its `sendCommand` takes a
+   * read-only flag first), or the cluster client (a key to route by, then that flag).
+   */
+  readonly target: RedisClientType | RedisSentinelType | RedisClusterType;
   /** Starts connecting; the client reconnects by itself afterwards. */
   connect(): void;
-  /** URL: a new socket (the address resolved again: an endpoint that moved). Sentinel: nothing, the client follows the Sentinels. */
+  /** URL: a new socket (the address resolved again: an endpoint that moved). Sentinel, cluster: nothing, the client follows. */
   reconnect(): void;
   close(): Promise<void>;
   /** Whether a command can be sent now (Sentinel: a connection to the primary is ready). */
@@ -45,14 +48,14 @@ export interface Link {
 }
 
 /** A Redis error as one line (the client's AggregateErrors carry their reasons inside). */
-function redisErrorText(error: unknown): string {
+export function redisErrorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return redisErrorText(error.errors[0]);
   if (error instanceof Error) return error.message || error.name;
   return String(error);
 }
 
 /** The socket's TLS options for `tls`: none when off; the CA read from `caFile`, `setting` naming it in the error. */
-function tlsSocket(tls: RedisTlsOptions | undefined, enabled: boolean, setting: string) {
+export function tlsSocket(tls: RedisTlsOptions | undefined, enabled: boolean, setting: string) {
   if (!enabled) return {};
   let ca: string | undefined;
   if (tls?.caFile !== undefined) {
@@ -67,7 +70,7 @@ function tlsSocket(tls: RedisTlsOptions | undefined, enabled: boolean, setting: 
 }
 
 /** The socket options every client of a connection shares: the connect timeout and the capped backoff. */
-function socketBase(options: RedisConnectionOptions) {
+export function socketBase(options: RedisConnectionOptions) {
   const delays = options.reconnectDelaysMs ?? REDIS_CONNECTION_DEFAULTS.reconnectDelaysMs;
   return {
     connectTimeout: options.connectTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.connectTimeoutMs,

@@ -50,8 +50,22 @@ function requireOpen(state: RedisStoreState, action: string): void {
   throw new StoreError(`cannot ${action} the state in ${state.description}: ${why}`, state.description);
 }
 
-/** Sets (`json` given) or deletes `key`, through the fence when it applies to `key`. */
-async function write(state: RedisStoreState, key: string, json: string | undefined): Promise<void> {
+/**
+ * Sets (`json` given) or deletes `key`, through the fence when it applies to `key`; a durable
+ * write resolves once the replicas asked for have it (`RedisConnection.confirm`).
+ */
+async function write(state: RedisStoreState, key: string, json: string | undefined, durable = true): Promise<void> {
+  await writeOnce(state, key, json);
+  if (!durable) return;
+  const doing = json === undefined ? `the deletion of state key "${key}"` : `the write of state key "${key}"`;
+  try {
+    await state.connection.confirm(doing);
+  } catch (error) {
+    throw redisFailure(`confirm ${doing}`, error);
+  }
+}
+
+async function writeOnce(state: RedisStoreState, key: string, json: string | undefined): Promise<void> {
   const { fence } = state;
   const doing = json === undefined ? `delete state key "${key}"` : `write state key "${key}"`;
   if (fence?.applies(key) === true) {
@@ -104,8 +118,10 @@ async function scanKeys(state: RedisStoreState, prefix: string): Promise<string[
  * The state store in Redis (`state.redis`), shared by every agent of the bot. Each value is a JSON
  * string at `<prefix>state:<key>`.
  *
- * - A write resolves once Redis acknowledged it, durable or not: as durable as Redis is configured
- *   to be (`appendonly yes` keeps it across a Redis restart). `flush()` has nothing to do.
+ * - A write resolves once Redis acknowledged it: as durable as Redis is configured to be
+ *   (`appendonly yes` keeps it across a Redis restart); a `durable` one (the votes cursor's
+ *   checkpoint when it moves) once the replicas asked for have it too (`state.redis.replicas`), or
+ *   it rejects: a failover could take it back. `flush()` has nothing to do.
  * - Writes of keys the `fence` names (leader-only keys) go through a script that checks
  *   `leader:fence` still equals this agent's token; otherwise, and when this agent does not lead,
  *   they throw {@link FencedError} and nothing is written.
@@ -141,12 +157,12 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
       return raw === null || raw === undefined ? undefined : (JSON.parse(String(raw)) as T);
     },
 
-    async set(key, value) {
+    async set(key, value, writeOptions) {
       requireOpen(state, 'write');
       const json = JSON.stringify(value);
       if (json === undefined)
         throw new TypeError(`cannot store ${typeof value} under "${key}": values are JSON; use delete() to remove a key`);
-      await write(state, key, json);
+      await write(state, key, json, writeOptions?.durable === true);
     },
 
     async delete(key) {

@@ -313,7 +313,7 @@ async function start(v: VotesState, context: CapabilityContext<VotesEvents>): Pr
   const hooks = makeHooks(v, context);
   v.readiness = createVotesReadiness(context.readiness, VOTES_COMPONENT);
   const ledger = (v.ledger = makeLedger(v, context));
-  const redis = options.redis ? { redis: options.redis.connection } : {};
+  const redis = options.redis ? { redis: options.redis.connection, leadership: options.leadership } : {};
   const reminderStore = config.votes.reminders.enabled ? reminderStoreFor(context, { kind: reminderKind(v), ...redis }) : undefined;
   const { logger, metrics, now, emit } = context;
   const running = createVotePipeline({ ...options.pipeline, ledger, hooks, logger, metrics, now, emit });

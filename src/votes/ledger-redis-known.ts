@@ -10,6 +10,8 @@
 export interface KnownKeys {
   readonly capacity: number;
   has(key: string): boolean;
+  /** Whether `key` is held (pending or lettered as far as this agent knows). */
+  isHeld(key: string): boolean;
   /** Holds `key` (pending or lettered); `lettered` keeps it held through `release`. */
   hold(key: string, forgetAt: number, lettered?: boolean): void;
   /** Remembers `key` until `forgetAt` (epoch ms; `Infinity` holds it). */
@@ -46,6 +48,7 @@ export function createKnownKeys(capacity: number): KnownKeys {
   return {
     capacity,
     has: (key) => keys.has(key),
+    isHeld: (key) => (keys.get(key) ?? 1) <= 0,
     hold,
     remember(key, forgetAt) {
       if (forgetAt === Infinity) return hold(key, forgetAt);

@@ -3,7 +3,7 @@ import { redisFailure } from '../redis/connection.js';
 import { StoreError } from '../store/errors.js';
 import { createWriteQueue } from './ledger-redis-queue.js';
 import { parseCounts } from './ledger-redis-scripts.js';
-import { claim, COMPACT_BATCH, forgetAt, type RedisVoteLedgerState } from './ledger-redis-state.js';
+import { claim, COMPACT_BATCH, forgetAt, recordKey, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import { copyVote } from './ledger-state.js';
 import type { LedgerEntry } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
@@ -113,7 +113,11 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
     });
     for (const entry of entries) r.known.hold(entry.vote.key, forgetAt(r, entry.vote));
     const apply = async (args: readonly (string | number)[]) => {
-      r.counts = parseCounts(await r.scripts.apply.run(r.keys, [r.recordPrefix, r.now(), r.keepKeysForMs, ...args]));
+      // Each write is `op, key, hook, payload`: its record is declared after the ledger's keys.
+      const records = args.filter((_, i) => i % 4 === 1).map((key) => recordKey(r, String(key)));
+      r.counts = parseCounts(await r.scripts.apply.run([...r.keys, ...records], [r.now(), r.keepKeysForMs, ...args]));
+      // A hook's completion is final only once the replicas have it; unconfirmed, it stays queued.
+      await r.connection.confirm(`${args.length / 4} vote ledger change(s)`);
     };
     r.queue = createWriteQueue({ connection, logger: r.logger, apply });
     r.heartbeatTimer = setInterval(() => void beat(r), timerDelay(Math.max(10, Math.floor(leaseMs / 3))));

@@ -5,20 +5,23 @@ import type { DeadLetter, LedgerEntry, Vote } from './types.js';
  * runs atomically in Redis: that is what makes two agents recording the same vote, or sweeping
  * the same orphan, end with exactly one winner.
  *
- * Every script takes the same four keys and its first argument is the prefix of vote records:
+ * Every script declares every key it touches in `KEYS` (none is built inside a script), so that
+ * they run on a Redis Cluster, where every key of the agent shares one hash tag. The first four:
  *
  * - `KEYS[1]` `votes:pending` (hash: vote key → agent ID running its hooks)
  * - `KEYS[2]` `votes:dead` (hash: `<vote key>|<hook>` → `<seq> <forget at> <letter JSON>`)
  * - `KEYS[3]` `votes:index` (sorted set: vote key → forget-at ms, `+inf` while pending or lettered)
  * - `KEYS[4]` `votes:seq` (counter: the order of records and letters)
- * - `ARGV[1]` `<prefix>vote:`; a record `<prefix>vote:<key>` is a hash: `v` the vote JSON, `s` its
- *   sequence number, `d` hooks done (JSON array), `dl` hooks dead-lettered and not yet taken
- *   (JSON array), `c` `1` once complete, `f` when it may be forgotten (expiresAt + keepKeysFor).
+ *
+ * and after them the records the call is about, `<prefix>vote:<key>`, each a hash: `v` the vote
+ * JSON, `s` its sequence number, `d` hooks done (JSON array), `dl` hooks dead-lettered and not yet
+ * taken (JSON array), `c` `1` once complete, `f` when it may be forgotten (expiresAt + keepKeysFor).
+ * What a sweep must first find (the pending entries, the dead letters, the records due) is read by
+ * a command or {@link READ_HASH} first; the script that acts checks again that it is still so.
  *
  * A record has no TTL while pending or lettered (its hooks are owed, however old the vote); once
  * finished it gets `PEXPIRE` until its forget-at (by the agent's clock), so Redis bounds the
- * ledger even if no agent compacts. Vote keys in records are not declared in `KEYS`: the ledger
- * needs one Redis (or a primary with replicas), not Redis Cluster.
+ * ledger even if no agent compacts.
  *
  * Each script ends with {@link COUNTS}: `{pending, dead letters, keys}`, the sizes `stats()` shows.
  */
@@ -49,39 +52,48 @@ local function counts()
 end
 `;
 
+/** A hash as a flat list, `field, value, ...` (RESP2 and RESP3 alike): what a sweep looks at first. */
+export const READ_HASH = `return redis.call('HGETALL', KEYS[1])`;
+
 /**
- * `ARGV[2]` the agent ID, then `key, vote JSON, forget-at` per vote. Creates each record that does
- * not exist (a key twice in one batch: once), files it as pending under this agent. Replies
- * `{new keys, counts}`: the cross-agent dedupe point.
+ * `ARGV[1]` the agent ID, then `key, vote JSON, forget-at` per vote, its record `KEYS[4 + n]`.
+ * Creates each record that does not exist (a key twice in one batch: once), files it as pending
+ * under this agent. Replies `{new keys, counts}`: the cross-agent dedupe point.
  */
 export const RECORD_PENDING = `${HELPERS}
 local fresh = {}
-for i = 3, #ARGV, 3 do
+for n = 1, (#ARGV - 1) / 3 do
+  local i = 2 + (n - 1) * 3
   local key = ARGV[i]
-  local record = ARGV[1] .. key
+  local record = KEYS[4 + n]
   if redis.call('EXISTS', record) == 0 then
     local seq = redis.call('INCR', KEYS[4])
     redis.call('HSET', record, 'v', ARGV[i + 1], 's', seq, 'd', '[]', 'dl', '[]', 'c', '0', 'f', ARGV[i + 2])
-    redis.call('HSET', KEYS[1], key, ARGV[2])
+    redis.call('HSET', KEYS[1], key, ARGV[1])
     redis.call('ZADD', KEYS[3], '+inf', key)
     fresh[#fresh + 1] = key
   end
 end
+-- A write even when nothing is new: WAIT then confirms what the replication stream holds up to
+-- now (another agent's record of the same vote among it), not this connection's last write alone.
+if #fresh == 0 then redis.call('INCRBY', KEYS[4], 0) end
 return {fresh, counts()}
 `;
 
 /**
- * `ARGV[2]` now (epoch ms, the agent's clock), `ARGV[3]` keepKeysFor (ms), then `op, key, hook,
- * payload` per write, applied in order: `h` hook done, `c` complete, `d` dead letter (payload
- * `<forget at> <letter JSON>`). A vote finishing after its forget-at (a late one, caught up from
- * the cursor) is kept keepKeysFor from now, so the retries that follow it are still recognised.
- * Every write is idempotent, so a batch whose reply was lost (a timeout) may safely be sent again.
+ * `ARGV[1]` now (epoch ms, the agent's clock), `ARGV[2]` keepKeysFor (ms), then `op, key, hook,
+ * payload` per write, its record `KEYS[4 + n]`, applied in order: `h` hook done, `c` complete, `d`
+ * dead letter (payload `<forget at> <letter JSON>`). A vote finishing after its forget-at (a late
+ * one, caught up from the cursor) is kept keepKeysFor from now, so the retries that follow it are
+ * still recognised. Every write is idempotent, so a batch whose reply was lost (a timeout) may
+ * safely be sent again.
  */
 export const APPLY_WRITES = `${HELPERS}
-local now = tonumber(ARGV[2])
-for i = 4, #ARGV, 4 do
+local now = tonumber(ARGV[1])
+for n = 1, (#ARGV - 2) / 4 do
+  local i = 3 + (n - 1) * 4
   local op, key, hook, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local record = ARGV[1] .. key
+  local record = KEYS[4 + n]
   local exists = redis.call('EXISTS', record) == 1
   if op == 'h' then
     if exists then
@@ -96,7 +108,7 @@ for i = 4, #ARGV, 4 do
     if exists then
       redis.call('HSET', record, 'c', '1')
       if #list(redis.call('HGET', record, 'dl')) == 0 then
-        local forgetAt = math.max(tonumber(redis.call('HGET', record, 'f')) or 0, now + tonumber(ARGV[3]))
+        local forgetAt = math.max(tonumber(redis.call('HGET', record, 'f')) or 0, now + tonumber(ARGV[2]))
         redis.call('ZADD', KEYS[3], forgetAt, key)
         redis.call('PEXPIRE', record, math.max(1, math.floor(forgetAt - now)))
       end
@@ -115,30 +127,27 @@ for i = 4, #ARGV, 4 do
     end
   end
 end
+-- Always a write, so that WAIT confirms this batch even when each write was there already (a retry).
+redis.call('INCRBY', KEYS[4], 0)
 return counts()
 `;
 
 /**
- * `ARGV[2]` the agent ID, `ARGV[3]` the agents' heartbeat prefix (`<prefix>agent:`, or '' to
- * claim no other agent's votes), `ARGV[4]`
- * `1` to include every entry pending under this agent, then vote keys to include if they are
- * pending under this agent. Claims every pending entry whose owner's heartbeat is gone (it is
- * this agent's from now on) and replies `{{key, vote, seq, done, lettered}..., counts}` with the
- * claimed and included entries. A pending entry whose record is gone (nothing to run) is dropped.
+ * `ARGV[1]` the agent ID, then `key, owner` per pending entry a sweep found, its record
+ * `KEYS[3 + 2n]` and its owner's heartbeat `KEYS[4 + 2n]`. An entry still pending under that
+ * owner is included when the owner is this agent, and claimed (it is this agent's from now on)
+ * when the owner's heartbeat is gone. Replies `{{key, vote, seq, done, lettered}..., counts}` with
+ * the claimed and included entries. A pending entry whose record is gone (nothing to run) is dropped.
  */
 export const CLAIM_PENDING = `${HELPERS}
-local also = {}
-for i = 5, #ARGV do also[ARGV[i]] = true end
 local out = {}
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  local key, owner = all[i], all[i + 1]
-  local mine = owner == ARGV[2]
-  local claim = ARGV[3] ~= '' and (not mine) and redis.call('EXISTS', ARGV[3] .. owner) == 0
-  if claim or (mine and (ARGV[4] == '1' or also[key])) then
-    local record = redis.call('HMGET', ARGV[1] .. key, 'v', 's', 'd', 'dl')
+for n = 1, (#ARGV - 1) / 2 do
+  local key, owner = ARGV[2 * n], ARGV[2 * n + 1]
+  local mine = owner == ARGV[1]
+  if redis.call('HGET', KEYS[1], key) == owner and (mine or redis.call('EXISTS', KEYS[4 + 2 * n]) == 0) then
+    local record = redis.call('HMGET', KEYS[3 + 2 * n], 'v', 's', 'd', 'dl')
     if record[1] then
-      if claim then redis.call('HSET', KEYS[1], key, ARGV[2]) end
+      if not mine then redis.call('HSET', KEYS[1], key, ARGV[1]) end
       out[#out + 1] = {key, record[1], record[2] or '0', record[3] or '[]', record[4] or '[]'}
     else
       redis.call('HDEL', KEYS[1], key)
@@ -149,27 +158,21 @@ return {out, counts()}
 `;
 
 /**
- * `ARGV[2]` the agent ID, `ARGV[3]` the hook ('' for any), `ARGV[4]` `1` when vote keys follow
- * (only those), then the keys. Removes the matching dead letters and makes their votes pending
- * again under this agent for those hooks (re-creating a record that is gone from the letter).
- * Replies `{letters taken (stored form), counts}`.
+ * `ARGV[1]` the agent ID, then `field, key, hook` per dead letter to take, its record
+ * `KEYS[4 + n]`. Removes each letter still there and makes its vote pending again under this
+ * agent for that hook (re-creating a record that is gone from the letter). Replies `{letters taken
+ * (stored form), counts}`.
  */
 export const TAKE_DEAD_LETTERS = `${HELPERS}
-local wanted = nil
-if ARGV[4] == '1' then
-  wanted = {}
-  for i = 5, #ARGV do wanted[ARGV[i]] = true end
-end
 local taken = {}
-local all = redis.call('HGETALL', KEYS[2])
-for i = 1, #all, 2 do
-  local field, value = all[i], all[i + 1]
-  local cut = string.find(field, '|[^|]*$')
-  local key, hook = string.sub(field, 1, cut - 1), string.sub(field, cut + 1)
-  if (ARGV[3] == '' or hook == ARGV[3]) and (wanted == nil or wanted[key]) then
+for n = 1, (#ARGV - 1) / 3 do
+  local i = 2 + (n - 1) * 3
+  local field, key, hook = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local value = redis.call('HGET', KEYS[2], field)
+  if value then
     redis.call('HDEL', KEYS[2], field)
     taken[#taken + 1] = value
-    local record = ARGV[1] .. key
+    local record = KEYS[4 + n]
     if redis.call('EXISTS', record) == 1 then
       redis.call('HSET', record, 'dl', encode(without(list(redis.call('HGET', record, 'dl')), hook)), 'c', '0')
     else
@@ -183,36 +186,39 @@ for i = 1, #all, 2 do
     end
     redis.call('PERSIST', record)
     redis.call('ZADD', KEYS[3], '+inf', key)
-    redis.call('HSET', KEYS[1], key, ARGV[2])
+    redis.call('HSET', KEYS[1], key, ARGV[1])
   end
 end
 return {taken, counts()}
 `;
 
 /**
- * `ARGV[2]` now (epoch ms), `ARGV[3]` at most this many keys, `ARGV[4]` `1` to also drop pending
- * entries whose record is gone. Forgets finished records whose forget-at is before `now` (a
- * record found pending or lettered again goes back to `+inf`). Replies `{keys looked at, counts}`:
- * the caller repeats while it looked at `ARGV[3]`.
+ * `ARGV[1]` now (epoch ms), `ARGV[2]` how many due keys follow, then those keys (found by
+ * `ZRANGEBYSCORE` of the index), then pending keys to check; each key's record follows the four
+ * in `KEYS`, in the same order. Forgets finished records still due before `now` (a record found
+ * pending or lettered again goes back to `+inf`); drops the pending entries checked whose record
+ * is gone. Replies the counts.
  */
 export const COMPACT = `${HELPERS}
-local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, key in ipairs(due) do
-  local record = ARGV[1] .. key
-  local state = redis.call('HMGET', record, 'c', 'dl')
-  if state[1] == '1' and #list(state[2]) == 0 or not state[1] then
-    redis.call('DEL', record)
-    redis.call('ZREM', KEYS[3], key)
-  else
-    redis.call('ZADD', KEYS[3], '+inf', key)
+local now, due = tonumber(ARGV[1]), tonumber(ARGV[2])
+for n = 1, due do
+  local key, record = ARGV[2 + n], KEYS[4 + n]
+  local score = tonumber(redis.call('ZSCORE', KEYS[3], key))
+  if score and score < now then
+    local state = redis.call('HMGET', record, 'c', 'dl')
+    if state[1] == '1' and #list(state[2]) == 0 or not state[1] then
+      redis.call('DEL', record)
+      redis.call('ZREM', KEYS[3], key)
+    else
+      redis.call('ZADD', KEYS[3], '+inf', key)
+    end
   end
 end
-if ARGV[4] == '1' then
-  for _, key in ipairs(redis.call('HKEYS', KEYS[1])) do
-    if redis.call('EXISTS', ARGV[1] .. key) == 0 then redis.call('HDEL', KEYS[1], key) end
-  end
+for n = due + 1, #ARGV - 2 do
+  local key = ARGV[2 + n]
+  if redis.call('EXISTS', KEYS[4 + n]) == 0 then redis.call('HDEL', KEYS[1], key) end
 end
-return {#due, counts()}
+return counts()
 `;
 
 /** Deletes this agent's heartbeat if it is still this instance's (`ARGV[1]` its nonce). */

@@ -26,11 +26,15 @@ export interface RedisVoteLedgerState {
   readonly description: string;
   /** pending, dead letters, vote index, vote sequence: the keys of every script. */
   readonly keys: string[];
+  /** `<prefix>vote:`: a vote's record is this and its key (declared in every script that touches it). */
   readonly recordPrefix: string;
+  /** `<prefix>agent:`: an agent's heartbeat is this and its ID. */
   readonly agentPrefix: string;
   readonly adoptOrphans: boolean;
   readonly heartbeatKey: string;
   readonly releaseHeartbeat: ReturnType<RedisConnection['script']>;
+  /** {@link READ_HASH}: a hash as a flat list. */
+  readonly readHash: ReturnType<RedisConnection['script']>;
   readonly scripts: Scripts;
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   counts: LedgerCounts;
@@ -65,23 +69,61 @@ export function requireOpen(r: RedisVoteLedgerState, action: string): void {
 export async function run(
   r: RedisVoteLedgerState,
   script: keyof Scripts,
+  keys: readonly string[],
   args: readonly (string | number)[],
   doing: string,
 ): Promise<unknown> {
   try {
-    return await r.scripts[script].run(r.keys, args);
+    return await r.scripts[script].run(keys, args);
   } catch (error) {
     throw redisFailure(doing, error);
   }
 }
 
-/** Claims orphans (and with `own`, re-reads this agent's pending votes); keeps the sizes. */
+/** The record of vote `key`. */
+export const recordKey = (r: RedisVoteLedgerState, key: string) => r.recordPrefix + key;
+
+/** Entries one claim script looks at (each declares two keys). */
+const CLAIM_BATCH = 500;
+
+/** `field, value, ...` of a hash (read by a script: a flat list whatever the protocol). */
+async function readHash(r: RedisVoteLedgerState, key: string, doing: string): Promise<Array<[string, string]>> {
+  let flat: unknown;
+  try {
+    flat = await r.readHash.run([key], []);
+  } catch (error) {
+    throw redisFailure(doing, error);
+  }
+  const list = Array.isArray(flat) ? flat.map(String) : [];
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < list.length; i += 2) pairs.push([list[i]!, list[i + 1]!]);
+  return pairs;
+}
+
+/**
+ * Claims orphans (and with `own`, re-reads this agent's pending votes); keeps the sizes. The
+ * pending entries are read first; the script then takes each one still pending under the owner
+ * seen, and claims it only if that owner's heartbeat is still gone.
+ */
 export async function claim(r: RedisVoteLedgerState, own: boolean, also: readonly string[] = []): Promise<LedgerEntry[]> {
-  const args = [r.recordPrefix, r.agentId, r.adoptOrphans ? r.agentPrefix : '', own ? '1' : '0', ...also];
-  const reply = (await run(r, 'claim', args, 'read the pending votes')) as [unknown[], unknown];
-  r.counts = parseCounts(reply[1]);
-  const entries = parseEntries(reply[0]);
+  const wanted = new Set(also);
+  const pending = await readHash(r, r.keys[0]!, 'read the pending votes');
+  const candidates = pending.filter(([key, owner]) => (owner === r.agentId ? own || wanted.has(key) : r.adoptOrphans));
+  const rows: unknown[] = [];
+  for (let first = 0; first === 0 || first < candidates.length; first += CLAIM_BATCH) {
+    const batch = candidates.slice(first, first + CLAIM_BATCH);
+    const keys = [...r.keys, ...batch.flatMap(([key, owner]) => [recordKey(r, key), r.agentPrefix + owner])];
+    const args = [r.agentId, ...batch.flat()];
+    let reply: [unknown[], unknown];
+    try {
+      reply = (await r.scripts.claim.run(keys, args)) as [unknown[], unknown];
+    } catch (error) {
+      throw redisFailure('read the pending votes', error);
+    }
+    r.counts = parseCounts(reply[1]);
+    rows.push(...reply[0]);
+  }
+  const entries = parseEntries(rows);
   for (const entry of entries) r.known.hold(entry.vote.key, forgetAt(r, entry.vote));
   return entries;
 }
-

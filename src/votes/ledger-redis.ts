@@ -11,11 +11,12 @@ import {
   letterPayload,
   parseCounts,
   parseLetters,
+  READ_HASH,
   RECORD_PENDING,
   RELEASE_HEARTBEAT,
   TAKE_DEAD_LETTERS,
 } from './ledger-redis-scripts.js';
-import { COMPACT_BATCH, forgetAt, requireOpen, run, type RedisVoteLedgerState } from './ledger-redis-state.js';
+import { COMPACT_BATCH, forgetAt, recordKey, requireOpen, run, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import type { DeadLetterFilter } from './ledger-state.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteLedger } from './types.js';
 
@@ -145,6 +146,7 @@ function redisLedgerState(options: RedisVoteLedgerOptions): RedisVoteLedgerState
     adoptOrphans: options.adoptOrphans ?? true,
     heartbeatKey: key(REDIS_KEYS.agent(agentId)),
     releaseHeartbeat: connection.script(RELEASE_HEARTBEAT),
+    readHash: connection.script(READ_HASH),
     scripts: {
       recordPending: connection.script(RECORD_PENDING),
       apply: connection.script(APPLY_WRITES),
@@ -186,14 +188,21 @@ function write(r: RedisVoteLedgerState, action: string, what: string, args: stri
 async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): Promise<Vote[]> {
   requireOpen(r, 'record votes in');
   if (votes.length === 0) return [];
-  const args: (string | number)[] = [r.recordPrefix, r.agentId];
+  // What this agent knew before Redis answers: a key it knew that Redis calls new was lost there.
+  const knew = new Map(votes.filter((vote) => r.known.has(vote.key)).map((vote) => [vote.key, r.known.isHeld(vote.key)]));
+  const args: (string | number)[] = [r.agentId];
   for (const vote of votes) args.push(vote.key, JSON.stringify(vote), forgetAt(r, vote));
+  const keys = [...r.keys, ...votes.map((vote) => recordKey(r, vote.key))];
   let reply: [unknown[], unknown];
   try {
-    reply = (await r.scripts.recordPending.run(r.keys, args)) as [unknown[], unknown];
+    reply = (await r.scripts.recordPending.run(keys, args)) as [unknown[], unknown];
+    // Not taken (a webhook answered 2xx, the cursor moved past it) until the replicas have it:
+    // a failover could take it back. A duplicate is confirmed too (the other agent's record).
+    await r.connection.confirm(`the record of ${votes.length} vote(s)`);
   } catch (error) {
-    // The script may have run and its reply been lost: if so these votes are pending under this
-    // agent, and nothing would run them until it restarts. The next sweep looks them up.
+    // The script may have run and its reply been lost, or its write not be confirmed: if so these
+    // votes are pending under this agent, and nothing would run them until it restarts. The next
+    // sweep looks them up.
     if (r.uncertain.size < MAX_UNCERTAIN) for (const vote of votes) r.uncertain.add(vote.key);
     throw redisFailure(`record ${votes.length} vote(s) as pending`, error);
   }
@@ -201,7 +210,13 @@ async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): P
   const fresh = new Set(reply[0].map(String));
   const accepted: Vote[] = [];
   for (const vote of votes) {
-    if (fresh.delete(vote.key)) {
+    if (fresh.has(vote.key) && knew.has(vote.key)) {
+      fresh.delete(vote.key);
+      forgottenByRedis(r, vote, knew.get(vote.key) === true);
+    } else if (fresh.delete(vote.key)) {
+      // Recorded by this call: an earlier call's uncertain outcome for it no longer matters (the
+      // sweep would run it a second time, beside the job this call starts).
+      r.uncertain.delete(vote.key);
       r.known.hold(vote.key, forgetAt(r, vote));
       accepted.push(vote);
     } else r.known.remember(vote.key, forgetAt(r, vote));
@@ -209,10 +224,46 @@ async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): P
   return accepted;
 }
 
+/**
+ * A vote this agent knew (recorded, seen, or running here) that Redis took as new: Redis lost its
+ * record (a failover that took back writes, a restart without its append-only file). The agent's
+ * memory is the second duplicate check: the vote is not run again. Running here, its job finishes
+ * it; known otherwise, its new record is marked finished at once, so no sweep runs it either.
+ */
+function forgottenByRedis(r: RedisVoteLedgerState, vote: Vote, runningHere: boolean): void {
+  r.logger.warn(
+    { vote: vote.key, runningHere },
+    'vote ledger: Redis had lost the record of a vote this agent knew (a failover?): taken as a duplicate, not run again',
+  );
+  if (runningHere) return;
+  r.known.remember(vote.key, forgetAt(r, vote));
+  write(r, 'record a finished vote in', `record vote ${vote.key} as finished`, ['c', vote.key, '', '']).catch(() => undefined);
+}
+
 async function takeDeadLetters(r: RedisVoteLedgerState, filter: DeadLetterFilter | undefined): Promise<DeadLetter[]> {
   requireOpen(r, 'take dead letters from');
-  const args = [r.recordPrefix, r.agentId, filter?.hook ?? '', filter?.keys === undefined ? '0' : '1', ...(filter?.keys ?? [])];
-  const reply = (await run(r, 'take', args, 'take dead letters')) as [unknown[], unknown];
+  const wanted = filter?.keys === undefined ? undefined : new Set(filter.keys);
+  let fields: unknown;
+  try {
+    fields = await r.connection.client.sendCommand(['HKEYS', r.keys[1] as string]);
+  } catch (error) {
+    throw redisFailure('take dead letters', error);
+  }
+  // A field is `<vote key>|<hook>`; a vote key may hold `|`, a hook name does not.
+  const chosen = (Array.isArray(fields) ? fields.map(String) : [])
+    .map((field) => {
+      const cut = field.lastIndexOf('|');
+      return { field, key: field.slice(0, cut), hook: field.slice(cut + 1) };
+    })
+    .filter(({ key, hook }) => (filter?.hook === undefined || filter.hook === hook) && (wanted === undefined || wanted.has(key)));
+  const args = [r.agentId, ...chosen.flatMap(({ field, key, hook }) => [field, key, hook])];
+  const keys = [...r.keys, ...chosen.map(({ key }) => recordKey(r, key))];
+  let reply: [unknown[], unknown];
+  try {
+    reply = (await r.scripts.take.run(keys, args)) as [unknown[], unknown];
+  } catch (error) {
+    throw redisFailure('take dead letters', error);
+  }
   r.counts = parseCounts(reply[1]);
   const letters = parseLetters(reply[0]);
   for (const letter of letters) r.known.hold(letter.key, forgetAt(r, letter.vote));
@@ -231,12 +282,30 @@ async function deadLetters(r: RedisVoteLedgerState): Promise<DeadLetter[]> {
 
 async function compact(r: RedisVoteLedgerState, time: number): Promise<void> {
   requireOpen(r, 'compact');
-  for (let first = true; ; first = false) {
-    const args = [r.recordPrefix, Math.floor(time), COMPACT_BATCH, first ? '1' : '0'];
-    const reply = (await run(r, 'compact', args, 'compact the vote ledger')) as [number, unknown];
-    r.counts = parseCounts(reply[1]);
-    if (Number(reply[0]) < COMPACT_BATCH) break;
+  const now = Math.floor(time);
+  const compactWith = async (due: readonly string[], pending: readonly string[]) => {
+    const keys = [...r.keys, ...[...due, ...pending].map((key) => recordKey(r, key))];
+    r.counts = parseCounts(await run(r, 'compact', keys, [now, due.length, ...due, ...pending], 'compact the vote ledger'));
+  };
+  for (;;) {
+    const range = ['ZRANGEBYSCORE', r.keys[2]!, '-inf', `(${now}`, 'LIMIT', '0', String(COMPACT_BATCH)];
+    const due = await readList(r, range, 'compact the vote ledger');
+    await compactWith(due, []);
+    if (due.length < COMPACT_BATCH) break;
   }
+  // Pending entries whose record is gone (a flushed or hand-edited Redis): nothing to run.
+  const pending = await readList(r, ['HKEYS', r.keys[0]!], 'compact the vote ledger');
+  for (let first = 0; first < pending.length; first += COMPACT_BATCH) await compactWith([], pending.slice(first, first + COMPACT_BATCH));
   r.known.forget(time);
 }
 
+
+/** A command's reply as a list of strings. */
+async function readList(r: RedisVoteLedgerState, command: string[], doing: string): Promise<string[]> {
+  try {
+    const reply = await r.connection.client.sendCommand(command);
+    return Array.isArray(reply) ? reply.map(String) : [];
+  } catch (error) {
+    throw redisFailure(doing, error);
+  }
+}

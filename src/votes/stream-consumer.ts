@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
+import { clusterPrefix } from '../redis/cluster.js';
 import {
   createRedisConnection,
   defaultAgentId,
@@ -31,11 +32,11 @@ export interface StreamVoteContext {
   deliveries: number;
 }
 
-/** Options of {@link createVoteConsumer}: `sentinel` (with `username` and `password`) as `state.redis`'s, instead of `url`. */
-export interface VoteConsumerOptions extends Pick<RedisConnectionOptions, 'sentinel' | 'username' | 'password'> {
-  /** A Redis URL (`state.redis.url`), or `sentinel`; the consumer opens its own connections (blocking reads need one). */
+/** Options of {@link createVoteConsumer}: `sentinel` or `cluster` (with `username` and `password`) as `state.redis`'s, instead of `url`. */
+export interface VoteConsumerOptions extends Pick<RedisConnectionOptions, 'sentinel' | 'cluster' | 'username' | 'password'> {
+  /** A Redis URL (`state.redis.url`), or `sentinel`, or `cluster`; the consumer opens its own connections (blocking reads need one). */
   url?: string;
-  /** `state.redis.prefix`. Default `listing-agent:`. */
+  /** `state.redis.prefix`. Default `listing-agent:`; with `cluster`, made a hash tag as the agent makes it (`{listing-agent}:`). */
   prefix?: string;
   /** `votes.stream.key`. Default `votes:stream`. */
   key?: string;
@@ -165,16 +166,16 @@ interface ConsumerState {
 }
 
 function consumerState(options: VoteConsumerOptions): ConsumerState {
-  const prefix = options.prefix ?? VOTE_CONSUMER_DEFAULTS.prefix;
-  const streamKey = prefix + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
+  const given = options.prefix ?? VOTE_CONSUMER_DEFAULTS.prefix;
+  const streamKey = (options.cluster === undefined ? given : clusterPrefix(given)) + (options.key ?? VOTE_CONSUMER_DEFAULTS.key);
   const group = options.group ?? VOTE_CONSUMER_DEFAULTS.group;
   const consumer = options.consumer ?? defaultAgentId();
   const claimIdleMs = options.claimIdleMs ?? VOTE_CONSUMER_DEFAULTS.claimIdleMs;
   const blockMs = options.blockMs ?? VOTE_CONSUMER_DEFAULTS.blockMs;
   const logger = (options.logger ?? silentLogger).child({ stream: streamKey, group, consumer });
   const base = {
-    ...{ url: options.url, sentinel: options.sentinel, username: options.username, password: options.password },
-    prefix,
+    ...{ url: options.url, sentinel: options.sentinel, cluster: options.cluster, username: options.username, password: options.password },
+    prefix: given,
     clientName: 'listing-agent-consumer',
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.reconnectDelaysMs ? { reconnectDelaysMs: options.reconnectDelaysMs } : {}),

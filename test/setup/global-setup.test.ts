@@ -33,8 +33,9 @@ describe('the table of system programs', () => {
   });
 
   it('lists every file that starts a redis-server, so none fails on a machine without one', () => {
-    // startTestSentinels() starts its primary and replica with startTestRedis().
-    const starting = files.filter(({ text }) => text.includes('startTestRedis(') || text.includes('startTestSentinels(')).map(({ file }) => file);
+    // startTestSentinels() and startTestCluster() start their servers with startTestRedis().
+    const starters = ['startTestRedis(', 'startTestSentinels(', 'startTestCluster('];
+    const starting = files.filter(({ text }) => starters.some((starter) => text.includes(starter))).map(({ file }) => file);
     const redis = SYSTEM_PROGRAMS.find((program) => program.name === 'redis-server')!;
     expect(starting.sort()).toEqual([...redis.testFiles].sort());
   });

@@ -85,13 +85,13 @@ function replicaList(replicas: readonly ReplicaFact[]): string {
   return replicas.map((r) => `${r.address} ${r.state}${r.lagS === undefined ? '' : `, lag ${r.lagS} s`}`).join('; ');
 }
 
-/** `redis.role`: a primary, with its replicas. */
-export function roleOutcome(facts: TopologyFacts, sentinel: boolean): CheckOutcome {
+/** `redis.role`: a primary, with its replicas; `followed` when a failover is expected (Sentinels, a cluster). */
+export function roleOutcome(facts: TopologyFacts, followed: boolean): CheckOutcome {
   const details = { role: 'primary', address: facts.address, replicas: facts.replicas.map((r) => r.address) };
   const { replicas } = facts;
   if (replicas.length === 0) {
-    if (sentinel) {
-      const summary = `primary ${facts.address} has no replica: the Sentinels have nothing to promote if it fails`;
+    if (followed) {
+      const summary = `primary ${facts.address} has no replica: there is nothing to promote if it fails`;
       return warn(summary, 'start a replica of it (replicaof <primary host> <port>)', details);
     }
     return ok(`primary ${facts.address}, a single server: no replica to fail over to`, details);
@@ -168,6 +168,6 @@ function topologyCheck(name: string, outcome: (facts: TopologyFacts, deps: Docto
 }
 
 export const redisRoleCheck = topologyCheck('redis.role', (facts, deps) =>
-  roleOutcome(facts, deps.config.state.redis?.sentinel !== undefined));
+  roleOutcome(facts, deps.config.state.redis?.sentinel !== undefined || deps.config.state.redis?.cluster !== undefined));
 export const redisAppendonlyCheck = topologyCheck('redis.appendonly', appendonlyOutcome);
 export const redisReplicationCheck = topologyCheck('redis.replication', replicationOutcome);

@@ -8,7 +8,7 @@ import { errorMessage } from '../../errors.js';
 const NO_REDIS = 'state.redis is not set: one agent keeps its state in the state directory and leads alone';
 
 const REDIS_FIX =
-  'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL) or state.redis.sentinel; ' +
+  'start Redis, or fix state.redis.url (LISTING_AGENT_STATE_REDIS_URL), state.redis.sentinel or state.redis.cluster; ' +
   'is it reachable from this machine (firewall, TLS)?';
 /** The connection, or the `fail` that says Redis cannot be reached (for every check that needs it). */
 export async function redisOrOutcome(deps: DoctorDeps): Promise<RedisConnection | CheckOutcome> {
@@ -37,7 +37,7 @@ export const redisServerCheck: DoctorCheck = {
     const started = performance.now();
     let info: string;
     try {
-      info = String(await redis.client.info('server'));
+      info = String(await redis.client.sendCommand(['INFO', 'server']));
     } catch (error) {
       return fail(`${redis.describe()} is reached but refuses INFO: ${errorMessage(error)}`, REDIS_FIX);
     }

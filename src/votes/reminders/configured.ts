@@ -157,14 +157,17 @@ export async function startReminders(context: CapabilityContext<VotesEvents>, op
 /** Where the schedule is kept: this agent's journal in the state directory, memory, or the Redis every agent shares. */
 export function reminderStoreFor(
   context: CapabilityContext<VotesEvents>,
-  options: Pick<StartRemindersOptions, 'kind' | 'redis' | 'directory'>,
+  options: Pick<StartRemindersOptions, 'kind' | 'redis' | 'directory' | 'leadership'>,
 ): ReminderStore {
   const { config, logger } = context;
   const delayMs = config.votes.reminders.delay;
   if (options.kind === 'memory') return createLocalReminderStore({ delayMs });
   if (options.kind === 'file') return createLocalReminderStore({ directory: options.directory ?? stateDirectory(config), delayMs, logger });
   if (options.redis === undefined) throw new ListingAgentError('votes_ledger_redis', 'vote reminders on Redis need a Redis connection');
-  return createRedisReminderStore({ connection: options.redis, delayMs });
+  const { leadership } = options;
+  // Only the leader fires: each firing script checks its fencing token.
+  const fence = leadership === undefined ? {} : { fence: () => leadership.fencingToken };
+  return createRedisReminderStore({ connection: options.redis, delayMs, ...fence });
 }
 
 /** The reminder pipeline's ledger: its own, beside the rewards' (a directory, or a Redis namespace). */

@@ -1,5 +1,6 @@
 import { redisFailure, type RedisConnection } from '../../redis/connection.js';
 import { REDIS_KEYS } from '../../redis/keys.js';
+import { FencedError } from '../../store/errors.js';
 import type { ReminderStore } from './reminders.js';
 import type { DueReminder, ReminderRecord } from './schedule.js';
 
@@ -68,9 +69,20 @@ end
 return out
 `;
 
-/** `ARGV[1]` now, `ARGV[2]` limit: the lines due by now, with their due times (`line, due, line, due...`). */
-const DUE = `
-local slots = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+/**
+ * The firing scripts begin with the leader's fencing token (`ARGV[1]`, '' when not fenced): a
+ * leader that lost its lease (frozen, partitioned, on the far side of a failover) fires nothing,
+ * checked in the same script as the write. `KEYS[4]` is `leader:fence`.
+ */
+const FENCE = `
+if ARGV[1] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[1] then
+  return redis.error_reply('FENCED ' .. tostring(redis.call('GET', KEYS[4])))
+end
+`;
+
+/** `ARGV[2]` now, `ARGV[3]` limit: the lines due by now, with their due times (`line, due, line, due...`). */
+const DUE = `${FENCE}
+local slots = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
 for i = 1, #slots, 2 do
   local line = redis.call('HGET', KEYS[1], slots[i])
@@ -84,9 +96,12 @@ end
 return out
 `;
 
-/** `line, sent (1|0)` pairs: removes each line still its slot's, notes the sent ones; replies the next due time or false. */
-const REMOVE = `
-for i = 1, #ARGV, 2 do
+/**
+ * After the token, `line, sent (1|0)` pairs: removes each line still its slot's, notes the sent
+ * ones; replies the next due time or false.
+ */
+const REMOVE = `${FENCE}
+for i = 2, #ARGV, 2 do
   local line = ARGV[i]
   local slot = string.match(line, '^([^\\t]*\\t[^\\t]*)')
   if slot and redis.call('HGET', KEYS[1], slot) == line then
@@ -119,25 +134,46 @@ export interface RedisReminderStoreOptions {
   connection: RedisConnection;
   /** `votes.reminders.delay`. Default 0. */
   delayMs?: number;
+  /** The leader's fencing token (undefined while it does not lead): firing is refused without the newest. Default: not fenced. */
+  fence?: () => number | undefined;
+}
+
+const SCRIPTS = { schedule: SCHEDULE, due: DUE, remove: REMOVE, list: LIST };
+
+/** Runs the store's scripts on its keys: a `FENCED` reply as a {@link FencedError}, any other failure as Redis's. */
+function scriptRunner(connection: RedisConnection, keys: readonly string[]) {
+  const loaded = Object.fromEntries(Object.entries(SCRIPTS).map(([name, source]) => [name, connection.script(source)])) as Record<
+    keyof typeof SCRIPTS,
+    ReturnType<RedisConnection['script']>
+  >;
+  return async (script: keyof typeof SCRIPTS, args: readonly (string | number)[], doing: string): Promise<unknown> => {
+    try {
+      return await loaded[script].run(keys, args);
+    } catch (error) {
+      const fenced = error instanceof Error ? /^FENCED (.*)$/.exec(error.message) : null;
+      if (fenced) throw new FencedError(REDIS_KEYS.reminders, Number(args[0]), `the newest is ${fenced[1]}`);
+      throw redisFailure(doing, error);
+    }
+  };
+}
+
+/** The firing scripts' first argument: the token, or '' when not fenced; refused at once while not leading. */
+function fenceToken(fence: (() => number | undefined) | undefined): string {
+  if (fence === undefined) return '';
+  const held = fence();
+  if (held === undefined) throw new FencedError(REDIS_KEYS.reminders, undefined);
+  return String(held);
 }
 
 /** The {@link ReminderStore} every agent on a Redis shares. */
 export function createRedisReminderStore(options: RedisReminderStoreOptions): ReminderStore {
   const { connection } = options;
   const delayMs = options.delayMs ?? 0;
-  const keys = [connection.key(REDIS_KEYS.reminders), connection.key(REDIS_KEYS.remindersDue), connection.key(REDIS_KEYS.remindersSent)];
-  const scripts = { schedule: SCHEDULE, due: DUE, remove: REMOVE, list: LIST };
-  const loaded = Object.fromEntries(Object.entries(scripts).map(([name, source]) => [name, connection.script(source)])) as Record<
-    keyof typeof scripts,
-    ReturnType<RedisConnection['script']>
-  >;
-  const run = async (script: keyof typeof scripts, args: readonly (string | number)[], doing: string): Promise<unknown> => {
-    try {
-      return await loaded[script].run(keys, args);
-    } catch (error) {
-      throw redisFailure(doing, error);
-    }
-  };
+  // Every script gets the four keys, `leader:fence` last (for the firing ones).
+  const names = [REDIS_KEYS.reminders, REDIS_KEYS.remindersDue, REDIS_KEYS.remindersSent, REDIS_KEYS.fence];
+  const keys = names.map((key) => connection.key(key));
+  const run = scriptRunner(connection, keys);
+  const token = () => fenceToken(options.fence);
   /** The line each record given out came from: a record is removed by its line exactly as stored. */
   const lines = new WeakMap<ReminderRecord, string>();
   /** `line, due, line, due...` as due reminders (damaged lines left out). */
@@ -164,11 +200,12 @@ export function createRedisReminderStore(options: RedisReminderStoreOptions): Re
       return { scheduled: scheduled.length, replaced: codes.filter((code) => code === 2).length, soonest };
     },
     async due(now, limit) {
-      return reminders(await run('due', [now, limit], 'read the due reminders'));
+      return reminders(await run('due', [token(), now, limit], 'read the due reminders'));
     },
     async end(sent, skipped) {
       const ended = (r: ReminderRecord, wasSent: boolean) => [lines.get(r) ?? lineOf(r), wasSent ? '1' : '0'];
-      await run('remove', [...sent.flatMap((r) => ended(r, true)), ...skipped.flatMap((r) => ended(r, false))], 'remove fired reminders');
+      const endedLines = [...sent.flatMap((r) => ended(r, true)), ...skipped.flatMap((r) => ended(r, false))];
+      await run('remove', [token(), ...endedLines], 'remove fired reminders');
     },
     nextDue: async () => (await list(1))[0]?.due,
     list,

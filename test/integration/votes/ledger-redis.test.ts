@@ -305,4 +305,26 @@ describe.skipIf(withoutRedis)('the Redis vote ledger while Redis is down', () =>
     await redis.start();
     await connection.whenUp({ timeoutMs: 10_000 });
   });
+
+  it('takes a vote whose record Redis lost (a failover) as a duplicate when this agent knew it, and leaves it finished', async () => {
+    const connection = await connect();
+    const ledger = ledgerOn(connection, 'agent-a', { leaseMs: 10_000 });
+    await ledger.open();
+    const done = makeVote(1);
+    const running = makeVote(2);
+    await ledger.recordPending([done, running]);
+    await ledger.recordHookDone(done.key, 'pay');
+    await ledger.recordComplete(done.key);
+    // A failover that took back every write: the records and the index are gone.
+    const keys = (await connection.client.sendCommand(['KEYS', `${connection.prefix}vote*`])) as string[];
+    await connection.client.sendCommand(['DEL', ...keys.map(String)]);
+    await connection.client.sendCommand(['DEL', connection.key('votes', 'pending')]);
+    // The service sends both again: neither is run again; a stranger's vote still is.
+    const stranger = makeVote(3);
+    expect((await ledger.recordPending([done, running, stranger])).map((vote) => vote.key)).toEqual([stranger.key]);
+    await expect.poll(async () => (await connection.client.sendCommand(['HGET', connection.key('vote', done.key), 'c'])) as string).toBe('1');
+    // The one still running here stays pending under this agent, for its job to finish.
+    expect(await connection.client.sendCommand(['HGET', connection.key('votes', 'pending'), running.key])).toBe('agent-a');
+    await ledger.close();
+  });
 });

@@ -82,7 +82,9 @@ describe('LISTING_AGENT_* variables', () => {
     // the Sentinels' fields and the servers' user and password go with Sentinels.
     const withSentinels = name.startsWith('LISTING_AGENT_STATE_REDIS_SENTINEL_') || /^LISTING_AGENT_STATE_REDIS_(USERNAME|PASSWORD)$/.test(name);
     if (withSentinels) Object.assign(env, { LISTING_AGENT_STATE_REDIS_SENTINEL_MASTER_NAME: 'mymaster', LISTING_AGENT_STATE_REDIS_SENTINEL_NODES: '10.0.0.1:26379' }, { [name]: text });
-    else if ((name.startsWith('LISTING_AGENT_STATE_REDIS_') || name === 'LISTING_AGENT_VOTES_STREAM_ENABLED') && name !== 'LISTING_AGENT_STATE_REDIS_URL') env.LISTING_AGENT_STATE_REDIS_URL = 'redis://127.0.0.1:6379';
+    else if (name === 'LISTING_AGENT_STATE_REDIS_CLUSTER_NODES') {
+      // A cluster stands alone: no URL beside it.
+    } else if ((name.startsWith('LISTING_AGENT_STATE_REDIS_') || name === 'LISTING_AGENT_VOTES_STREAM_ENABLED') && name !== 'LISTING_AGENT_STATE_REDIS_URL') env.LISTING_AGENT_STATE_REDIS_URL = 'redis://127.0.0.1:6379';
     const built = buildConfig({ env });
     expect(valueAt(built.input, path)).toEqual(expected);
     expect(built.variables).toContain(name);
