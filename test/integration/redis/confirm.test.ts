@@ -25,9 +25,11 @@ import { sleep, tempDir, waitFor, webhooksFor } from '../agent/redis-fixture.js'
 const opened: RedisConnection[] = [];
 const agents: ListingAgent[] = [];
 let prefixes = 0;
+// Long enough for a replica on a loaded 2-core machine to answer WAIT; a frozen one never does.
+const CONFIRM_MS = 1_000;
 
 function connect(redis: TestRedis, options: { replicas?: number } = {}): Promise<RedisConnection> {
-  const connection = createRedisConnection({ url: redis.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: 300, reconnectDelaysMs: [50], ...options });
+  const connection = createRedisConnection({ url: redis.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: CONFIRM_MS, reconnectDelaysMs: [50], ...options });
   opened.push(connection);
   connection.start();
   return connection.whenUp({ timeoutMs: 5_000 }).then(() => connection);
@@ -76,14 +78,14 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     const second = voteAt('2', Date.now() - 1_000);
     const refused = await ledger.recordPending([second]).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RedisUnavailableError);
-    expect((refused as Error).message).toMatch(/not confirmed on 1 replica within 300 ms \(0 confirmed\): a failover could take it back/);
+    expect((refused as Error).message).toMatch(new RegExp(`not confirmed on 1 replica within ${CONFIRM_MS} ms \\(0 confirmed\\): a failover could take it back`));
     // A durable write (the checkpoint) is refused; one that may be lost is not waited for.
     await expect(store.set('votes:cursor:1', { cursor: 'b' }, { durable: true })).rejects.toThrow(/state key "votes:cursor:1" is not confirmed/);
     await store.set('agent:lastRun:a', { at: 1 });
     // No lease on a token that is not confirmed: it could be handed out again after a failover.
     const leadership = createRedisLeadership({ connection, agentId: 'a', leaseMs: 2_000 });
     leadership.start();
-    await sleep(800);
+    await sleep(CONFIRM_MS + 500);
     expect(leadership.isLeader).toBe(false);
 
     thaw();
@@ -103,7 +105,7 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
       await auto.confirm('a write');
       expect(performance.now() - started).toBeLessThan(200);
       const strict = await connect(single, { replicas: 1 });
-      await expect(strict.confirm('a write')).rejects.toThrow(/not confirmed on 1 replica within 300 ms \(0 confirmed\)/);
+      await expect(strict.confirm('a write')).rejects.toThrow(`not confirmed on 1 replica within ${CONFIRM_MS} ms (0 confirmed)`);
     } finally {
       await single.close();
     }
@@ -118,7 +120,7 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     const agent = createListingAgent({
       config: {
         service: { token: fx.projectToken, v1: emu.urls.v1, v0: emu.urls.v0 },
-        state: { directory: await tempDir('la-confirm-'), redis: { url: primary.url, lease: '2s', agentId: 'c', prefix: `confirm-agent-${(prefixes += 1)}:`, confirmTimeout: '300ms' } },
+        state: { directory: await tempDir('la-confirm-'), redis: { url: primary.url, lease: '2s', agentId: 'c', prefix: `confirm-agent-${(prefixes += 1)}:`, confirmTimeout: `${CONFIRM_MS}ms` } },
         health: { listen: '127.0.0.1:0' },
         votes: { enabled: true, pollInterval: '1h', lookback: '1h', hooks: [{ url: `${hook.url}/c`, name: 'reward', retries: 10 }] },
         webhooks: { enabled: true, listen: `127.0.0.1:${ports[0]}`, secrets },
@@ -140,7 +142,7 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     const frozenAt = Date.now();
     castVote();
     castVote();
-    await sleep(3_000);
+    await sleep(CONFIRM_MS + 2_500);
     const thawedAt = Date.now();
     thaw();
     await waitFor('every vote rewarded', () => new Set(hook.calls.map((c) => c.key)).size === cast.length, 20_000);
@@ -156,7 +158,7 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
 
   it('a leader that finds another server behind its endpoint (a failover) renews at once: kept when the lease is there, given up when lost', { timeout: 20_000 }, async () => {
     const endpoint = await startTcpEndpoint(primary.port);
-    const connection = createRedisConnection({ url: endpoint.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: 300, reconnectDelaysMs: [50] });
+    const connection = createRedisConnection({ url: endpoint.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: CONFIRM_MS, reconnectDelaysMs: [50] });
     opened.push(connection);
     connection.start();
     await connection.whenUp({ timeoutMs: 5_000 });
