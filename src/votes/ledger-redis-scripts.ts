@@ -221,6 +221,26 @@ end
 return counts()
 `;
 
+/**
+ * `ARGV[1]` the vote key, `ARGV[2]` the agent ID, `ARGV[3]` its heartbeat's nonce, `ARGV[4]` the
+ * lease (ms); `KEYS[1]` `votes:pending`, `KEYS[2]` the vote's record, `KEYS[3]` this agent's
+ * heartbeat. Replies 1 when this agent may retry a hook of the vote: it is pending under this
+ * agent (and then the heartbeat is renewed in the same step, so no sweep can claim the vote
+ * between this answer and the call), or neither pending nor finished (a record Redis lost: run
+ * it rather than lose it). Replies 0 when another agent holds it (a sweep took it over) or it is
+ * finished (the other agent completed it).
+ */
+export const HOLDS = `
+local owner = redis.call('HGET', KEYS[1], ARGV[1])
+if owner == ARGV[2] then
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
+  return 1
+end
+if owner then return 0 end
+if redis.call('HGET', KEYS[2], 'c') == '1' then return 0 end
+return 1
+`;
+
 /** Deletes this agent's heartbeat if it is still this instance's (`ARGV[1]` its nonce). */
 export const RELEASE_HEARTBEAT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

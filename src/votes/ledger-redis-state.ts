@@ -33,6 +33,8 @@ export interface RedisVoteLedgerState {
   readonly adoptOrphans: boolean;
   readonly heartbeatKey: string;
   readonly releaseHeartbeat: ReturnType<RedisConnection['script']>;
+  /** {@link HOLDS}: whether this agent still holds a pending vote. */
+  readonly holds: ReturnType<RedisConnection['script']>;
   /** {@link READ_HASH}: a hash as a flat list. */
   readonly readHash: ReturnType<RedisConnection['script']>;
   readonly scripts: Scripts;

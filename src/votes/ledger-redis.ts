@@ -1,6 +1,7 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { redisFailure, type RedisConnection } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
+import { timerDelay } from '../contract/timer-delay.js';
 import { createKnownKeys } from './ledger-redis-known.js';
 import { beat, close, open } from './ledger-redis-life.js';
 import type { WriteQueue } from './ledger-redis-queue.js';
@@ -8,6 +9,7 @@ import {
   APPLY_WRITES,
   CLAIM_PENDING,
   COMPACT,
+  HOLDS,
   letterPayload,
   parseCounts,
   parseLetters,
@@ -51,9 +53,10 @@ export interface RedisVoteLedgerOptions {
   namespace?: string;
 }
 
-/** The Redis {@link VoteLedger}: `onRecovered` is always there, and it can be disposed. */
+/** The Redis {@link VoteLedger}: `onRecovered` and `holds` are always there, and it can be disposed. */
 export interface RedisVoteLedger extends VoteLedger {
   onRecovered(listener: (entries: LedgerEntry[]) => void): void;
+  holds(key: string): Promise<boolean>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -112,6 +115,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
       r.known.hold(letter.key, forgetAt(r, letter.vote), true);
       return promise;
     },
+    holds: (key) => holds(r, key),
     takeDeadLetters: (filter) => takeDeadLetters(r, filter),
     deadLetters: () => deadLetters(r),
     compact: (time) => compact(r, time),
@@ -146,6 +150,7 @@ function redisLedgerState(options: RedisVoteLedgerOptions): RedisVoteLedgerState
     adoptOrphans: options.adoptOrphans ?? true,
     heartbeatKey: key(REDIS_KEYS.agent(agentId)),
     releaseHeartbeat: connection.script(RELEASE_HEARTBEAT),
+    holds: connection.script(HOLDS),
     readHash: connection.script(READ_HASH),
     scripts: {
       recordPending: connection.script(RECORD_PENDING),
@@ -238,6 +243,39 @@ function forgottenByRedis(r: RedisVoteLedgerState, vote: Vote, runningHere: bool
   if (runningHere) return;
   r.known.remember(vote.key, forgetAt(r, vote));
   write(r, 'record a finished vote in', `record vote ${vote.key} as finished`, ['c', vote.key, '', '']).catch(() => undefined);
+}
+
+/**
+ * See {@link VoteLedger.holds}. Asked by a hook retry, typically of an agent that was frozen (a
+ * paused VM, a stopped process) past its lease while its first call was in flight: the sweep of
+ * another agent took the vote over meanwhile and ran it. When Redis cannot answer, or the ledger is
+ * not open, the answer is true: the retry goes ahead, as it always did (a repeat, never a loss).
+ */
+async function holds(r: RedisVoteLedgerState, key: string): Promise<boolean> {
+  if (r.phase !== 'open') return true;
+  let reply: unknown;
+  let timer: NodeJS.Timeout | undefined;
+  // The client's command timeout ends once a command is written: a server that takes it and never
+  // answers (a frozen host, a silent network) would hold the retry forever. A lease is long enough.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${r.leaseMs} ms`)), timerDelay(r.leaseMs));
+    timer.unref();
+  });
+  try {
+    const asked = r.holds.run([r.keys[0]!, recordKey(r, key), r.heartbeatKey], [key, r.agentId, r.nonce, r.leaseMs]);
+    reply = await Promise.race([asked, late]);
+  } catch (error) {
+    const err = redisFailure('ask whether this agent still holds a vote', error).message;
+    // Debug: the retry that follows logs its own failure if Redis is away.
+    r.logger.debug({ vote: key, err }, 'vote ledger: could not ask Redis who holds a vote; its hook is retried here');
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (Number(reply) === 1) return true;
+  // Finished elsewhere: known here as a finished vote, no longer one this agent runs.
+  r.known.release(key);
+  return false;
 }
 
 async function takeDeadLetters(r: RedisVoteLedgerState, filter: DeadLetterFilter | undefined): Promise<DeadLetter[]> {

@@ -21,6 +21,11 @@ export interface Job {
   recordEachHook: boolean;
   /** A hook gave up on it (now, or in an earlier run): it is not `vote rewarded` when its hooks are done. */
   gaveUp: boolean;
+  /**
+   * Another agent holds the vote now (it took it over while a call here was in flight): a retry
+   * here was let go, and the job ends without a record of its finish (the other agent writes it).
+   */
+  released: boolean;
 }
 
 /** One hook for one vote; queued behind the same user's earlier votes for the same hook. */
@@ -216,11 +221,13 @@ export function addJob(state: PipelineState, vote: Vote, wanted: readonly string
   const names = wanted.filter((name) => state.hooks.has(name));
   let job = state.jobs.get(vote.key);
   if (job === undefined) {
-    job = { vote, outstanding: 0, recordEachHook, gaveUp };
+    job = { vote, outstanding: 0, recordEachHook, gaveUp, released: false };
     state.jobs.set(vote.key, job);
   }
   job.recordEachHook ||= recordEachHook;
   job.gaveUp ||= gaveUp;
+  // Hooks added to a released job (a dead letter replayed here) are this agent's to finish and record.
+  if (names.length > 0) job.released = false;
   job.outstanding += names.length;
   for (const name of names) enqueue(state, job, state.hooks.get(name) as VoteHook);
   return job;
