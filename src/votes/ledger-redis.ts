@@ -91,7 +91,8 @@ const MAX_UNCERTAIN = 10_000;
  *
  * **Limits.** The at-least-once guarantee holds across agents; a hook may run twice for one vote
  * when its agent lost Redis for longer than `leaseMs` while running it (another agent claimed the
- * vote meanwhile), or when queued results could not be written before `close()`. Every call
+ * vote meanwhile; the first agent's retries then ask `holds()` and are let go), or when queued
+ * results could not be written before `close()`. Every call
  * carries the vote key as `idempotencyKey` for that. The durability is Redis's (`appendonly yes`).
  */
 export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVoteLedger {
