@@ -105,7 +105,8 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
     recordPending: (votes) => recordPending(r, votes),
     recordHookDone: (key, hook) => write(r, 'record a hook run in', `record that hook "${hook}" ran for vote ${key}`, ['h', key, hook, '']),
     recordComplete(key) {
-      const promise = write(r, 'record a finished vote in', `record vote ${key} as finished`, ['c', key, '', '']);
+      // Completed by this agent's hooks: a frozen agent's retry (`holds`) then knows another finished it.
+      const promise = write(r, 'record a finished vote in', `record vote ${key} as finished`, ['c', key, r.agentId, '']);
       r.known.release(key);
       return promise;
     },

@@ -157,7 +157,7 @@ export function resume(s: PipelineRun, entry: LedgerEntry): void {
 function finishJob(s: PipelineRun, job: Job): void {
   s.jobs.delete(job.vote.key);
   releaseDrained(s);
-  if (job.released) {
+  if (job.letGo.size > 0) {
     // The agent that holds the vote now records its finish; a record here would end its entry early.
     checkIdle(s);
     return;
@@ -170,7 +170,7 @@ function finishJob(s: PipelineRun, job: Job): void {
 
 function hookFinished(s: PipelineRun, task: Task): void {
   if (!hookDone(s, task)) return;
-  if (!task.job.released) {
+  if (task.job.letGo.size === 0) {
     if (!task.job.gaveUp) s.voteLog.rewarded(task.job.vote, s.hookNames);
     s.onFinished?.(task.job.vote, task.job.gaveUp);
   }
@@ -307,7 +307,7 @@ function letGo(s: PipelineRun, task: Task): void {
   const { hook, job } = task;
   const message = 'vote hook not retried: another agent took the vote over while this call was in flight, and finished it or runs it';
   s.logger.info({ hook: hook.name, key: job.vote.key, attempts: task.attempt }, message);
-  job.released = true;
+  job.letGo.add(hook.name);
   // No `complete` from this job now: the hooks still running here record their own success.
   job.recordEachHook = true;
   advanceLane(s, task);
@@ -326,11 +326,24 @@ export function recover(s: PipelineRun, entries: readonly LedgerEntry[]): void {
   let resumed = 0;
   for (const entry of entries) {
     s.unconfirmed.delete(entry.vote.key);
-    if (s.jobs.has(entry.vote.key)) continue;
-    resume(s, entry);
+    const job = s.jobs.get(entry.vote.key);
+    if (job === undefined) resume(s, entry);
+    else if (job.letGo.size > 0) takeBack(s, job, entry);
+    else continue;
     resumed += 1;
   }
   if (resumed > 0) s.logger.info({ votes: resumed }, 'resuming votes left pending by an agent that stopped');
+}
+
+/**
+ * A vote whose retry was let go here came back (the agent that held it stopped, and this one's
+ * sweep took it): the hooks let go that it has not done run here again, and this job, the
+ * holder's again, records the vote's finish. The hooks still running here are not added twice.
+ */
+function takeBack(s: PipelineRun, job: Job, entry: LedgerEntry): void {
+  const again = resumeOf(s, entry).names.filter((name) => job.letGo.has(name));
+  job.letGo.clear();
+  startJob(s, entry.vote, again, true);
 }
 
 export function scheduleCompaction(s: PipelineRun): void {

@@ -22,10 +22,11 @@ export interface Job {
   /** A hook gave up on it (now, or in an earlier run): it is not `vote rewarded` when its hooks are done. */
   gaveUp: boolean;
   /**
-   * Another agent holds the vote now (it took it over while a call here was in flight): a retry
-   * here was let go, and the job ends without a record of its finish (the other agent writes it).
+   * The hooks whose retry was let go: another agent holds the vote now (it took it over while a
+   * call here was in flight). While any is, the job ends without a record of its finish (the
+   * other agent writes it).
    */
-  released: boolean;
+  readonly letGo: Set<string>;
 }
 
 /** One hook for one vote; queued behind the same user's earlier votes for the same hook. */
@@ -221,13 +222,13 @@ export function addJob(state: PipelineState, vote: Vote, wanted: readonly string
   const names = wanted.filter((name) => state.hooks.has(name));
   let job = state.jobs.get(vote.key);
   if (job === undefined) {
-    job = { vote, outstanding: 0, recordEachHook, gaveUp, released: false };
+    job = { vote, outstanding: 0, recordEachHook, gaveUp, letGo: new Set() };
     state.jobs.set(vote.key, job);
   }
   job.recordEachHook ||= recordEachHook;
   job.gaveUp ||= gaveUp;
-  // Hooks added to a released job (a dead letter replayed here) are this agent's to finish and record.
-  if (names.length > 0) job.released = false;
+  // A hook let go and added again (the vote came back to this agent) is this agent's to run again.
+  for (const name of names) job.letGo.delete(name);
   job.outstanding += names.length;
   for (const name of names) enqueue(state, job, state.hooks.get(name) as VoteHook);
   return job;

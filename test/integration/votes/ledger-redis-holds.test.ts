@@ -204,14 +204,18 @@ describe.skipIf(withoutRedis)('the Redis vote ledger: holds()', () => {
     const a = ledgerOn(connA, 'agent-a', { leaseMs: 10_000 });
     const b = ledgerOn(connB, 'agent-b', { leaseMs: 10_000 });
     await Promise.all([a.open(), b.open()]);
-    const [mine, theirs, finished, lost] = [freshVote(5), freshVote(6), freshVote(7), freshVote(8)];
-    await a.recordPending([mine, lost]);
+    const [mine, theirs, finished, lost, marked] = [freshVote(5), freshVote(6), freshVote(7), freshVote(8), freshVote(9)];
+    await a.recordPending([mine, lost, marked]);
     await b.recordPending([theirs, finished]);
     await b.recordComplete(finished.key);
     // A record Redis lost (a failover that took back its writes): run it rather than lose it.
     await connA.client.sendCommand(['DEL', connA.key('vote', lost.key)]);
     await connA.client.sendCommand(['HDEL', connA.key('votes', 'pending'), lost.key]);
-    expect(await Promise.all([mine, theirs, finished, lost].map((vote) => a.holds(vote.key)))).toEqual([true, false, false, true]);
+    // Marked finished by an agent that remembered it, its record lost by Redis (no hook ran there): still run.
+    await connA.client.sendCommand(['HDEL', connA.key('votes', 'pending'), marked.key]);
+    await connA.client.sendCommand(['HSET', connA.key('vote', marked.key), 'c', '1']);
+    const answers = await Promise.all([mine, theirs, finished, lost, marked].map((vote) => a.holds(vote.key)));
+    expect(answers).toEqual([true, false, false, true, true]);
 
     // A's heartbeat gone (frozen past its lease): holds() renews it, so no sweep takes the vote after this answer.
     await connA.client.sendCommand(['DEL', connA.key('agent', 'agent-a')]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryVoteLedger } from '../../../src/votes/ledger-memory.js';
-import type { Vote, VoteLedger } from '../../../src/votes/types.js';
+import type { LedgerEntry, Vote, VoteLedger } from '../../../src/votes/types.js';
 import { fakeHook, harness, settle } from './pipeline-harness.js';
 import { makeVote } from './votes-fixtures.js';
 
@@ -11,15 +11,18 @@ import { makeVote } from './votes-fixtures.js';
  * answers; the Redis one is in test/integration/votes/ledger-redis-holds.test.ts.
  */
 
-/** A memory ledger whose `holds` answers `answer` and counts the questions. */
+/** A memory ledger whose `holds` answers `answer` and counts the questions; `recover` plays its sweep. */
 function ledgerHolding(answer: (key: string) => Promise<boolean>) {
   const asked: string[] = [];
-  const ledger: VoteLedger & { asked: string[] } = Object.assign(createMemoryVoteLedger(), {
+  const listeners: Array<(entries: LedgerEntry[]) => void> = [];
+  const ledger: VoteLedger & { asked: string[]; recover(entries: LedgerEntry[]): void } = Object.assign(createMemoryVoteLedger(), {
     asked,
     holds: (key: string) => {
       asked.push(key);
       return answer(key);
     },
+    onRecovered: (listener: (entries: LedgerEntry[]) => void) => void listeners.push(listener),
+    recover: (entries: LedgerEntry[]) => listeners.forEach((listener) => listener(entries)),
   });
   return ledger;
 }
@@ -55,6 +58,30 @@ describe('vote pipeline: a retry of a vote another agent holds now', () => {
     expect(pending.map((entry) => [entry.vote.key, entry.done])).toEqual([[first.key, ['log']]]);
     expect(finished.map((vote) => vote.key)).toEqual([second.key]);
     expect(pipeline.stats()).toMatchObject({ votes: 0, retrying: 0 });
+  });
+
+  it('runs the hook let go again when the vote comes back to this agent (its holder stopped), and then records the finish', async () => {
+    const ledger = ledgerHolding(() => Promise.resolve(false));
+    const pay = failOnce('pay');
+    let finishLog: () => void = () => undefined;
+    const log = fakeHook('log', 0, () => new Promise<void>((resolve) => (finishLog = resolve)));
+    const finished: Vote[] = [];
+    const { pipeline, time } = harness(ledger, [pay, log], { onFinished: (vote) => finished.push(vote) });
+    await pipeline.start();
+    const vote = makeVote(1);
+    await pipeline.ingest([vote], 'poll');
+    await settle();
+    await time.advance(1_000);
+    expect(pay.calls).toHaveLength(1); // let go: another agent holds the vote
+    // That agent stopped before finishing it; this agent's sweep takes it (log still runs here).
+    ledger.recover([{ vote, done: [], complete: false, deadLettered: [] }]);
+    await settle();
+    expect(pay.calls.map((call) => call.attempt)).toEqual([1, 1]);
+    expect(log.calls).toHaveLength(1);
+    finishLog();
+    await pipeline.idle();
+    expect(ledger.stats()).toMatchObject({ pending: 0 });
+    expect(finished.map((done) => done.key)).toEqual([vote.key]);
   });
 
   it('runs when the ledger cannot say (it rejects), and when this agent holds the vote', async () => {
