@@ -3,7 +3,7 @@ import { redisFailure } from '../redis/connection.js';
 import { StoreError } from '../store/errors.js';
 import { createWriteQueue } from './ledger-redis-queue.js';
 import { parseCounts } from './ledger-redis-scripts.js';
-import { claim, COMPACT_BATCH, forgetAt, recordKey, type RedisVoteLedgerState } from './ledger-redis-state.js';
+import { claim, COMPACT_BATCH, forgetAt, MAX_UNCERTAIN, recordKey, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import { copyVote } from './ledger-state.js';
 import type { LedgerEntry } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
@@ -49,6 +49,7 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
     const entries = await claim(r, false, also);
     for (const key of also) r.uncertain.delete(key);
     if (entries.length === 0 || r.phase !== 'open') return;
+    await confirmClaim(r, entries);
     const copy = (entry: LedgerEntry): LedgerEntry => ({
       ...entry,
       vote: copyVote(entry.vote),
@@ -61,6 +62,21 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
     r.logger.warn({ err }, 'vote ledger: could not look for votes left by stopped agents; trying again');
   } finally {
     r.sweeping = false;
+  }
+}
+
+/**
+ * The claim of `entries` is this agent's to act on only once the replicas have it: a failover
+ * that took it back would leave the votes pending under their old owner, which runs them again
+ * when it comes back (an agent frozen past its lease, thawed after the failover). Unconfirmed,
+ * they are looked up again by the next sweep (pending here, or taken back by the failover).
+ */
+async function confirmClaim(r: RedisVoteLedgerState, entries: readonly LedgerEntry[]): Promise<void> {
+  try {
+    await r.connection.confirm(`the claim of ${entries.length} vote(s) left by stopped agents`);
+  } catch (error) {
+    for (const entry of entries) if (r.uncertain.size < MAX_UNCERTAIN) r.uncertain.add(entry.vote.key);
+    throw error;
   }
 }
 

@@ -9,6 +9,12 @@ import type { LedgerEntry, Vote } from './types.js';
 
 /** The state of one Redis vote ledger (`ledger-redis.ts`), and the steps every operation shares. */
 
+/**
+ * Vote keys whose claim by this agent is unknown or unconfirmed (a `recordPending` reply lost, a
+ * sweep's claim the replicas did not confirm), looked up again by the next sweep; at most this many.
+ */
+export const MAX_UNCERTAIN = 10_000;
+
 /** Index entries one compaction round trip looks at (keeps each script short for Redis). */
 export const COMPACT_BATCH = 1_000;
 

@@ -18,7 +18,7 @@ import {
   RELEASE_HEARTBEAT,
   TAKE_DEAD_LETTERS,
 } from './ledger-redis-scripts.js';
-import { COMPACT_BATCH, forgetAt, recordKey, requireOpen, run, type RedisVoteLedgerState } from './ledger-redis-state.js';
+import { COMPACT_BATCH, forgetAt, MAX_UNCERTAIN, recordKey, requireOpen, run, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import type { DeadLetterFilter } from './ledger-state.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteLedger } from './types.js';
 
@@ -60,8 +60,6 @@ export interface RedisVoteLedger extends VoteLedger {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Vote keys of one `recordPending` whose outcome is unknown (a lost reply), looked up by the sweep. */
-const MAX_UNCERTAIN = 10_000;
 /**
  * The vote ledger in Redis: one dedupe point for every agent of a bot, so a vote seen by two
  * agents, or on both roads, fires its hooks once. See `ledger-redis-scripts.ts` for the keys.
