@@ -80,6 +80,26 @@ async function confirmClaim(r: RedisVoteLedgerState, entries: readonly LedgerEnt
   }
 }
 
+/**
+ * This agent's pending votes, and the orphans it takes over: those only once the replicas have
+ * the claim (as the sweep's). Unconfirmed, they are left out (a warning says so) for the first
+ * sweep to look up again; the start goes on.
+ */
+async function claimAtOpen(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
+  const adopted = new Set<string>();
+  const entries = await claim(r, true, [], adopted);
+  const taken = entries.filter((entry) => adopted.has(entry.vote.key));
+  if (taken.length === 0) return entries;
+  try {
+    await confirmClaim(r, taken);
+    return entries;
+  } catch (error) {
+    const err = errorMessage(error);
+    r.warnings.push(`${taken.length} vote(s) left by stopped agents are run once the replicas confirm this agent's claim (${err})`);
+    return entries.filter((entry) => !adopted.has(entry.vote.key));
+  }
+}
+
 async function loadKnownKeys(r: RedisVoteLedgerState): Promise<void> {
   // Newest first (pending and lettered, then by forget-at), so the cap drops the oldest.
   for (let offset = 0; offset < r.known.capacity; offset += COMPACT_BATCH) {
@@ -103,7 +123,7 @@ function stopTimers(r: RedisVoteLedgerState): void {
 }
 
 export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
-  if (r.phase === 'open') return claim(r, true);
+  if (r.phase === 'open') return claimAtOpen(r);
   if (r.phase === 'opening' || r.phase === 'closing') {
     throw new StoreError(`cannot open the vote ledger in ${r.description} while it is ${r.phase}`, r.description);
   }
@@ -122,7 +142,7 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
           'or another running agent uses the same state.redis.agentId (give each agent its own)',
       );
     }
-    const entries = await claim(r, true);
+    const entries = await claimAtOpen(r);
     r.known.clear();
     await loadKnownKeys(r).catch((error: unknown) => {
       throw redisFailure('read the vote keys', error);

@@ -113,10 +113,17 @@ async function readHash(r: RedisVoteLedgerState, key: string, doing: string): Pr
  * pending entries are read first; the script then takes each one still pending under the owner
  * seen, and claims it only if that owner's heartbeat is still gone.
  */
-export async function claim(r: RedisVoteLedgerState, own: boolean, also: readonly string[] = []): Promise<LedgerEntry[]> {
+export async function claim(
+  r: RedisVoteLedgerState,
+  own: boolean,
+  also: readonly string[] = [],
+  adopted?: Set<string>,
+): Promise<LedgerEntry[]> {
   const wanted = new Set(also);
   const pending = await readHash(r, r.keys[0]!, 'read the pending votes');
   const candidates = pending.filter(([key, owner]) => (owner === r.agentId ? own || wanted.has(key) : r.adoptOrphans));
+  // Given `adopted`: the keys another agent held when read (those the script returns it took over).
+  if (adopted !== undefined) for (const [key, owner] of candidates) if (owner !== r.agentId) adopted.add(key);
   const rows: unknown[] = [];
   for (let first = 0; first === 0 || first < candidates.length; first += CLAIM_BATCH) {
     const batch = candidates.slice(first, first + CLAIM_BATCH);

@@ -56,6 +56,7 @@ export interface RedisVoteLedgerOptions {
 /** The Redis {@link VoteLedger}: `onRecovered` and `holds` are always there, and it can be disposed. */
 export interface RedisVoteLedger extends VoteLedger {
   onRecovered(listener: (entries: LedgerEntry[]) => void): void;
+  /** Whether this agent still holds pending vote `key` (see `VoteLedger.holds`); asked before a hook retry. */
   holds(key: string): Promise<boolean>;
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -69,4 +69,33 @@ describe.skipIf(!programPath('redis-server'))('the Redis vote ledger: a claim th
     await pipeline.stop(Date.now() + 1_000);
     await b.close();
   });
+
+  it('leaves out of open() the orphans whose claim is not confirmed, says so, and hands them over once it is', { timeout: 20_000 }, async () => {
+    const dying = await connect('claims2:');
+    const a = createRedisVoteLedger({ connection: dying, agentId: 'agent-a', leaseMs: 300, keepKeysForMs: HOUR, now: () => T0 });
+    await a.open();
+    const [orphan, own] = [makeVote(1), makeVote(2)];
+    await a.recordPending([orphan]);
+    await dying.close();
+    const connection = await connect('claims2:');
+    const before = createRedisVoteLedger({ connection, agentId: 'agent-b', leaseMs: 300, keepKeysForMs: HOUR, now: () => T0 });
+    await before.open();
+    await before.recordPending([own]);
+    await before[Symbol.asyncDispose](); // B restarts: its own vote is pending under it
+    await new Promise((resolve) => setTimeout(resolve, 400)); // A's heartbeat (300 ms) is gone
+
+    process.kill(replica.pid, 'SIGSTOP');
+    frozen = true;
+    const b = createRedisVoteLedger({ connection, agentId: 'agent-b', leaseMs: 300, keepKeysForMs: HOUR, now: () => T0 });
+    const recovered: string[] = [];
+    b.onRecovered((entries) => recovered.push(...entries.map((entry) => entry.vote.key)));
+    expect((await b.open()).map((entry) => entry.vote.key)).toEqual([own.key]);
+    expect(b.warnings?.()).toEqual([expect.stringMatching(/^1 vote\(s\) left by stopped agents are run once the replicas confirm this agent's claim \(/)]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(recovered).toEqual([]);
+    process.kill(replica.pid, 'SIGCONT');
+    frozen = false;
+    await expect.poll(() => recovered, { timeout: 10_000, interval: 50 }).toEqual([orphan.key]);
+    await b.close();
+  });
 });
