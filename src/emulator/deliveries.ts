@@ -9,7 +9,7 @@ import { iso } from './clock.js';
 import { timerDelay } from '../contract/timer-delay.js';
 
 /** Where a delivery goes and how it is signed. */
-export interface DeliveryTarget {
+interface DeliveryTarget {
   url: string;
   secret: string;
   project_id: string;

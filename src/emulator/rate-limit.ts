@@ -1,5 +1,5 @@
 /** The outcome of one {@link RateLimiter.hit}. */
-export type RateLimitResult = { ok: true } | { ok: false; retryAfterSeconds: number };
+type RateLimitResult = { ok: true } | { ok: false; retryAfterSeconds: number };
 
 /** Fixed-window counters on the emulator clock. */
 export interface RateLimiter {
