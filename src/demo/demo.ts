@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createListingAgent, type ListingAgent } from '../agent/agent.js';
 import { createListingClient } from '../api/client.js';
-import { startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { startEmulator, type EmulatorWithContext } from '../emulator/index.js';
 import { DEFAULT_SEED } from '../emulator/seed.js';
 import type { ProjectRecord } from '../emulator/state.js';
 import { recordRotatedSecret, secretFilePath } from '../webhooks/secrets.js';
@@ -57,7 +57,7 @@ function describeBot(bot: SimulatedBot): string {
 interface DemoRun {
   readonly print: (line: string) => void;
   readonly stateDir: string;
-  emulator: RunningEmulator | undefined;
+  emulator: EmulatorWithContext | undefined;
   agent: ListingAgent | undefined;
   /** The intervals (counts drift, votes, the poll watch) and the clock jump's timeout, cleared at the end. */
   readonly intervals: NodeJS.Timeout[];
@@ -68,7 +68,7 @@ interface DemoRun {
 }
 
 /** The simulated voters, and a function that casts the next one's vote on the emulator. */
-function createVoters(run: DemoRun, listing: RunningEmulator, project: ProjectRecord) {
+function createVoters(run: DemoRun, listing: EmulatorWithContext, project: ProjectRecord) {
   const voters = VOTERS.map((username) => listing.admin.createUser({ username }));
   const names = new Map(voters.map((user) => [user.id, user.username]));
   let nextVoter = 0;
@@ -81,7 +81,7 @@ function createVoters(run: DemoRun, listing: RunningEmulator, project: ProjectRe
 }
 
 /** The agent on the emulator, with the shortest schedules the config allows so a person watching sees posts go out. */
-function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, bot: SimulatedBot, healthPort: number): ListingAgent {
+function createDemoAgent(run: DemoRun, listing: EmulatorWithContext, token: string, bot: SimulatedBot, healthPort: number): ListingAgent {
   return createListingAgent({
     config: {
       service: { token, v1: listing.urls.v1, v0: listing.urls.v0 },
@@ -113,7 +113,7 @@ function createDemoAgent(run: DemoRun, listing: RunningEmulator, token: string, 
 function narrate(
   run: DemoRun,
   agent: ListingAgent,
-  listing: RunningEmulator,
+  listing: EmulatorWithContext,
   project: ProjectRecord,
   nameOf: (userId: string) => string,
 ): void {
@@ -185,7 +185,7 @@ function narrate(
 }
 
 /** Registers the receiver as the project's webhook, as the owner would through the API; its secret goes to the secret file. */
-async function registerReceiver(run: DemoRun, agent: ListingAgent, listing: RunningEmulator, project: ProjectRecord): Promise<void> {
+async function registerReceiver(run: DemoRun, agent: ListingAgent, listing: EmulatorWithContext, project: ProjectRecord): Promise<void> {
   const receiverUrl = agent.webhookReceiverUrl!;
   const grant = listing.admin.grantAuthorization({
     client_id: 'demo-client',
@@ -235,7 +235,7 @@ async function watchPolls(run: DemoRun, agent: ListingAgent): Promise<void> {
 }
 
 /** Moves the listing's and the agent's clocks together past the first votes' lifetime: their reminders come due. */
-function jumpClocks(run: DemoRun, listing: RunningEmulator): void {
+function jumpClocks(run: DemoRun, listing: EmulatorWithContext): void {
   run.print(
     '[demo]     moving the clocks of the listing and the agent 12 h ahead: the first votes expire, and their voters get a reminder',
   );

@@ -58,15 +58,18 @@ export interface EmulatorUrls {
 export interface RunningEmulator {
   urls: EmulatorUrls;
   admin: EmulatorAdmin;
-  /** The internals, for white-box tests. */
-  context: EmulatorContext;
   /** Stops listening, cancels deliveries and closes every connection. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** A running emulator with its internals, for this package's own code and white-box tests. */
+export interface EmulatorWithContext extends RunningEmulator {
+  context: EmulatorContext;
+}
+
 /** Starts a local listing-service emulator over node:http. */
-export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
+export async function startEmulator(options: StartEmulatorOptions = {}): Promise<EmulatorWithContext> {
   const clock = createClock(options.now);
   const state = createEmptyState();
   const settings: EmulatorSettings = { ...DEFAULT_SETTINGS, ...options.settings };

@@ -9,7 +9,12 @@
  *
  * @packageDocumentation
  */
-export { startEmulator, DEFAULT_SETTINGS, DEFAULT_SEED, seedSchema } from '../emulator/index.js';
+import { startEmulator as startWithContext, type RunningEmulator, type StartEmulatorOptions } from '../emulator/index.js';
+
+/** Starts a local listing-service emulator over node:http, on 127.0.0.1 and a free port unless told otherwise. */
+export const startEmulator: (options?: StartEmulatorOptions) => Promise<RunningEmulator> = startWithContext;
+
+export { DEFAULT_SETTINGS, DEFAULT_SEED, seedSchema } from '../emulator/index.js';
 export type {
   StartEmulatorOptions,
   RunningEmulator,
@@ -24,11 +29,7 @@ export type {
 } from '../emulator/index.js';
 
 // The types that the signatures above name, so that a bot can name them too.
-export type { EmulatorClock } from '../emulator/clock.js';
-export type { EmulatorContext } from '../emulator/context.js';
-export type { AttemptResult, DeliveryService, DeliveryTarget } from '../emulator/deliveries.js';
-export type { chaosSchema, ChaosStatus, Fault, FaultQueue, faultSchema } from '../emulator/faults.js';
-export type { RateLimiter, RateLimitResult } from '../emulator/rate-limit.js';
+export type { chaosSchema, ChaosStatus, Fault, faultSchema } from '../emulator/faults.js';
 export type {
   seedApplicationSchema,
   seedAuthorizationSchema,
@@ -48,7 +49,6 @@ export type {
   ConnectionRecord,
   DeliveryAttempt,
   DeliveryRecord,
-  EmulatorState,
   EmulatorVoteRecord,
   IntegrationRecord,
   ProjectRecord,

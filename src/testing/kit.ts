@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from '../config/duration.js';
-import { startEmulator, type AdminVote, type RunningEmulator } from '../emulator/index.js';
+import { startEmulator, type AdminVote, type EmulatorWithContext, type RunningEmulator } from '../emulator/index.js';
 import { createSchedule, type Schedule, type ScheduleOptions } from '../runtime/scheduler.js';
 import { startFakeDiscord, type FakeDiscord } from './discord.js';
 import type { StartTestKitOptions, TestKit, TestKitAgentOptions, TestKitFault, TestKitProject, TestKitVoteInput } from './kit-types.js';
@@ -34,7 +34,7 @@ function mergeConfig(given: object, kit: Record<string, Record<string, unknown>>
 /** The parts of a kit, made by {@link startTestKit}. */
 interface KitParts {
   discord: FakeDiscord;
-  emulator: RunningEmulator;
+  emulator: EmulatorWithContext;
   project: TestKitProject;
   clock: { offsetMs: number; base: () => number };
   stateDirectory: string;
@@ -42,7 +42,7 @@ interface KitParts {
 
 class RunningTestKit implements TestKit {
   readonly discord: FakeDiscord;
-  readonly emulator: RunningEmulator;
+  readonly emulator: EmulatorWithContext;
   readonly project: TestKitProject;
   readonly #clock: KitParts['clock'];
   readonly #stateDirectory: string;
@@ -212,7 +212,7 @@ export async function startTestKit(options: StartTestKitOptions = {}): Promise<T
       ...(ports.discordGateway ? { gateway: ports.discordGateway } : {}),
     },
   });
-  let emulator: RunningEmulator | undefined;
+  let emulator: EmulatorWithContext | undefined;
   try {
     const settings = options.emulatorSettings ? { settings: options.emulatorSettings } : {};
     emulator = await startEmulator({ now, ...settings, ...(ports.emulator ? { port: ports.emulator } : {}) });

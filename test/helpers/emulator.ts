@@ -1,11 +1,11 @@
 import { afterEach } from 'vitest';
-import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
+import { startEmulator, type EmulatorWithContext, type StartEmulatorOptions } from '../../src/emulator/index.js';
 import type { Scope } from '../../src/contract/limits.js';
 import { SCOPES } from '../../src/contract/limits.js';
 import { call, type CallOptions, type TestResponse } from './http.js';
 
 /** A running emulator with request shorthands relative to its bases. */
-export interface TestEmulator extends RunningEmulator {
+export interface TestEmulator extends EmulatorWithContext {
   v1(path: string, options?: CallOptions): Promise<TestResponse>;
   v0(path: string, options?: CallOptions): Promise<TestResponse>;
   adminCall(path: string, options?: CallOptions): Promise<TestResponse>;
@@ -13,7 +13,7 @@ export interface TestEmulator extends RunningEmulator {
   root(path: string, options?: CallOptions): Promise<TestResponse>;
 }
 
-const running: RunningEmulator[] = [];
+const running: EmulatorWithContext[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((emulator) => emulator.close()));
 });
@@ -46,7 +46,7 @@ export interface BotFixture {
 }
 
 /** An owner, a Discord bot project, an application and an OAuth grant, made through the admin API. */
-export function setupBot(emulator: RunningEmulator, options: { scopes?: Scope[] } = {}): BotFixture {
+export function setupBot(emulator: EmulatorWithContext, options: { scopes?: Scope[] } = {}): BotFixture {
   const owner = emulator.admin.createUser({ username: 'owner' });
   const { project, project_token } = emulator.admin.createProject({
     platform: 'discord',

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
+import { startEmulator, type EmulatorWithContext } from '../../emulator/index.js';
 import { DEFAULT_SEED, seedSchema, type EmulatorSeed } from '../../emulator/seed.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -61,7 +61,7 @@ export function emulatorListenHint(code: string | undefined, host: string, port:
 }
 
 /** The URLs and seeded credentials of a running emulator, as `--json` prints them. */
-function emulatorSummary({ urls, context }: RunningEmulator) {
+function emulatorSummary({ urls, context }: EmulatorWithContext) {
   const projects = [...context.state.projects.values()].map((project) => ({
     id: project.id,
     name: project.name,
@@ -158,7 +158,7 @@ export async function runEmulatorCommand(argv: string[], io: CliIo): Promise<num
     seed = loaded;
   }
 
-  let emulator: RunningEmulator;
+  let emulator: EmulatorWithContext;
   try {
     emulator = await startEmulator({ port, host, seed, settings: { allowHttpLoopback: values['allow-http-loopback'] === true } });
   } catch (error) {
