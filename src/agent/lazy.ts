@@ -75,15 +75,24 @@ export const serviceClient = lazyModule<typeof import('../api/client-context.js'
   '../api/client-context.js',
   () => import('../api/client-context.js'),
 );
-export const projectsApi = lazyModule<typeof import('../api/v1/projects.js')>('../api/v1/projects.js', () => import('../api/v1/projects.js'));
-export const commandsApi = lazyModule<typeof import('../api/v1/commands.js')>('../api/v1/commands.js', () => import('../api/v1/commands.js'));
+export const projectsApi = lazyModule<typeof import('../api/v1/projects.js')>(
+  '../api/v1/projects.js',
+  () => import('../api/v1/projects.js'),
+);
+export const commandsApi = lazyModule<typeof import('../api/v1/commands.js')>(
+  '../api/v1/commands.js',
+  () => import('../api/v1/commands.js'),
+);
 export const announcementsApi = lazyModule<typeof import('../api/v1/announcements.js')>(
   '../api/v1/announcements.js',
   () => import('../api/v1/announcements.js'),
 );
 export const metricsApi = lazyModule<typeof import('../api/v1/metrics.js')>('../api/v1/metrics.js', () => import('../api/v1/metrics.js'));
 export const votesApi = lazyModule<typeof import('../api/v1/votes.js')>('../api/v1/votes.js', () => import('../api/v1/votes.js'));
-export const webhooksApi = lazyModule<typeof import('../api/v1/webhooks.js')>('../api/v1/webhooks.js', () => import('../api/v1/webhooks.js'));
+export const webhooksApi = lazyModule<typeof import('../api/v1/webhooks.js')>(
+  '../api/v1/webhooks.js',
+  () => import('../api/v1/webhooks.js'),
+);
 export const integrationsApi = lazyModule<typeof import('../api/v1/integrations.js')>(
   '../api/v1/integrations.js',
   () => import('../api/v1/integrations.js'),
