@@ -3,7 +3,7 @@ import { redisFailure } from '../redis/connection.js';
 import { StoreError } from '../store/errors.js';
 import { createWriteQueue } from './ledger-redis-queue.js';
 import { parseCounts } from './ledger-redis-scripts.js';
-import { claim, COMPACT_BATCH, forgetAt, recordKey, type RedisVoteLedgerState } from './ledger-redis-state.js';
+import { claim, COMPACT_BATCH, forgetAt, MAX_UNCERTAIN, recordKey, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import { copyVote } from './ledger-state.js';
 import type { LedgerEntry } from './types.js';
 import { timerDelay } from '../contract/timer-delay.js';
@@ -49,6 +49,7 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
     const entries = await claim(r, false, also);
     for (const key of also) r.uncertain.delete(key);
     if (entries.length === 0 || r.phase !== 'open') return;
+    await confirmClaim(r, entries);
     const copy = (entry: LedgerEntry): LedgerEntry => ({
       ...entry,
       vote: copyVote(entry.vote),
@@ -61,6 +62,41 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
     r.logger.warn({ err }, 'vote ledger: could not look for votes left by stopped agents; trying again');
   } finally {
     r.sweeping = false;
+  }
+}
+
+/**
+ * The claim of `entries` is this agent's to act on only once the replicas have it: a failover
+ * that took it back would leave the votes pending under their old owner, which runs them again
+ * when it comes back (an agent frozen past its lease, thawed after the failover). Unconfirmed,
+ * they are looked up again by the next sweep (pending here, or taken back by the failover).
+ */
+async function confirmClaim(r: RedisVoteLedgerState, entries: readonly LedgerEntry[]): Promise<void> {
+  try {
+    await r.connection.confirm(`the claim of ${entries.length} vote(s) left by stopped agents`);
+  } catch (error) {
+    for (const entry of entries) if (r.uncertain.size < MAX_UNCERTAIN) r.uncertain.add(entry.vote.key);
+    throw error;
+  }
+}
+
+/**
+ * This agent's pending votes, and the orphans it takes over: those only once the replicas have
+ * the claim (as the sweep's). Unconfirmed, they are left out (a warning says so) for the first
+ * sweep to look up again; the start goes on.
+ */
+async function claimAtOpen(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
+  const adopted = new Set<string>();
+  const entries = await claim(r, true, [], adopted);
+  const taken = entries.filter((entry) => adopted.has(entry.vote.key));
+  if (taken.length === 0) return entries;
+  try {
+    await confirmClaim(r, taken);
+    return entries;
+  } catch (error) {
+    const err = errorMessage(error);
+    r.warnings.push(`${taken.length} vote(s) left by stopped agents are run once the replicas confirm this agent's claim (${err})`);
+    return entries.filter((entry) => !adopted.has(entry.vote.key));
   }
 }
 
@@ -87,7 +123,7 @@ function stopTimers(r: RedisVoteLedgerState): void {
 }
 
 export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
-  if (r.phase === 'open') return claim(r, true);
+  if (r.phase === 'open') return claimAtOpen(r);
   if (r.phase === 'opening' || r.phase === 'closing') {
     throw new StoreError(`cannot open the vote ledger in ${r.description} while it is ${r.phase}`, r.description);
   }
@@ -106,7 +142,7 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
           'or another running agent uses the same state.redis.agentId (give each agent its own)',
       );
     }
-    const entries = await claim(r, true);
+    const entries = await claimAtOpen(r);
     r.known.clear();
     await loadKnownKeys(r).catch((error: unknown) => {
       throw redisFailure('read the vote keys', error);

@@ -15,7 +15,8 @@ import type { DeadLetter, LedgerEntry, Vote } from './types.js';
  *
  * and after them the records the call is about, `<prefix>vote:<key>`, each a hash: `v` the vote
  * JSON, `s` its sequence number, `d` hooks done (JSON array), `dl` hooks dead-lettered and not yet
- * taken (JSON array), `c` `1` once complete, `f` when it may be forgotten (expiresAt + keepKeysFor).
+ * taken (JSON array), `c` `1` once complete, `cb` the agent whose hooks completed it (absent when
+ * an agent marked it finished without running it), `f` when it may be forgotten (expiresAt + keepKeysFor).
  * What a sweep must first find (the pending entries, the dead letters, the records due) is read by
  * a command or {@link READ_HASH} first; the script that acts checks again that it is still so.
  *
@@ -82,8 +83,8 @@ return {fresh, counts()}
 
 /**
  * `ARGV[1]` now (epoch ms, the agent's clock), `ARGV[2]` keepKeysFor (ms), then `op, key, hook,
- * payload` per write, its record `KEYS[4 + n]`, applied in order: `h` hook done, `c` complete, `d`
- * dead letter (payload `<forget at> <letter JSON>`). A vote finishing after its forget-at (a late
+ * payload` per write, its record `KEYS[4 + n]`, applied in order: `h` hook done, `c` complete
+ * (`hook` the agent whose hooks completed it, or ''), `d` dead letter (payload `<forget at> <letter JSON>`). A vote finishing after its forget-at (a late
  * one, caught up from the cursor) is kept keepKeysFor from now, so the retries that follow it are
  * still recognised. Every write is idempotent, so a batch whose reply was lost (a timeout) may
  * safely be sent again.
@@ -107,6 +108,7 @@ for n = 1, (#ARGV - 2) / 4 do
     redis.call('HDEL', KEYS[1], key)
     if exists then
       redis.call('HSET', record, 'c', '1')
+      if hook ~= '' then redis.call('HSET', record, 'cb', hook) end
       if #list(redis.call('HGET', record, 'dl')) == 0 then
         local forgetAt = math.max(tonumber(redis.call('HGET', record, 'f')) or 0, now + tonumber(ARGV[2]))
         redis.call('ZADD', KEYS[3], forgetAt, key)
@@ -219,6 +221,28 @@ for n = due + 1, #ARGV - 2 do
   if redis.call('EXISTS', KEYS[4 + n]) == 0 then redis.call('HDEL', KEYS[1], key) end
 end
 return counts()
+`;
+
+/**
+ * `ARGV[1]` the vote key, `ARGV[2]` the agent ID, `ARGV[3]` its heartbeat's nonce, `ARGV[4]` the
+ * lease (ms); `KEYS[1]` `votes:pending`, `KEYS[2]` the vote's record, `KEYS[3]` this agent's
+ * heartbeat. Replies 1 when this agent may retry a hook of the vote: it is pending under this
+ * agent (and then the heartbeat is renewed in the same step, so no sweep can claim the vote
+ * between this answer and the call), or it is neither pending nor completed by another agent's
+ * hooks (a record Redis lost, or one an agent marked finished from its memory without running it:
+ * run it rather than lose it). Replies 0 when another agent holds it (a sweep took it over) or
+ * completed it.
+ */
+export const HOLDS = `
+local owner = redis.call('HGET', KEYS[1], ARGV[1])
+if owner == ARGV[2] then
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
+  return 1
+end
+if owner then return 0 end
+local state = redis.call('HMGET', KEYS[2], 'c', 'cb')
+if state[1] == '1' and state[2] and state[2] ~= ARGV[2] then return 0 end
+return 1
 `;
 
 /** Deletes this agent's heartbeat if it is still this instance's (`ARGV[1]` its nonce). */

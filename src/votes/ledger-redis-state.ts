@@ -9,6 +9,12 @@ import type { LedgerEntry, Vote } from './types.js';
 
 /** The state of one Redis vote ledger (`ledger-redis.ts`), and the steps every operation shares. */
 
+/**
+ * Vote keys whose claim by this agent is unknown or unconfirmed (a `recordPending` reply lost, a
+ * sweep's claim the replicas did not confirm), looked up again by the next sweep; at most this many.
+ */
+export const MAX_UNCERTAIN = 10_000;
+
 /** Index entries one compaction round trip looks at (keeps each script short for Redis). */
 export const COMPACT_BATCH = 1_000;
 
@@ -33,6 +39,8 @@ export interface RedisVoteLedgerState {
   readonly adoptOrphans: boolean;
   readonly heartbeatKey: string;
   readonly releaseHeartbeat: ReturnType<RedisConnection['script']>;
+  /** {@link HOLDS}: whether this agent still holds a pending vote. */
+  readonly holds: ReturnType<RedisConnection['script']>;
   /** {@link READ_HASH}: a hash as a flat list. */
   readonly readHash: ReturnType<RedisConnection['script']>;
   readonly scripts: Scripts;
@@ -105,10 +113,17 @@ async function readHash(r: RedisVoteLedgerState, key: string, doing: string): Pr
  * pending entries are read first; the script then takes each one still pending under the owner
  * seen, and claims it only if that owner's heartbeat is still gone.
  */
-export async function claim(r: RedisVoteLedgerState, own: boolean, also: readonly string[] = []): Promise<LedgerEntry[]> {
+export async function claim(
+  r: RedisVoteLedgerState,
+  own: boolean,
+  also: readonly string[] = [],
+  adopted?: Set<string>,
+): Promise<LedgerEntry[]> {
   const wanted = new Set(also);
   const pending = await readHash(r, r.keys[0]!, 'read the pending votes');
   const candidates = pending.filter(([key, owner]) => (owner === r.agentId ? own || wanted.has(key) : r.adoptOrphans));
+  // Given `adopted`: the keys another agent held when read (those the script returns it took over).
+  if (adopted !== undefined) for (const [key, owner] of candidates) if (owner !== r.agentId) adopted.add(key);
   const rows: unknown[] = [];
   for (let first = 0; first === 0 || first < candidates.length; first += CLAIM_BATCH) {
     const batch = candidates.slice(first, first + CLAIM_BATCH);

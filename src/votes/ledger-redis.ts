@@ -1,6 +1,7 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { redisFailure, type RedisConnection } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
+import { timerDelay } from '../contract/timer-delay.js';
 import { createKnownKeys } from './ledger-redis-known.js';
 import { beat, close, open } from './ledger-redis-life.js';
 import type { WriteQueue } from './ledger-redis-queue.js';
@@ -8,6 +9,7 @@ import {
   APPLY_WRITES,
   CLAIM_PENDING,
   COMPACT,
+  HOLDS,
   letterPayload,
   parseCounts,
   parseLetters,
@@ -16,7 +18,7 @@ import {
   RELEASE_HEARTBEAT,
   TAKE_DEAD_LETTERS,
 } from './ledger-redis-scripts.js';
-import { COMPACT_BATCH, forgetAt, recordKey, requireOpen, run, type RedisVoteLedgerState } from './ledger-redis-state.js';
+import { COMPACT_BATCH, forgetAt, MAX_UNCERTAIN, recordKey, requireOpen, run, type RedisVoteLedgerState } from './ledger-redis-state.js';
 import type { DeadLetterFilter } from './ledger-state.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteLedger } from './types.js';
 
@@ -51,14 +53,14 @@ export interface RedisVoteLedgerOptions {
   namespace?: string;
 }
 
-/** The Redis {@link VoteLedger}: `onRecovered` is always there, and it can be disposed. */
+/** The Redis {@link VoteLedger}: `onRecovered` and `holds` are always there, and it can be disposed. */
 export interface RedisVoteLedger extends VoteLedger {
   onRecovered(listener: (entries: LedgerEntry[]) => void): void;
+  /** Whether this agent still holds pending vote `key` (see `VoteLedger.holds`); asked before a hook retry. */
+  holds(key: string): Promise<boolean>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Vote keys of one `recordPending` whose outcome is unknown (a lost reply), looked up by the sweep. */
-const MAX_UNCERTAIN = 10_000;
 /**
  * The vote ledger in Redis: one dedupe point for every agent of a bot, so a vote seen by two
  * agents, or on both roads, fires its hooks once. See `ledger-redis-scripts.ts` for the keys.
@@ -88,7 +90,8 @@ const MAX_UNCERTAIN = 10_000;
  *
  * **Limits.** The at-least-once guarantee holds across agents; a hook may run twice for one vote
  * when its agent lost Redis for longer than `leaseMs` while running it (another agent claimed the
- * vote meanwhile), or when queued results could not be written before `close()`. Every call
+ * vote meanwhile; the first agent's retries then ask `holds()` and are let go), or when queued
+ * results could not be written before `close()`. Every call
  * carries the vote key as `idempotencyKey` for that. The durability is Redis's (`appendonly yes`).
  */
 export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVoteLedger {
@@ -101,7 +104,8 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
     recordPending: (votes) => recordPending(r, votes),
     recordHookDone: (key, hook) => write(r, 'record a hook run in', `record that hook "${hook}" ran for vote ${key}`, ['h', key, hook, '']),
     recordComplete(key) {
-      const promise = write(r, 'record a finished vote in', `record vote ${key} as finished`, ['c', key, '', '']);
+      // Completed by this agent's hooks: a frozen agent's retry (`holds`) then knows another finished it.
+      const promise = write(r, 'record a finished vote in', `record vote ${key} as finished`, ['c', key, r.agentId, '']);
       r.known.release(key);
       return promise;
     },
@@ -112,6 +116,7 @@ export function createRedisVoteLedger(options: RedisVoteLedgerOptions): RedisVot
       r.known.hold(letter.key, forgetAt(r, letter.vote), true);
       return promise;
     },
+    holds: (key) => holds(r, key),
     takeDeadLetters: (filter) => takeDeadLetters(r, filter),
     deadLetters: () => deadLetters(r),
     compact: (time) => compact(r, time),
@@ -146,6 +151,7 @@ function redisLedgerState(options: RedisVoteLedgerOptions): RedisVoteLedgerState
     adoptOrphans: options.adoptOrphans ?? true,
     heartbeatKey: key(REDIS_KEYS.agent(agentId)),
     releaseHeartbeat: connection.script(RELEASE_HEARTBEAT),
+    holds: connection.script(HOLDS),
     readHash: connection.script(READ_HASH),
     scripts: {
       recordPending: connection.script(RECORD_PENDING),
@@ -238,6 +244,39 @@ function forgottenByRedis(r: RedisVoteLedgerState, vote: Vote, runningHere: bool
   if (runningHere) return;
   r.known.remember(vote.key, forgetAt(r, vote));
   write(r, 'record a finished vote in', `record vote ${vote.key} as finished`, ['c', vote.key, '', '']).catch(() => undefined);
+}
+
+/**
+ * See {@link VoteLedger.holds}. Asked by a hook retry, typically of an agent that was frozen (a
+ * paused VM, a stopped process) past its lease while its first call was in flight: the sweep of
+ * another agent took the vote over meanwhile and ran it. When Redis cannot answer, or the ledger is
+ * not open, the answer is true: the retry goes ahead, as it always did (a repeat, never a loss).
+ */
+async function holds(r: RedisVoteLedgerState, key: string): Promise<boolean> {
+  if (r.phase !== 'open') return true;
+  let reply: unknown;
+  let timer: NodeJS.Timeout | undefined;
+  // The client's command timeout ends once a command is written: a server that takes it and never
+  // answers (a frozen host, a silent network) would hold the retry forever. A lease is long enough.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${r.leaseMs} ms`)), timerDelay(r.leaseMs));
+    timer.unref();
+  });
+  try {
+    const asked = r.holds.run([r.keys[0]!, recordKey(r, key), r.heartbeatKey], [key, r.agentId, r.nonce, r.leaseMs]);
+    reply = await Promise.race([asked, late]);
+  } catch (error) {
+    const err = redisFailure('ask whether this agent still holds a vote', error).message;
+    // Debug: the retry that follows logs its own failure if Redis is away.
+    r.logger.debug({ vote: key, err }, 'vote ledger: could not ask Redis who holds a vote; its hook is retried here');
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (Number(reply) === 1) return true;
+  // Finished elsewhere: known here as a finished vote, no longer one this agent runs.
+  r.known.release(key);
+  return false;
 }
 
 async function takeDeadLetters(r: RedisVoteLedgerState, filter: DeadLetterFilter | undefined): Promise<DeadLetter[]> {

@@ -159,6 +159,11 @@ export function resume(s: PipelineRun, entry: LedgerEntry): void {
 function finishJob(s: PipelineRun, job: Job): void {
   removeJob(s, job.vote.key);
   releaseDrained(s);
+  if (job.letGo.size > 0) {
+    // The agent that holds the vote now records its finish; a record here would end its entry early.
+    checkIdle(s);
+    return;
+  }
   // A failed record stays queued in the ledger and goes with its next write, or at the stop; the
   // ledger's close names what is still unwritten then.
   const { key } = job.vote;
@@ -167,8 +172,10 @@ function finishJob(s: PipelineRun, job: Job): void {
 
 function hookFinished(s: PipelineRun, task: Task): void {
   if (!hookDone(s, task)) return;
-  if (!task.job.gaveUp) s.voteLog.rewarded(task.job.vote, s.hookNames);
-  s.onFinished?.(task.job.vote, task.job.gaveUp);
+  if (task.job.letGo.size === 0) {
+    if (!task.job.gaveUp) s.voteLog.rewarded(task.job.vote, s.hookNames);
+    s.onFinished?.(task.job.vote, task.job.gaveUp);
+  }
   finishJob(s, task.job);
 }
 
@@ -233,9 +240,7 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
     s.logger.warn(fields, 'vote hook failed; retrying');
     const cancel = s.schedule(() => {
       s.retryTimers.delete(cancel);
-      task.attempt += 1;
-      s.ready.push(task);
-      pump(s);
+      retryIfHeld(s, task);
     }, delayMs);
     s.retryTimers.add(cancel);
     return undefined;
@@ -269,6 +274,50 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
 }
 
 /**
+ * A retry is due: it runs unless the ledger says another agent holds the vote now. That happens
+ * to an agent frozen (a paused VM, a stopped process) past its lease with this hook's call in
+ * flight: another agent's sweep took the vote over and ran it; the call here, thawed, timed out.
+ * Its repeat was the call in flight; a retry here would be a third reward.
+ */
+function retryIfHeld(s: PipelineRun, task: Task): void {
+  // A job that dead-lettered a hook keeps its retries: a replay of that letter (`votes retry`)
+  // makes the vote pending under the replaying agent, which runs that one hook, not this one.
+  if (s.ledger.holds === undefined || task.job.gaveUp) return requeue(s, task);
+  const asked = s.ledger.holds(task.job.vote.key).catch(() => true);
+  track(
+    s,
+    asked.then((held) => {
+      // Stopped meanwhile: the vote stays pending and this hook re-runs at the next start.
+      if (!isCurrent(s, task) || s.phase !== 'running') return;
+      if (held) requeue(s, task);
+      else letGo(s, task);
+    }),
+  );
+}
+
+function requeue(s: PipelineRun, task: Task): void {
+  task.attempt += 1;
+  s.ready.push(task);
+  pump(s);
+}
+
+/**
+ * Ends this hook's part of the job without a call or a record, as a success would end it: the
+ * agent holding the vote runs it, records it, dead-letters it if it must.
+ */
+function letGo(s: PipelineRun, task: Task): void {
+  const { hook, job } = task;
+  const message = 'vote hook not retried: another agent took the vote over while this call was in flight, and finished it or runs it';
+  s.logger.info({ hook: hook.name, key: job.vote.key, attempts: task.attempt }, message);
+  job.letGo.add(hook.name);
+  // No `complete` from this job now: the hooks still running here record their own success.
+  job.recordEachHook = true;
+  advanceLane(s, task);
+  pump(s);
+  hookFinished(s, task);
+}
+
+/**
  * Votes the ledger took over from a stopped agent (a shared ledger's `onRecovered`): run like
  * the pending votes of a start. A key already running here is skipped; one from a failed batch
  * is confirmed now, so a retried delivery of it is a plain duplicate.
@@ -279,11 +328,24 @@ export function recover(s: PipelineRun, entries: readonly LedgerEntry[]): void {
   let resumed = 0;
   for (const entry of entries) {
     s.unconfirmed.delete(entry.vote.key);
-    if (s.jobs.has(entry.vote.key)) continue;
-    resume(s, entry);
+    const job = s.jobs.get(entry.vote.key);
+    if (job === undefined) resume(s, entry);
+    else if (job.letGo.size > 0) takeBack(s, job, entry);
+    else continue;
     resumed += 1;
   }
   if (resumed > 0) s.logger.info({ votes: resumed }, 'resuming votes left pending by an agent that stopped');
+}
+
+/**
+ * A vote whose retry was let go here came back (the agent that held it stopped, and this one's
+ * sweep took it): the hooks let go that it has not done run here again, and this job, the
+ * holder's again, records the vote's finish. The hooks still running here are not added twice.
+ */
+function takeBack(s: PipelineRun, job: Job, entry: LedgerEntry): void {
+  const again = resumeOf(s, entry).names.filter((name) => job.letGo.has(name));
+  job.letGo.clear();
+  startJob(s, entry.vote, again, true);
 }
 
 export function scheduleCompaction(s: PipelineRun): void {

@@ -22,6 +22,12 @@ export interface Job {
   recordEachHook: boolean;
   /** A hook gave up on it (now, or in an earlier run): it is not `vote rewarded` when its hooks are done. */
   gaveUp: boolean;
+  /**
+   * The hooks whose retry was let go: another agent holds the vote now (it took it over while a
+   * call here was in flight). While any is, the job ends without a record of its finish (the
+   * other agent writes it).
+   */
+  readonly letGo: Set<string>;
 }
 
 /** One hook for one vote; queued behind the same user's earlier votes for the same hook. */
@@ -218,11 +224,13 @@ export function addJob(state: PipelineState, vote: Vote, wanted: readonly string
   const names = wanted.filter((name) => state.hooks.has(name));
   let job = state.jobs.get(vote.key);
   if (job === undefined) {
-    job = { vote, outstanding: 0, recordEachHook, gaveUp };
+    job = { vote, outstanding: 0, recordEachHook, gaveUp, letGo: new Set() };
     state.jobs.set(vote.key, job);
   }
   job.recordEachHook ||= recordEachHook;
   job.gaveUp ||= gaveUp;
+  // A hook let go and added again (the vote came back to this agent) is this agent's to run again.
+  for (const name of names) job.letGo.delete(name);
   job.outstanding += names.length;
   for (const name of names) enqueue(state, job, state.hooks.get(name) as VoteHook);
   return job;

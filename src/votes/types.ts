@@ -98,6 +98,15 @@ export interface VoteLedger {
    */
   onRecovered?(listener: (entries: LedgerEntry[]) => void): void;
   /**
+   * Whether this agent still holds pending vote `key`, asked before a hook call is retried: false
+   * only when the ledger knows that another agent took the vote over (it runs the vote's hooks
+   * now) or finished it, so a retry here would reward it once more. True when this agent holds it,
+   * and whenever the ledger cannot tell (no record, Redis unreachable): a retry too many is a
+   * repeat, a retry too few a lost vote. Optional: a ledger of one agent (file, memory) is always
+   * held by it.
+   */
+  holds?(key: string): Promise<boolean>;
+  /**
    * Whether the ledger's directory takes writes (the file ledger): while it does not, new votes
    * are refused and the votes capability is not ready, with the reason. Absent: the ledger
    * writes nowhere that fills up (memory), or says so through its errors alone (Redis).

@@ -11,11 +11,16 @@ export interface TcpEndpoint {
   readonly url: string;
   /** New connections go to `targetPort` from now on; with `dropOpen`, the open ones are closed. */
   move(targetPort: number, options?: { dropOpen?: boolean }): void;
+  /** Stops forwarding on every connection, open or opened from now on (both ways); the bytes wait. */
+  hold(): void;
+  /** Forwards again what waited, and what follows. */
+  release(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpEndpoint(targetPort: number): Promise<TcpEndpoint> {
   let target = targetPort;
+  let held = false;
   const open = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(target, '127.0.0.1');
@@ -30,6 +35,7 @@ export async function startTcpEndpoint(targetPort: number): Promise<TcpEndpoint>
     }
     client.pipe(upstream);
     upstream.pipe(client);
+    if (held) for (const socket of [client, upstream]) socket.pause();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -40,6 +46,14 @@ export async function startTcpEndpoint(targetPort: number): Promise<TcpEndpoint>
     move(next, options = {}) {
       target = next;
       if (options.dropOpen) for (const socket of open) socket.destroy();
+    },
+    hold() {
+      held = true;
+      for (const socket of open) socket.pause();
+    },
+    release() {
+      held = false;
+      for (const socket of open) socket.resume();
     },
     async close() {
       for (const socket of open) socket.destroy();

@@ -236,10 +236,12 @@ export async function failoverRun(
     const firstPostAfter = emu.admin.metrics(fx.projectId).find((m) => Date.parse(m.applied_at) > failDone);
     const postAfterMs = firstPostAfter === undefined ? undefined : Date.parse(firstPostAfter.applied_at) - failDone;
     const signs = outputs.flatMap((output, i) => crashSigns(output).map((sign) => `${names[i]}: ${sign}`));
+    // Retries of a thawed agent that another agent had taken the vote from: let go, not run.
+    const letGo = outputs.reduce((n, output) => n + output.split('vote hook not retried: another agent took the vote over').length - 1, 0);
     const hits = transcript.scan(secrets);
     const line =
       `${label}: failover ${failDone - failAt} ms; ${cast.length} votes (${acknowledgedKeys.size} acknowledged by webhook, ${lostAcknowledged.length} of them lost, ` +
-      `${lost.length} lost in all), ${twice.length} rewarded twice (${badRepeats.length} not in flight), ${twoLeaderSamples} samples with two leaders, ` +
+      `${lost.length} lost in all), ${twice.length} rewarded twice (${badRepeats.length} not in flight), ${letGo} retries let go, ${twoLeaderSamples} samples with two leaders, ` +
       `${untruthful.length} untruthful /readyz, stats posted ${postAfterMs ?? 'never'} ms after the failover (lease ${LEASE_MS} ms), ready at the end ${readyAtEnd.join('/')}, ` +
       `${emu.admin.metrics(fx.projectId).length} posts in all, ${signs.length} crash signs, ${hits.length} secrets, ${Math.round((Date.now() - started) / 1000)} s` +
       `${notReady.some((text) => text !== '') ? `; not ready at the end: ${notReady.join(' | ')}` : ''}` +

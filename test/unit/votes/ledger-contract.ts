@@ -152,6 +152,16 @@ export function describeLedgerContract(name: string, makeLedger: (settings: Ledg
       expect(ledger.has(pending.key) && ledger.has(finished.key)).toBe(true);
     });
 
+    it('holds its own pending votes, and every key it cannot tell about (holds is optional)', async () => {
+      // A ledger of one agent has no `holds`: every vote is its own.
+      if (ledger.holds === undefined) return;
+      const [pending, unknown] = [makeVote(40), makeVote(41)];
+      await ledger.recordPending([pending]);
+      expect(await ledger.holds(pending.key)).toBe(true);
+      // No record at all (lost, or never here): a retry rather than a lost vote.
+      expect(await ledger.holds(unknown.key)).toBe(true);
+    });
+
     it('refuses changes after close', async () => {
       await ledger.close();
       await expect(ledger.recordPending([makeVote(1)])).rejects.toThrow(/closed|open/);
