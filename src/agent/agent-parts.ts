@@ -5,7 +5,8 @@ import type { AgentLogger } from '../log/agent-logger.js';
 import type { StateStore } from '../store/types.js';
 import type { AgentCluster } from './cluster.js';
 import { botProcessOf } from '../discord/shapes.js';
-import { fileStore, redisCluster, serviceClient } from './lazy.js';
+import { fileStore, redisCluster } from './lazy.js';
+import { createAgentClient } from './service-client.js';
 import type { ListingAgentOptions } from './options.js';
 
 /**
@@ -38,7 +39,7 @@ export function agentParts(
   }
   const client =
     options.client ??
-    serviceClient.get().createListingClient({
+    createAgentClient({
       projectToken: config.service.token,
       v1BaseUrl: config.service.v1,
       v0BaseUrl: config.service.v0,

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { ListingAgentConfigInput } from '../config/schema.js';
 import type { AgentConfigInput } from './options.js';
 import { ConfigError, invalidConfigSummary } from '../config/errors.js';
@@ -63,10 +64,15 @@ interface ClientLife {
  * The event a discord.js Client emits when ready: `Events.ClientReady` of the bot's discord.js
  * (`clientReady` since 14.22, `ready` before). Listening to the old name on a new discord.js would
  * print a deprecation warning in the bot's output, so the name is read, not guessed.
+ *
+ * With `require()`, which returns the copy the bot has loaded already: an `import()` of CommonJS
+ * discord.js would make Node read its source and that of every package it re-exports
+ * (@discordjs/builders, rest, ws...) to list their export names, and keep those texts for the
+ * process's life, inside the bot.
  */
-async function clientReadyEvent(): Promise<string> {
+function clientReadyEvent(): string {
   try {
-    const discord = (await import('discord.js')) as { Events?: { ClientReady?: unknown } };
+    const discord = createRequire(import.meta.url)('discord.js') as { Events?: { ClientReady?: unknown } };
     const name = discord.Events?.ClientReady;
     return typeof name === 'string' ? name : 'clientReady';
   } catch {
@@ -189,11 +195,12 @@ function followDiscordJsClient(
     if (client.destroy === destroy) client.destroy = original;
   };
   agent.once('stopped', undo);
-  void clientReadyEvent().then((name) => {
+  // After this turn's code, as before: the bot attaches its listeners right after creating the agent.
+  void Promise.resolve().then(() => {
     if (undone) return;
     if (client.isReady?.() === true) return start();
-    readyEvent = name;
-    client.once(name, onReady);
+    readyEvent = clientReadyEvent();
+    client.once(readyEvent, onReady);
   });
   return undo;
 }

@@ -70,8 +70,35 @@ export const configProblems = lazyModule<typeof import('../config/problems.js')>
   '../config/problems.js',
   () => import('../config/problems.js'),
 );
-/** The service client (unless one is passed). */
-export const serviceClient = lazyModule<typeof import('../api/client.js')>('../api/client.js', () => import('../api/client.js'));
+/** The service client's credential, transport and context (unless a client is passed); each group of calls below at its first use. */
+export const serviceClient = lazyModule<typeof import('../api/client-context.js')>(
+  '../api/client-context.js',
+  () => import('../api/client-context.js'),
+);
+export const projectsApi = lazyModule<typeof import('../api/v1/projects.js')>(
+  '../api/v1/projects.js',
+  () => import('../api/v1/projects.js'),
+);
+export const commandsApi = lazyModule<typeof import('../api/v1/commands.js')>(
+  '../api/v1/commands.js',
+  () => import('../api/v1/commands.js'),
+);
+export const announcementsApi = lazyModule<typeof import('../api/v1/announcements.js')>(
+  '../api/v1/announcements.js',
+  () => import('../api/v1/announcements.js'),
+);
+export const metricsApi = lazyModule<typeof import('../api/v1/metrics.js')>('../api/v1/metrics.js', () => import('../api/v1/metrics.js'));
+export const votesApi = lazyModule<typeof import('../api/v1/votes.js')>('../api/v1/votes.js', () => import('../api/v1/votes.js'));
+export const webhooksApi = lazyModule<typeof import('../api/v1/webhooks.js')>(
+  '../api/v1/webhooks.js',
+  () => import('../api/v1/webhooks.js'),
+);
+export const integrationsApi = lazyModule<typeof import('../api/v1/integrations.js')>(
+  '../api/v1/integrations.js',
+  () => import('../api/v1/integrations.js'),
+);
+export const usersApi = lazyModule<typeof import('../api/v1/users.js')>('../api/v1/users.js', () => import('../api/v1/users.js'));
+export const v0Api = lazyModule<typeof import('../api/v0/index.js')>('../api/v0/index.js', () => import('../api/v0/index.js'));
 /** The file store (unless a store is passed or the state is in Redis). */
 export const fileStore = lazyModule<typeof import('../store/file.js')>('../store/file.js', () => import('../store/file.js'));
 /** The Redis side of an agent (`state.redis`). */

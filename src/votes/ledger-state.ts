@@ -55,13 +55,23 @@ const letterId = (key: string, hook: string) => `${key}\u0000${hook}`;
 const NONE: string[] = [];
 const without = (list: string[], item: string) => list.filter((value) => value !== item);
 
+/**
+ * `map`, or a new one once it is empty. A map that every batch of votes fills and empties is
+ * rebuilt by V8 as it grows and shrinks, and the tables of a map that has lived a while are made in
+ * the old generation, which only a full collection frees: at thousands of votes a second that
+ * garbage grows the process. A new empty map is young, and so are the tables it makes.
+ */
+export function renewedWhenEmpty<K, V>(map: Map<K, V>): Map<K, V> {
+  return map.size === 0 ? new Map() : map;
+}
+
 /** The maps behind a {@link LedgerState}. */
 interface LedgerMaps {
   readonly keepKeysForMs: number;
   /** Every key the ledger knows, with its vote's expiry (epoch ms): the dedupe set (no vote kept). */
   readonly known: Map<string, number>;
   /** Votes kept whole, from their `p` record to their `c` record (and while a dead letter is outstanding). */
-  readonly live: Map<string, LiveEntry>;
+  live: Map<string, LiveEntry>;
   readonly letters: Map<string, DeadLetter>;
 }
 
@@ -114,7 +124,11 @@ function apply(m: LedgerMaps, record: JournalRecord): void {
       if (entry === undefined) return;
       entry.complete = true;
       // The vote itself is needed no more, only its key.
-      if (entry.deadLettered.length === 0) m.live.delete(record.k);
+      if (entry.deadLettered.length === 0) {
+        m.live.delete(record.k);
+        // Emptied, a new map (see {@link renewedWhenEmpty}).
+        m.live = renewedWhenEmpty(m.live);
+      }
       return;
     }
     case 'd': {

@@ -9,6 +9,7 @@ import {
   backoffDelay,
   completesVote,
   deadLetterOf,
+  removeJob,
   clippedErrorMessage,
   failureAction,
   hookDone,
@@ -29,31 +30,22 @@ import type { RecordFailureLog } from './record-failures.js';
  */
 
 /**
- * Waits until `work` is empty (its promises remove themselves when settled, and may add others
- * meanwhile) or `delayMs` passed on `schedule`; resolves true when everything settled in time.
- * Unlike `runtime/settle.ts`'s `settleWithin` (one promise, a real timer), it drains a set that
- * changes while it waits, on the pipeline's injected timer.
+ * Resolves true once no work is in flight (work added meanwhile is waited for too), false if
+ * `delayMs` passed on the pipeline's timer first.
  */
-async function drainWithin(
-  work: { readonly size: number } & Iterable<Promise<unknown>>,
-  delayMs: number,
-  schedule: Delay,
-): Promise<boolean> {
-  let timedOut = false;
-  let wake: () => void = () => undefined;
-  const cancel = schedule(() => {
-    timedOut = true;
-    wake();
-  }, delayMs);
-  try {
-    while (work.size > 0 && !timedOut) {
-      const deadline = new Promise<void>((resolve) => (wake = resolve));
-      await Promise.race([Promise.allSettled([...work]), deadline]);
-    }
-  } finally {
-    cancel();
-  }
-  return !timedOut;
+function settledWithin(s: PipelineRun, delayMs: number): Promise<boolean> {
+  if (s.inFlight === 0) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    const settled = () => {
+      cancel();
+      resolve(true);
+    };
+    const cancel = s.schedule(() => {
+      s.settleWaiters = s.settleWaiters.filter((waiter) => waiter !== settled);
+      resolve(false);
+    }, delayMs);
+    s.settleWaiters.push(settled);
+  });
 }
 
 /** The events the pipeline emits (the agent's `emit` fits). */
@@ -80,8 +72,13 @@ export interface PipelineRun extends PipelineState {
    * its deadline, which aborts every call still running.
    */
   aborter: AbortController;
-  /** Hook calls and ledger writes in flight: what `stop()` waits for and `idle()` watches. */
-  readonly inFlight: Set<Promise<unknown>>;
+  /**
+   * Hook calls and ledger writes in flight: what `stop()` waits for and `idle()` watches. A count:
+   * nothing needs the work itself, and a Set of it would be filled and emptied by every vote.
+   */
+  inFlight: number;
+  /** Woken when nothing is in flight any more (`stop()`'s wait). */
+  settleWaiters: Array<() => void>;
   idleWaiters: Array<() => void>;
   /** Pollers held until the backlog is down to half of `maxBacklog`. */
   drainWaiters: Array<() => void>;
@@ -95,7 +92,7 @@ export interface PipelineRun extends PipelineState {
 }
 
 export function checkIdle(s: PipelineRun): void {
-  if (s.idleWaiters.length === 0 || s.jobs.size > 0 || s.inFlight.size > 0) return;
+  if (s.idleWaiters.length === 0 || s.jobs.size > 0 || s.inFlight > 0) return;
   const waiters = s.idleWaiters;
   s.idleWaiters = [];
   for (const resolve of waiters) resolve();
@@ -110,9 +107,14 @@ export function releaseDrained(s: PipelineRun): void {
 
 /** Runs `work` in the background; it must not reject (callers catch). */
 function track(s: PipelineRun, work: Promise<unknown>): void {
-  s.inFlight.add(work);
+  s.inFlight += 1;
   void work.finally(() => {
-    s.inFlight.delete(work);
+    s.inFlight -= 1;
+    if (s.inFlight === 0 && s.settleWaiters.length > 0) {
+      const waiters = s.settleWaiters;
+      s.settleWaiters = [];
+      for (const settled of waiters) settled();
+    }
     checkIdle(s);
   });
 }
@@ -155,7 +157,7 @@ export function resume(s: PipelineRun, entry: LedgerEntry): void {
 }
 
 function finishJob(s: PipelineRun, job: Job): void {
-  s.jobs.delete(job.vote.key);
+  removeJob(s, job.vote.key);
   releaseDrained(s);
   if (job.letGo.size > 0) {
     // The agent that holds the vote now records its finish; a record here would end its entry early.
@@ -264,7 +266,7 @@ function failed(s: PipelineRun, task: Task, failure: unknown, durationMs: number
       s.logger.error({ hook: hook.name, key: job.vote.key, err: error }, message);
       // Never `complete` without the dead letter on record: that would lose the vote for this hook.
       if (isCurrent(s, task) && s.jobs.get(job.vote.key) === job) {
-        s.jobs.delete(job.vote.key);
+        removeJob(s, job.vote.key);
         releaseDrained(s);
       }
     },
@@ -365,7 +367,7 @@ export function scheduleCompaction(s: PipelineRun): void {
 
 /** Waits for the work in flight until `deadline`, then aborts the hook calls still running. */
 export async function drain(s: PipelineRun, deadline: number): Promise<void> {
-  if (await drainWithin(s.inFlight, deadline - s.now(), s.schedule)) return;
+  if (await settledWithin(s, deadline - s.now())) return;
   const running = s.running;
   s.aborter.abort(new ListingAgentError('votes_stopped', 'the agent is stopping: the stop deadline passed'));
   const message = 'stop deadline reached: aborted vote hooks still running; their votes stay pending and re-run at the next start';

@@ -1,5 +1,6 @@
 import { ListingAgentError } from '../errors.js';
 import type { DeadLetter, LedgerEntry, Vote, VoteHook } from './types.js';
+import { renewedWhenEmpty } from './ledger-state.js';
 
 /**
  * The vote pipeline's decisions over a plain state object, with no I/O: which hook call runs next
@@ -127,7 +128,7 @@ export interface PipelineState {
   /** Votes waiting for their hooks before the poller is held. */
   readonly maxBacklog: number;
   /** Votes with hooks outstanding in this run, by key. */
-  readonly jobs: Map<string, Job>;
+  jobs: Map<string, Job>;
   /**
    * Per hook, per user: the tasks queued behind the one running or waiting (`null`: none behind).
    * A user has an entry while one of their tasks for that hook is active.
@@ -208,6 +209,7 @@ export function advanceLane(state: PipelineState, task: Task): boolean {
   const next = users.get(userId)?.shift();
   if (next === undefined) {
     users.delete(userId);
+    state.lanes.set(task.hook, renewedWhenEmpty(users));
     return false;
   }
   state.ready.push(next);
@@ -301,6 +303,12 @@ export function confirmIngested(state: PipelineState, marked: readonly Vote[], a
 /** Whether an ingest from `road` holds its caller until the backlog drains (the poller only, never a webhook). */
 export const holdsCaller = (state: PipelineState, road: Vote['road']): boolean =>
   road === 'poll' && state.phase === 'running' && state.jobs.size > state.maxBacklog;
+
+/** Forgets the job of a vote whose hooks are all done (or that leaves this run): the map renewed when empty. */
+export function removeJob(state: PipelineState, key: string): void {
+  state.jobs.delete(key);
+  state.jobs = renewedWhenEmpty(state.jobs);
+}
 
 /** Whether held pollers may go on: the backlog is down to half of `maxBacklog`, or the pipeline stops. */
 export const backlogDrained = (state: PipelineState): boolean => state.jobs.size <= state.maxBacklog / 2 || state.phase !== 'running';

@@ -144,7 +144,7 @@ export function createVotePipeline(options: VotePipelineOptions): VotePipeline {
     failed: () => s.ledger.deadLetters(),
     retry: (filter = {}) => retry(s, filter),
     idle() {
-      if (s.jobs.size === 0 && s.inFlight.size === 0) return Promise.resolve();
+      if (s.jobs.size === 0 && s.inFlight === 0) return Promise.resolve();
       return new Promise<void>((resolve) => s.idleWaiters.push(resolve));
     },
     stats: () => ({ votes: s.jobs.size, running: s.running, waiting: s.ready.length, retrying: s.retryTimers.size }),
@@ -172,7 +172,8 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     recordFailures: createRecordFailureLog({ logger, now, schedule }),
     retryTimers: new Set(),
     aborter: runAborter(),
-    inFlight: new Set(),
+    inFlight: 0,
+    settleWaiters: [],
     idleWaiters: [],
     drainWaiters: [],
     pumpDue: false,

@@ -42,6 +42,8 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/stats/push-share.test.ts',
       'test/integration/stats/redis-shards.test.ts',
       'test/integration/store/redis-store.test.ts',
+      'test/integration/votes/ledger-redis-claims.test.ts',
+      'test/integration/votes/ledger-redis-holds.test.ts',
       'test/integration/votes/ledger-redis.test.ts',
       'test/integration/votes/ledger-redis-claims.test.ts',
       'test/integration/votes/ledger-redis-holds.test.ts',

@@ -148,6 +148,8 @@ describe('the idle daemon loads only what it is configured for', () => {
       ...UNCONFIGURED,
       ...NOT_FOR_STATS,
       'the vote check (hasVoted)': /^dist\/votes\/has-voted\.js$/,
+      // The agent's client makes each group of calls at its first use: posting stats takes projects and metrics.
+      'the service calls a stats agent makes none of': /^dist\/api\/(v0\/|v1\/(votes|webhooks|users|commands|announcements|integrations)\.js$|schemas\/(votes|webhooks|users|v0)\.js$)/,
       'the status page': /^dist\/status\//,
       'the health server': /^dist\/health\//,
       pino: /^node_modules\/pino\//,
@@ -163,7 +165,7 @@ describe('the idle daemon loads only what it is configured for', () => {
       ...NOT_FOR_STATS,
       zod: /^node_modules\/zod\//,
       'the configuration schema': /^dist\/config\/schema/,
-      'the service client': /^dist\/api\/(client|transport)\.js$/,
+      'the service client': /^dist\/api\/(client|client-context|transport)\.js$/,
       undici: /^node_modules\/undici\//,
       'the state store': /^dist\/store\/file\.js$/,
       'the stats capability': /^dist\/stats\//,
