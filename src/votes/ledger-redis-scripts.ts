@@ -84,10 +84,10 @@ return {fresh, counts()}
 /**
  * `ARGV[1]` now (epoch ms, the agent's clock), `ARGV[2]` keepKeysFor (ms), then `op, key, hook,
  * payload` per write, its record `KEYS[4 + n]`, applied in order: `h` hook done, `c` complete
- * (`hook` the agent whose hooks completed it, or ''), `d` dead letter (payload `<forget at> <letter JSON>`). A vote finishing after its forget-at (a late
- * one, caught up from the cursor) is kept keepKeysFor from now, so the retries that follow it are
- * still recognised. Every write is idempotent, so a batch whose reply was lost (a timeout) may
- * safely be sent again.
+ * (`hook` the agent whose hooks completed it, or ''), `d` dead letter (payload `<forget at>
+ * <letter JSON>`). A vote finishing after its forget-at (a late one, caught up from the cursor)
+ * is kept keepKeysFor from now, so the retries that follow it are still recognised. Every write
+ * is idempotent, so a batch whose reply was lost (a timeout) may safely be sent again.
  */
 export const APPLY_WRITES = `${HELPERS}
 local now = tonumber(ARGV[1])
