@@ -45,8 +45,6 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/votes/ledger-redis-claims.test.ts',
       'test/integration/votes/ledger-redis-holds.test.ts',
       'test/integration/votes/ledger-redis.test.ts',
-      'test/integration/votes/ledger-redis-claims.test.ts',
-      'test/integration/votes/ledger-redis-holds.test.ts',
       'test/integration/votes/reminders-fenced.test.ts',
       'test/integration/votes/reminders-redis.test.ts',
       'test/integration/votes/stream-kill.test.ts',
