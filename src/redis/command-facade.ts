@@ -24,7 +24,7 @@ export interface FacadeOptions {
   routeKey: string;
   /** Every error a command rejects with. */
   observe(error: unknown): void;
-  /** Behind a Sentinel: the longest a command may wait (the client's own timeout starts only once it is sent). */
+  /** Behind a Sentinel or a cluster: the longest a command may wait (the client's own timeout covers a command only until it is written). */
   deadlineMs: number;
   /** Behind a Sentinel: why a command cannot be sent now (the connection's down reason). */
   unavailable(): string;
@@ -50,7 +50,8 @@ async function clusterSend(target: unknown, routeKey: string, args: readonly str
   return node.sendCommand(args, commandOptions);
 }
 
-function withDeadline(promise: Promise<unknown>, ms: number): Promise<unknown> {
+/** `promise`, or a `RedisUnavailableError` once `ms` passed without its answer. */
+export function withDeadline(promise: Promise<unknown>, ms: number): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new RedisUnavailableError(`Redis: no answer within ${ms} ms`)), ms);

@@ -1,6 +1,7 @@
 import { silentLogger, type AgentLogger } from '../log/agent-logger.js';
 import { redisFailure, type RedisConnection } from '../redis/connection.js';
 import { REDIS_KEYS } from '../redis/keys.js';
+import { withDeadline } from '../redis/command-facade.js';
 import { timerDelay } from '../contract/timer-delay.js';
 import { createKnownKeys } from './ledger-redis-known.js';
 import { beat, close, open } from './ledger-redis-life.js';
@@ -255,23 +256,16 @@ function forgottenByRedis(r: RedisVoteLedgerState, vote: Vote, runningHere: bool
 async function holds(r: RedisVoteLedgerState, key: string): Promise<boolean> {
   if (r.phase !== 'open') return true;
   let reply: unknown;
-  let timer: NodeJS.Timeout | undefined;
-  // The client's command timeout ends once a command is written: a server that takes it and never
-  // answers (a frozen host, a silent network) would hold the retry forever. A lease is long enough.
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${r.leaseMs} ms`)), timerDelay(r.leaseMs));
-    timer.unref();
-  });
   try {
     const asked = r.holds.run([r.keys[0]!, recordKey(r, key), r.heartbeatKey], [key, r.agentId, r.nonce, r.leaseMs]);
-    reply = await Promise.race([asked, late]);
+    // The client's command timeout ends once a command is written: a server that takes it and never
+    // answers (a frozen host, a silent network) would hold the retry forever. A lease is long enough.
+    reply = await withDeadline(asked, timerDelay(r.leaseMs));
   } catch (error) {
     const err = redisFailure('ask whether this agent still holds a vote', error).message;
     // Debug: the retry that follows logs its own failure if Redis is away.
     r.logger.debug({ vote: key, err }, 'vote ledger: could not ask Redis who holds a vote; its hook is retried here');
     return true;
-  } finally {
-    clearTimeout(timer);
   }
   if (Number(reply) === 1) return true;
   // Finished elsewhere: known here as a finished vote, no longer one this agent runs.
