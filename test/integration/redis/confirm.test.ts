@@ -142,7 +142,11 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     const frozenAt = Date.now();
     castVote();
     castVote();
-    await sleep(CONFIRM_MS + 2_500);
+    // Frozen until the service has an answer to a delivery sent since (the receiver's deadline, or
+    // the refused confirmation, whichever comes first on this machine).
+    const answeredSinceFrozen = () =>
+      emu.admin.deliveries(fx.projectId).some((d) => d.attempts.some((a) => Date.parse(a.at) > frozenAt && a.status !== null));
+    await waitFor('a delivery answered while the replica is frozen', answeredSinceFrozen, 15_000);
     const thawedAt = Date.now();
     thaw();
     await waitFor('every vote rewarded', () => new Set(hook.calls.map((c) => c.key)).size === cast.length, 20_000);
