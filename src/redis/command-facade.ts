@@ -24,7 +24,7 @@ export interface FacadeOptions {
   routeKey: string;
   /** Every error a command rejects with. */
   observe(error: unknown): void;
-  /** Behind a Sentinel or a cluster: the longest a command may wait (the client's own timeout covers a command only until it is written). */
+  /** Behind a Sentinel or a cluster: the longest a command may wait (the client's own timeout ends once a command is written). */
   deadlineMs: number;
   /** Behind a Sentinel: why a command cannot be sent now (the connection's down reason). */
   unavailable(): string;
