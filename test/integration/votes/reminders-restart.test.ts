@@ -155,6 +155,8 @@ describe('vote reminders across a SIGKILL and restarts (`listing-agent run`, fil
     expect(await reminderCount(second, 'skipped')).toBe(1);
     const skippedLines = second.lines().filter((line) => line.skipped !== undefined);
     expect(skippedLines).toEqual([expect.objectContaining({ level: 'warn', skipped: 1 })]);
+    // The page's count is unknown (null) until the reminders' start, which fired A, is over.
+    await waitFor('the agent ready', async () => (await readyz(second))?.status === 200, 20_000, 50);
     let status = (await call<StatusDocument>(`${second.health}/status.json`)).body.votes.reminders;
     expect(status).toMatchObject({ enabled: true, scheduled: 0, next: [] });
     expect(status.lastSent.map((r) => r.voteKey)).toEqual([voteKey(a.user_id, a.created_at)]);
