@@ -8,7 +8,8 @@ export function redact(text: string, secrets: readonly string[]): string {
   for (const secret of secrets) {
     if (secret.length < 4) continue;
     forms.add(secret);
-    forms.add(encodeURIComponent(secret));
+    const encoded = urlEncoded(secret);
+    if (encoded !== undefined) forms.add(encoded);
   }
   // Longest first: a shorter secret inside a longer one would otherwise leave the longer one's rest.
   let result = text;
@@ -16,6 +17,15 @@ export function redact(text: string, secrets: readonly string[]): string {
     result = result.split(form).join('[redacted]');
   }
   return result;
+}
+
+/** `secret` as it shows inside a URL; undefined for a text with a lone surrogate, which has no such form. */
+function urlEncoded(secret: string): string | undefined {
+  try {
+    return encodeURIComponent(secret);
+  } catch {
+    return undefined;
+  }
 }
 
 const SECRET_QUERY_KEYS = new Set([

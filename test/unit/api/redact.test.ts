@@ -27,6 +27,11 @@ describe('redact', () => {
     expect(shown).not.toContain(encodeURIComponent(secret));
     expect(shown).toContain('[redacted]');
   });
+
+  it('redacts a secret with a lone surrogate (it has no URL-encoded form) rather than throwing', () => {
+    const secret = 'abcd\ud800efgh';
+    expect(redact(`token ${secret} here`, [secret])).toBe('token [redacted] here');
+  });
 });
 
 describe('redactUrl', () => {
