@@ -9,9 +9,11 @@
  * bench/webhooks.bench.ts) in a fresh process under `valgrind --tool=callgrind`; `WARMUP` signed
  * 1 KiB `vote.create` deliveries, every one a distinct vote, from `CONCURRENCY` keep-alive
  * connections; callgrind's counters zeroed (`callgrind_control -z`); `COUNT` more deliveries,
- * until the vote listener has seen each; the counters dumped (`callgrind_control -d`). The figure
- * is the dump's instructions (every thread: the thread pool's writes and fsyncs, V8's compiler and
- * collector threads) over `COUNT`. The builds alternate, the order reversed each round.
+ * until the vote listener has seen each; the counters dumped (`callgrind_control -d`). The figures
+ * are the dump's instructions over `COUNT`: of every thread (the thread pool's writes and fsyncs,
+ * V8's compiler and collector threads), and of the event loop's thread alone. The second is the
+ * one to compare: under valgrind the optimising compiler's threads vary by 10% from run to run,
+ * the main thread by about 1%. The builds alternate, the order reversed each round.
  *
  * `BENCH_ROUNDS` (default 3), `BENCH_INSTRUCTIONS_COUNT` (default 2000), `BENCH_INSTRUCTIONS_OUT`
  * (keep the callgrind files there, for `callgrind_annotate`; default a temp directory, removed).
