@@ -17,7 +17,9 @@
  *
  * `BENCH_ROUNDS` (default 3), `BENCH_INSTRUCTIONS_COUNT` (default 2000), `BENCH_INSTRUCTIONS_OUT`
  * (keep the callgrind files there, for `callgrind_annotate`; default a temp directory, removed).
- * Needs valgrind; JIT code counts under `???` in an annotation, node's own functions by name.
+ * Needs valgrind; JIT code counts under `???` in an annotation, node's own functions by name. The
+ * target ends itself 180 s after its start: on a machine at load 10 and more, it does not get to
+ * "ready" under valgrind in time; run it on a machine less loaded.
  */
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -110,10 +112,12 @@ async function measure(build: Build, pool: readonly Delivery[], service: BenchSe
         done(message);
       };
       child.on('message', onMessage);
+      // The target ends itself 180 s after its start (webhook-target.mjs): under valgrind on a loaded machine, before "ready".
+      child.once('exit', (code) => fail(new Error(`${build.label}: the target exited (${code}) before "${key}"`)));
     });
   const dispatcher = new Agent({ connections: CONCURRENCY, headersTimeout: 120_000, bodyTimeout: 120_000 });
   try {
-    const url = String((await next('ready', 120_000)).url);
+    const url = String((await next('ready', 300_000)).url);
     await send(url, pool.slice(0, WARMUP), dispatcher);
     const reset = next('reset', 60_000);
     child.send({ reset: true });
