@@ -11,9 +11,10 @@
  * connections; callgrind's counters zeroed (`callgrind_control -z`); `COUNT` more deliveries,
  * until the vote listener has seen each; the counters dumped (`callgrind_control -d`). The figures
  * are the dump's instructions over `COUNT`: of every thread (the thread pool's writes and fsyncs,
- * V8's compiler and collector threads), and of the event loop's thread alone. The second is the
- * one to compare: under valgrind the optimising compiler's threads vary by 10% from run to run,
- * the main thread by about 1%. The builds alternate, the order reversed each round.
+ * V8's compiler and collector threads), and of the event loop's thread alone. Compare the second:
+ * the first is mostly the optimising compiler's threads, whose work depends on when it runs (on
+ * 2026-12-02 the two builds' totals moved opposite to their main threads'). The builds alternate,
+ * the order reversed each round.
  *
  * `BENCH_ROUNDS` (default 3), `BENCH_INSTRUCTIONS_COUNT` (default 2000), `BENCH_INSTRUCTIONS_OUT`
  * (keep the callgrind files there, for `callgrind_annotate`; default a temp directory, removed).
