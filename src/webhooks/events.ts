@@ -120,10 +120,6 @@ function id(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
-function isoDate(value: unknown): string | undefined {
-  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : undefined;
-}
-
 const project: Check<WebhookProject> = (value) => {
   if (!isObject(value)) return undefined;
   const out = { id: id(value.id), type: id(value.type), platform: id(value.platform), platform_id: id(value.platform_id) };
@@ -149,16 +145,12 @@ const VOTE_CREATE_NAMES = {
   voteId: 'data.id',
 };
 
-/** The rules of `VOTE_FIELD_LIMITS` a well-shaped `vote.create` breaks first (its `created_at` against a clock aside). */
-function voteCreateProblem(data: VoteCreateData): VoteFieldProblem | undefined {
-  const values = {
-    userId: data.user.id,
-    platformId: data.user.platform_id,
-    weight: data.weight,
-    createdMs: Date.parse(data.created_at),
-    expiresMs: Date.parse(data.expires_at),
-    voteId: data.id,
-  };
+/**
+ * The rules of `VOTE_FIELD_LIMITS` a well-shaped `vote.create` breaks first (its `created_at`
+ * against a clock aside); its times as `Date.parse` read them already (read once per delivery).
+ */
+function voteCreateProblem(data: VoteCreateData, createdMs: number, expiresMs: number): VoteFieldProblem | undefined {
+  const values = { userId: data.user.id, platformId: data.user.platform_id, weight: data.weight, createdMs, expiresMs, voteId: data.id };
   return (
     voteFieldsProblem(values, VOTE_CREATE_NAMES) ??
     snowflakeProblem('data.project.id', data.project.id) ??
@@ -166,20 +158,25 @@ function voteCreateProblem(data: VoteCreateData): VoteFieldProblem | undefined {
   );
 }
 
+/** `Date.parse` of a string, NaN for anything else (not a time). */
+const timeOf = (value: unknown): number => (typeof value === 'string' ? Date.parse(value) : Number.NaN);
+
 const voteCreate = (data: unknown): Checked<VoteCreateData> => {
   if (!isObject(data)) return undefined;
   const weight = data.weight;
   if (typeof weight !== 'number') return undefined;
+  const createdMs = timeOf(data.created_at);
+  const expiresMs = timeOf(data.expires_at);
   const out = {
     id: id(data.id),
     weight,
-    created_at: isoDate(data.created_at),
-    expires_at: isoDate(data.expires_at),
+    created_at: Number.isNaN(createdMs) ? undefined : (data.created_at as string),
+    expires_at: Number.isNaN(expiresMs) ? undefined : (data.expires_at as string),
     project: project(data.project),
     user: user(data.user),
   };
   if (!(out.id && out.created_at && out.expires_at && out.project && out.user)) return undefined;
-  return voteCreateProblem(out as VoteCreateData) ?? (out as VoteCreateData);
+  return voteCreateProblem(out as VoteCreateData, createdMs, expiresMs) ?? (out as VoteCreateData);
 };
 
 const webhookTest: Check<WebhookTestData> = (data) => {
