@@ -25,7 +25,9 @@
  * not counted), then the measured run; the times come from `process.hrtime.bigint()` in both
  * processes (one monotonic clock per machine).
  */
+import { loadavg } from 'node:os';
 import { bench, describe } from 'vitest';
+import { fsyncCadence, type FsyncCadenceResult } from './helpers/fsync-cadence.js';
 import { assertBuilt } from './helpers/daemon.js';
 import { startBenchService, type BenchService } from './helpers/service.js';
 import { median, verdict } from './helpers/stats.js';
@@ -39,6 +41,7 @@ import {
   startTarget,
   voteCreateDeliveries,
   type Delivery,
+  type TargetStats,
 } from './helpers/webhook-load.js';
 
 const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
@@ -54,6 +57,29 @@ interface Rate {
   /** Target for the reward latency's p99, ms (undefined: information). */
   p99TargetMs?: number;
 }
+
+/**
+ * The servers measured in each run, alternating: the agent as a bot owner runs it (the headline),
+ * the minimal durable server of bench:webhooks on the same disk (the floor of any durable design:
+ * it has no listener, so its figure is first byte -> 204), and, as a diagnosis only, the agent with
+ * its state directory on tmpfs, where fdatasync costs nothing (`BENCH_LATENCY_SERVERS` picks).
+ */
+interface Server {
+  name: 'agent' | 'minimal' | 'agent-tmpfs';
+  label: string;
+  target: 'receiver' | 'minimal';
+  /** Where the state directory is made (default the OS temp directory, on the disk). */
+  stateParent?: string;
+}
+const SERVERS: readonly Server[] = (
+  [
+    { name: 'agent', label: '**agent** (disk)', target: 'receiver' },
+    { name: 'minimal', label: 'minimal durable server (disk; → 204)', target: 'minimal' },
+    { name: 'agent-tmpfs', label: 'agent, state on tmpfs (diagnosis)', target: 'receiver', stateParent: '/dev/shm' },
+  ] satisfies Server[]
+).filter((server) => (process.env.BENCH_LATENCY_SERVERS ?? 'agent,minimal,agent-tmpfs').split(',').includes(server.name));
+/** The fdatasync probe's line: about one vote's journal line. */
+const FSYNC_LINE_BYTES = 400;
 
 const SECONDS = process.env.BENCH_LATENCY_SECONDS === undefined ? undefined : Number(process.env.BENCH_LATENCY_SECONDS);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -81,6 +107,10 @@ interface Percentiles {
 
 interface RateResult {
   rate: Rate;
+  server: Server;
+  /** The 1-minute load average when the run started. */
+  load: number;
+  stats: TargetStats;
   sent: number;
   acked: number;
   non2xx: number;
@@ -121,11 +151,11 @@ function requestBytes(delivery: Delivery, authority: string): OpenLoopRequest {
  * Per vote of the measured run (`count` deliveries after `warm` warm-up ones): the counts and the
  * latencies, from the sender's result and the hook's `[userId, hrtime]` pairs.
  */
-function tally(result: OpenLoopResult, hookTimes: readonly string[], warm: number, count: number) {
+function tally(result: OpenLoopResult, hookTimes: readonly string[] | undefined, warm: number, count: number) {
   // Hook calls by delivery index (the user ID is the base plus the index).
   const hookNs = new Map<number, bigint[]>();
   let strangers = 0;
-  for (let i = 0; i < hookTimes.length; i += 2) {
+  for (let i = 0; hookTimes !== undefined && i < hookTimes.length; i += 2) {
     const index = Number(BigInt(hookTimes[i] as string) - USER_ID_BASE) - warm;
     if (index < 0 || index >= count) {
       strangers += 1;
@@ -149,7 +179,8 @@ function tally(result: OpenLoopResult, hookTimes: readonly string[], warm: numbe
       acked += 1;
       ack.push(Number((result.answeredNs[index] as bigint) - (result.sentNs[index] as bigint)) / 1e6);
     } else if (status !== 0) non2xx += 1;
-    const times = hookNs.get(index);
+    // A server without a listener (the minimal one): its "reward" is the 2xx.
+    const times = hookTimes === undefined && ok ? [result.answeredNs[index] as bigint] : hookNs.get(index);
     if (times === undefined) {
       if (ok) lost += 1;
       continue;
@@ -173,14 +204,15 @@ function tally(result: OpenLoopResult, hookTimes: readonly string[], warm: numbe
   };
 }
 
-async function measure(rate: Rate, service: BenchService): Promise<RateResult> {
+async function measure(rate: Rate, server: Server, service: BenchService): Promise<RateResult> {
+  const load = loadavg()[0] as number;
   const warm = Math.round(rate.perSecond * rate.warmupSeconds);
   const count = Math.round(rate.perSecond * rate.seconds);
   // Signed now, one pool per run: every delivery's time stays inside the receiver's tolerance.
   // The bench bot's own project: the receiver refuses a vote for another one (issue 34).
   const own = { projectId: service.projectId, botId: service.platformId };
   const pool = voteCreateDeliveries({ count: warm + count, secret: V1_SECRET, ...own, nowMs: Date.now() });
-  const server = await startTarget('receiver', {
+  const target = await startTarget(server.target, {
     BENCH_V1_SECRET: V1_SECRET,
     BENCH_V0_SECRET: 'unused-legacy-secret',
     BENCH_PATH: PATH,
@@ -188,9 +220,11 @@ async function measure(rate: Rate, service: BenchService): Promise<RateResult> {
     BENCH_SERVICE_V0: service.v0,
     BENCH_TOKEN: service.token,
     BENCH_RECORD_HOOK_TIMES: '1',
+    ...(server.stateParent === undefined ? {} : { BENCH_STATE_PARENT: server.stateParent }),
   });
+  const hooks = server.target === 'receiver';
   try {
-    const { hostname, port } = new URL(server.url);
+    const { hostname, port } = new URL(target.url);
     const authority = `${hostname}:${port}`;
     // Enough connections for 20 ms of requests at once, opened before the clock starts.
     const preopen = Math.max(16, Math.ceil(rate.perSecond / 50));
@@ -203,17 +237,22 @@ async function measure(rate: Rate, service: BenchService): Promise<RateResult> {
       drainMs: DRAIN_MS,
     };
     await openLoop({ ...common, requests: pool.slice(0, warm).map((d) => requestBytes(d, authority)) });
-    await server.ask({ drain: DRAIN_MS, expect: warm }, 'drained', DRAIN_MS + 5_000);
-    await server.reset();
+    if (hooks) await target.ask({ drain: DRAIN_MS, expect: warm }, 'drained', DRAIN_MS + 5_000);
+    await target.reset();
 
     const measured = pool.slice(warm, warm + count);
     const result = await openLoop({ ...common, requests: measured.map((d) => requestBytes(d, authority)) });
     const acked = [...result.status].filter((status) => status >= 200 && status < 300).length;
-    const drained = (await server.ask({ drain: DRAIN_MS, expect: acked }, 'drained', DRAIN_MS + 5_000)) as { hookTimes: string[] };
-    const stats = await server.stop();
+    const drained = hooks
+      ? ((await target.ask({ drain: DRAIN_MS, expect: acked }, 'drained', DRAIN_MS + 5_000)) as { hookTimes: string[] })
+      : undefined;
+    const stats = await target.stop();
     return {
       rate,
-      ...tally(result, drained.hookTimes, warm, count),
+      server,
+      load,
+      stats,
+      ...tally(result, drained?.hookTimes, warm, count),
       errors: result.errors,
       senderLate: percentiles([...result.lateNs].map((ns) => Number(ns) / 1e6)),
       achievedRate: count / result.sendSeconds,
@@ -222,7 +261,7 @@ async function measure(rate: Rate, service: BenchService): Promise<RateResult> {
       serverCpuPercent: (stats.cpuMs / stats.wallMs) * 100,
     };
   } catch (error) {
-    server.kill();
+    target.kill();
     throw error;
   }
 }
@@ -240,45 +279,85 @@ const heldP99 = (r: RateResult) => Math.max(r.reward.p99, r.rewardFromSlot.p99);
 
 function runRow(r: RateResult, round: number): string {
   const cells = [
+    r.server.label,
     count(r.rate.perSecond),
     String(round + 1),
+    r.load.toFixed(1),
     `${count(r.sent)} (${count(r.achievedRate)}/s)`,
     count(r.acked),
-    count(r.hooked),
-    String(r.lost),
-    String(r.duplicates),
-    `${r.non2xx} / ${r.errors}`,
+    r.server.target === 'receiver' ? count(r.hooked) : '–',
+    `${r.lost} / ${r.duplicates} / ${r.non2xx} / ${r.errors}`,
     `${trio(r.reward)} (${ms(r.reward.max)})`,
     `${trio(r.ack)} (${ms(r.ack.max)})`,
     trio(r.rewardFromSlot),
     ms(r.senderLate.p99),
-    String(r.connections),
+    `${ms(r.stats.loopDelayP99Ms)} / ${ms(r.stats.loopDelayMaxMs)}`,
+    `${r.stats.gc.count}, ${ms(r.stats.gc.totalMs)}, ${ms(r.stats.gc.maxMs)}`,
+    r.stats.commits > 0 ? count(r.stats.commits) : '',
     `${Math.round(r.serverCpuPercent)}%`,
   ];
   return `| ${cells.join(' | ')} |`;
 }
 
-function report(results: ReadonlyMap<Rate, RateResult[]>, loadBefore: string, loadAfter: string): string {
-  const rows = [
-    '| rate (votes/s) | run | sent (achieved rate) | acked (2xx) | rewarded | lost | duplicates | non-2xx / errors ' +
-      '| first byte → reward: p50 / p99 / p99.9 (max) | first byte → 2xx: p50 / p99 / p99.9 (max) ' +
-      '| slot → reward: p50 / p99 / p99.9 | sender late p99 | connections | server CPU |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ];
+function fsyncRow(f: FsyncCadenceResult & { load: number }, round: number): string {
+  const p = percentiles([...f.datasyncMs]);
+  const cells = ['fdatasync alone (disk)', '1,000', String(round + 1), f.load.toFixed(1), `${count(f.lines)} lines`, '', '', ''];
+  cells.push(`fdatasync p50 / p99 / p99.9 (max): ${trio(p)} (${ms(p.max)})`, '', '', '', '', '', count(f.datasyncMs.length), '');
+  return `| ${cells.join(' | ')} |`;
+}
+
+type Results = ReadonlyMap<string, RateResult[]>;
+const resultKey = (server: Server, rate: Rate) => `${server.name}@${rate.perSecond}`;
+
+function verdictRows(results: Results, fsyncs: readonly FsyncCadenceResult[]): string[] {
   const verdicts = ['| target | measured: median of the runs (each run) | |', '| --- | ---: | --- |'];
-  for (const [rate, runs] of results) {
-    runs.forEach((r, round) => rows.push(runRow(r, round)));
-    const p99s = runs.map(heldP99);
-    const value = median(p99s);
-    const what = `vote → reward p99 at ${count(rate.perSecond)} votes/s (the worse of first byte → reward and slot → reward)`;
-    const each = p99s.map(ms).join(' / ');
-    const target = rate.p99TargetMs;
-    if (target !== undefined) verdicts.push(`| ${what} < ${target} ms | **${ms(value)}** (${each}) | ${verdict(value < target)} |`);
-    else verdicts.push(`| ${what} (information) | ${ms(value)} (${each}) | |`);
-    const dirty = runs.filter((r) => !clean(r)).length;
-    const runsClean = dirty === 0 ? 'every run' : `${dirty} of ${runs.length} runs not`;
-    const whole = `no vote lost, none rewarded twice, every request 2xx, at ${count(rate.perSecond)} votes/s`;
-    verdicts.push(`| ${whole} | ${runsClean} | ${verdict(dirty === 0)} |`);
+  for (const rate of RATES) {
+    for (const server of SERVERS) {
+      const runs = results.get(resultKey(server, rate)) ?? [];
+      if (runs.length === 0) continue;
+      const p99s = runs.map(heldP99);
+      const value = median(p99s);
+      const figure = server.target === 'receiver' ? 'vote → reward p99' : 'first byte → 204 p99';
+      const what = `${server.label}: ${figure} at ${count(rate.perSecond)} votes/s`;
+      const each = p99s.map(ms).join(' / ');
+      const target = rate.p99TargetMs;
+      if (target !== undefined && server.name === 'agent') {
+        const held = `${what} < ${target} ms (the worse of first byte and slot → reward)`;
+        verdicts.push(`| ${held} | **${ms(value)}** (${each}) | ${verdict(value < target)} |`);
+      } else verdicts.push(`| ${what} (information) | ${ms(value)} (${each}) | |`);
+      const dirty = runs.filter((r) => !clean(r)).length;
+      const runsClean = dirty === 0 ? 'every run' : `${dirty} of ${runs.length} runs not`;
+      const whole = `${server.label}: no vote lost, none rewarded twice, every request 2xx, at ${count(rate.perSecond)} votes/s`;
+      verdicts.push(`| ${whole} | ${runsClean} | ${verdict(dirty === 0)} |`);
+    }
+  }
+  if (fsyncs.length > 0) {
+    const p99s = fsyncs.map((f) => percentiles([...f.datasyncMs]).p99);
+    const what = 'fdatasync alone on the disk at 1,000 lines/s: p99 (information)';
+    verdicts.push(`| ${what} | ${ms(median(p99s))} (${p99s.map(ms).join(' / ')}) | |`);
+  }
+  return verdicts;
+}
+
+type FsyncRun = FsyncCadenceResult & { load: number };
+
+function report(results: Results, fsyncs: readonly FsyncRun[], loadBefore: string, loadAfter: string): string {
+  const rows = [
+    '| server | rate (votes/s) | run | load (1 min) | sent (achieved rate) | acked (2xx) | rewarded | lost / dup / non-2xx / errors ' +
+      '| first byte → reward (minimal: → 204): p50 / p99 / p99.9 (max) | first byte → 2xx: p50 / p99 / p99.9 (max) ' +
+      '| slot → reward: p50 / p99 / p99.9 | sender late p99 | event-loop delay p99 / max | GC: count, total, longest ' +
+      '| commits | server CPU |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const rate of RATES) {
+      for (const server of SERVERS) {
+        const r = results.get(resultKey(server, rate))?.[round];
+        if (r) rows.push(runRow(r, round));
+      }
+    }
+    const f = fsyncs[round];
+    if (f) rows.push(fsyncRow(f, round));
   }
   const pinned = pinning
     ? `sender pinned to core ${pinning.generatorCpu}, the server's event loop to core ${pinning.serverCpu}`
@@ -290,35 +369,54 @@ function report(results: ReadonlyMap<Rate, RateResult[]>, loadBefore: string, lo
       `request due), ${BODY_BYTES}-byte signed v1 \`vote.create\` bodies, every vote distinct, keep-alive connections with one request in`,
       `flight each (${pinned}). "sender late" is how far behind its slot a request's first byte went out: the sender's own hiccups, and`,
       `waits for a free connection when all ${MAX_CONNECTIONS} (the receiver's default cap) are busy, which is queueing the server caused;`,
-      '"slot → reward" counts it, and the verdict takes the worse of the two p99s. Server: the agent with webhooks on, the default file',
-      'ledger (fdatasync per group commit), one vote listener, logging as the daemon does by default; a fresh process per run, warmed up',
-      `at the rate first. Lost: acknowledged 2xx but no listener call within ${DRAIN_MS / 1000} s of the last send.`,
+      '"slot → reward" counts it, and the verdict takes the worse of the two p99s. Agent: webhooks on, the default file ledger',
+      '(fdatasync per group commit), one vote listener, logging as the daemon does by default. Minimal: bench:webhooks\'s minimal durable',
+      'server (node:http, HMAC, a Map of keys, a line per vote, 204 after a group-commit fdatasync), no listener: its figure is first',
+      'byte → 204. Each a fresh process per run, warmed up at the rate first, state in the OS temp directory (the disk) unless tmpfs.',
+      `Lost: acknowledged 2xx but no listener call within ${DRAIN_MS / 1000} s of the last send. fdatasync alone: in the bench process,`,
+      `a ${FSYNC_LINE_BYTES}-byte line due every ms, the lines due while no commit is in flight written and fdatasynced together, in`,
+      'the same temp directory; per commit, the fdatasync call to its completion. Event-loop delay (monitorEventLoopDelay) and GC',
+      "pauses (PerformanceObserver 'gc') are the server's over the measured run.",
     ].join(' '),
   ];
-  const tables = [rows.join('\n'), verdicts.join('\n'), ...notes].join('\n\n');
-  return `\nVote -> reward latency (open loop, ${ROUNDS} runs per rate):\n\n${tables}\n`;
+  const tables = [rows.join('\n'), verdictRows(results, fsyncs).join('\n'), ...notes].join('\n\n');
+  return `\nVote -> reward latency (open loop, ${ROUNDS} runs per server and rate):\n\n${tables}\n`;
 }
 
 async function run(): Promise<void> {
   assertBuilt();
   const loadBefore = loadAverage();
   const service = await startBenchService();
-  const results = new Map<Rate, RateResult[]>(RATES.map((rate) => [rate, []]));
+  const results = new Map<string, RateResult[]>();
+  const fsyncs: FsyncRun[] = [];
   const unpin = pinGenerator();
   try {
-    for (let round = 0; round < ROUNDS; round++) for (const rate of RATES) results.get(rate)!.push(await measure(rate, service));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const rate of RATES) {
+        for (const server of round % 2 === 0 ? SERVERS : [...SERVERS].reverse()) {
+          const key = resultKey(server, rate);
+          results.set(key, [...(results.get(key) ?? []), await measure(rate, server, service)]);
+        }
+      }
+      if (process.env.BENCH_LATENCY_FSYNC !== '0') {
+        const load = loadavg()[0] as number;
+        fsyncs.push({ load, ...(await fsyncCadence({ seconds: SECONDS ?? 10, intervalMs: 1, lineBytes: FSYNC_LINE_BYTES })) });
+      }
+    }
   } finally {
     unpin();
     await service.close();
   }
-  console.log(report(results, loadBefore, loadAverage()));
+  console.log(report(results, fsyncs, loadBefore, loadAverage()));
   const broken = [...results.values()].flat().filter((r) => r.lost > 0 || r.duplicates > 0 || r.strangers > 0);
   if (broken.length > 0) {
-    throw new Error(`latency bench: votes lost or rewarded twice at ${broken.map((r) => `${r.rate.perSecond}/s`).join(', ')}`);
+    const where = broken.map((r) => `${r.server.name} at ${r.rate.perSecond}/s`).join(', ');
+    throw new Error(`latency bench: votes lost or rewarded twice (${where})`);
   }
 }
 
 describe('vote -> reward latency', () => {
   const rates = RATES.map((rate) => count(rate.perSecond)).join(', ');
-  bench(`open loop at ${rates} votes/s, ${ROUNDS} runs each`, run, { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 });
+  const once = { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 };
+  bench(`open loop at ${rates} votes/s, ${SERVERS.length} servers, ${ROUNDS} runs each`, run, once);
 });

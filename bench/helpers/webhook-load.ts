@@ -173,6 +173,11 @@ export interface TargetStats {
   /** Ledger commits (the file ledger's write + fsync), 0 without one. */
   commits: number;
   wallMs: number;
+  /** The event loop's delay over the measured phase (`monitorEventLoopDelay`, 1 ms resolution), ms. */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  /** GC pauses over the measured phase (`PerformanceObserver` 'gc' entries). */
+  gc: { count: number; totalMs: number; maxMs: number };
   rssBytes: number;
 }
 

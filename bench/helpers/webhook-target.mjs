@@ -20,7 +20,10 @@
  * profile of the measured phase, from the reset to the stop, is written there as
  * `<target>-<pid>.cpuprofile` with `<target>-<pid>.json` (its stats); BENCH_HEAP_PROFILE_DIR
  * (optional): likewise a sampling heap profile, `<target>-<pid>.heapprofile`; BENCH_THREAD_CPU=1:
- * the stats carry each thread's CPU.
+ * the stats carry each thread's CPU. BENCH_STATE_PARENT: where the state directory (the receiver's
+ * ledger, the minimal server's journal) is made, default the OS temp directory (bench/latency.bench.ts
+ * puts it on /dev/shm for its tmpfs diagnosis). The stats carry the event loop's delay (p99, max,
+ * from `monitorEventLoopDelay`) and the GC pauses (count, total, longest) of the measured phase.
  *
  * BENCH_RECORD_HOOK_TIMES=1: the `receiver`'s vote listener records the monotonic clock at each
  * call; on `{ drain: <ms>, expect: <n> }` the child waits until its listener has been called `n`
@@ -38,6 +41,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startMinimalDurableServer } from './minimal-durable-server.mjs';
 import { startCpuProfile, startHeapSampling, stopCpuProfile, stopHeapSampling } from './profile.mjs';
 
@@ -72,7 +76,7 @@ const removeScratches = () => {
 process.on('exit', removeScratches);
 
 function scratch(prefix) {
-  const directory = mkdtempSync(join(tmpdir(), prefix));
+  const directory = mkdtempSync(join(env.BENCH_STATE_PARENT ?? tmpdir(), prefix));
   scratches.push(directory);
   return directory;
 }
@@ -222,6 +226,16 @@ let mainCpuAtStart = threadCpuMs(process.pid);
 let commitsAtStart = 0;
 let threadsAtStart = {};
 let startedAt = performance.now();
+/** The event loop's delay and the GC pauses since the reset. */
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+const gc = { count: 0, totalMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gc.count += 1;
+    gc.totalMs += entry.duration;
+    gc.maxMs = Math.max(gc.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 
 /** The measured phase's stats, from the reset to now. */
 function statsNow() {
@@ -237,6 +251,9 @@ function statsNow() {
     commits: commitsNow() - commitsAtStart,
     ...(env.BENCH_THREAD_CPU === '1' ? { threads: threadsSinceReset() } : {}),
     wallMs: performance.now() - startedAt,
+    loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+    loopDelayMaxMs: loopDelay.max / 1e6,
+    gc: { ...gc },
     rssBytes: process.memoryUsage().rss,
   };
 }
@@ -263,6 +280,9 @@ process.on('message', async (message) => {
     threadsAtStart = threadsCpuMs();
     commitsAtStart = commitsNow();
     startedAt = performance.now();
+    loopDelay.reset();
+    loopDelay.enable();
+    Object.assign(gc, { count: 0, totalMs: 0, maxMs: 0 });
     seen.handled = seen.accepted = seen.duplicates = seen.hooked = seen.logLines = 0;
     countersAtReset = { ...counters() };
     process.send({ reset: true });
