@@ -173,6 +173,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     retryTimers: new Set(),
     aborter: runAborter(),
     inFlight: 0,
+    completing: new Set(),
     settleWaiters: [],
     idleWaiters: [],
     drainWaiters: [],
