@@ -247,6 +247,11 @@ export async function failoverRun(
       `${notReady.some((text) => text !== '') ? `; not ready at the end: ${notReady.join(' | ')}` : ''}` +
       `${badRepeats.length > 0 ? `; repeats outside the failover (${failAt}..${failDone}): ${badRepeats.join('; ')}` : ''}`;
     console.log(line);
+    // RELIABILITY_DUMP=<dir>: the daemons' output of a run with a repeat outside the failover, to read why.
+    const dump = process.env.RELIABILITY_DUMP;
+    if (dump !== undefined && badRepeats.length > 0) {
+      for (const [i, name] of names.entries()) await writeFile(join(dump, `${started}-${name}.log`), `${line}\n${outputs[i]!}`);
+    }
     return { cast: cast.length, acknowledged: acknowledgedKeys.size, lostAcknowledged, lost, twice: twice.length, badRepeats, twoLeaderSamples, untruthful, postAfterMs, readyAtEnd, signs, secrets: hits, line };
   } finally {
     running = false;
