@@ -131,6 +131,10 @@ function basicPair(encoded: string): string | undefined {
  * {@link redact} is given to scrub a credential wherever it shows, however it was written.
  */
 export function credentialForms(value: string): string[] {
+  const inUrl = urlCredentialForms(value);
+  // A URL holding no credential (`redis://10.0.0.5:6379`) is no secret: it names where the agent
+  // connects, and a log line about that connection would otherwise say `redis [redacted]`.
+  if (inUrl.length === 0 && isUrl(value)) return [];
   const forms = [value];
   const schemed = SCHEMED.exec(value.trim());
   if (schemed !== null) {
@@ -139,8 +143,19 @@ export function credentialForms(value: string): string[] {
     const pair = schemed[1]!.toLowerCase() === 'basic' ? basicPair(credentials) : undefined;
     if (pair !== undefined) forms.push(pair, pair.slice(pair.indexOf(':') + 1));
   }
-  forms.push(...urlCredentialForms(value));
+  forms.push(...inUrl);
   return [...new Set(forms)].filter((form) => form !== '');
+}
+
+/** `value` is one URL with an authority (`scheme://host...`) and nothing else. */
+function isUrl(value: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\/\S+$/.test(value)) return false;
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

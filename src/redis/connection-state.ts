@@ -179,6 +179,18 @@ export function observeReply(state: ConnectionState, error: unknown): void {
   else state.link.reconnect();
 }
 
+/**
+ * A command had no answer within its deadline. A single server may be frozen (stopped, or cut off
+ * behind a connection that stays open): down, and connected again, so that the commands written to
+ * the old socket are dropped with it and `/readyz` says so until the server answers again. Behind
+ * Sentinels or a cluster the client follows the primary that replaces it.
+ */
+export function observeLate(state: ConnectionState, deadlineMs: number): void {
+  if (state.link.kind !== 'server' || !state.up) return;
+  markDown(state, `the server did not answer within ${deadlineMs} ms (stopped or cut off?); connecting again`, true);
+  state.link.reconnect();
+}
+
 /** See `RedisConnection.whenUp`. */
 export function whenUp(state: ConnectionState, options: { timeoutMs?: number; signal?: AbortSignal }): Promise<void> {
   if (state.up) return Promise.resolve();

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { silentLogger } from '../log/agent-logger.js';
 import { ListingAgentError } from '../errors.js';
 import { commandFacade } from './command-facade.js';
-import { checkServer, markDown, observeReply, retryLater, whenUp } from './connection-state.js';
+import { checkServer, markDown, observeLate, observeReply, retryLater, whenUp } from './connection-state.js';
 import type { ConnectionState, RedisSettingWords } from './connection-state.js';
 import {
   REDIS_CONNECTION_DEFAULTS,
@@ -190,10 +190,12 @@ export function openRedisConnection(options: RedisConnectionOptions, words: Redi
   // Another server (a failover, a restart): its replicas are read again.
   emitter.on('server', () => confirmer.forget());
   made.confirm = confirmer.confirm;
+  const deadlineMs = options.commandTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.commandTimeoutMs;
   made.client = commandFacade(link, {
     routeKey: prefix,
     observe: (error) => observeReply(made, error),
-    deadlineMs: options.commandTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.commandTimeoutMs,
+    deadlineMs,
+    late: () => observeLate(made, deadlineMs),
     unavailable: () => made.downReason ?? 'reconnecting',
   });
   return connectionOf(made, prefix);

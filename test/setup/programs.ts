@@ -36,6 +36,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/leader/restart-capabilities.test.ts',
       'test/integration/redis/cluster.test.ts',
       'test/integration/redis/confirm.test.ts',
+      'test/integration/redis/frozen-server.test.ts',
       'test/integration/redis/connection.test.ts',
       'test/integration/redis/replica.test.ts',
       'test/integration/redis/sentinel.test.ts',

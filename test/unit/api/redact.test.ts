@@ -94,6 +94,14 @@ describe('credentialForms', () => {
   it("lists a URL's password and token-like query values, as written and decoded", () => {
     expect(credentialForms('redis://app:p%40ss@h:6379')).toEqual(['redis://app:p%40ss@h:6379', 'p%40ss', 'p@ss', 'app:p%40ss', 'app:p@ss']);
   });
+
+  it('lists nothing for a URL that holds no credential: where the agent connects is no secret', () => {
+    expect(credentialForms('redis://10.0.0.5:6379')).toEqual([]);
+    expect(credentialForms('redis://app@10.0.0.5:6379/2')).toEqual([]);
+    expect(credentialForms('rediss://10.0.0.5:6379?password=pw-1234')).toEqual(['rediss://10.0.0.5:6379?password=pw-1234', 'pw-1234']);
+    // Not one URL: the value itself is the secret.
+    expect(credentialForms('redis://a.example/x redis://b.example')).toEqual(['redis://a.example/x redis://b.example']);
+  });
 });
 
 describe('urlCredentialForms', () => {
