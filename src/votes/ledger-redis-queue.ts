@@ -12,10 +12,11 @@ import { timerDelay } from '../contract/timer-delay.js';
  * queue is stopped with it unwritten.
  */
 
-/** One write: its arguments to the apply script, and what it is, in words, for errors. */
+/** One write: its arguments to the apply script, what it is, in words, for errors, and the vote it finishes, if it does. */
 interface QueuedWrite {
   args: readonly string[];
   what: string;
+  finishes?: string;
 }
 
 /** Options of {@link createWriteQueue}. */
@@ -36,6 +37,12 @@ export interface WriteQueue {
   push(write: QueuedWrite): Promise<void>;
   /** Writes not yet in Redis. */
   readonly length: number;
+  /**
+   * Whether a write that finishes vote `key` is not yet in Redis (nor confirmed on its replicas).
+   * Such a vote ran its hooks here: Redis may still show it pending under this agent, and a sweep
+   * that took that for work left undone would reward it again.
+   */
+  finishing(key: string): boolean;
   /**
    * Tries to write everything queued within `timeoutMs` (waiting for Redis to come back), then
    * stops: the writes left are rejected with a `RedisUnavailableError` and returned.
@@ -66,6 +73,8 @@ interface QueueState {
   readonly delays: readonly number[];
   readonly logger: AgentLogger;
   queue: Entry[];
+  /** How many writes of `queue` finish each vote key (`finishes`). */
+  readonly finishing: Map<string, number>;
   flushing: Promise<void> | undefined;
   retryTimer: NodeJS.Timeout | undefined;
   failures: number;
@@ -84,6 +93,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     delays: options.retryDelaysMs ?? [100, 250, 500, 1_000],
     logger: options.logger ?? silentLogger,
     queue: [],
+    finishing: new Map(),
     flushing: undefined,
     retryTimer: undefined,
     failures: 0,
@@ -102,14 +112,26 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       if (q.stopped) return Promise.reject(new RedisUnavailableError(`Redis: could not ${write.what}: the vote ledger is closed`));
       return new Promise<void>((resolve, reject) => {
         q.queue.push({ ...write, resolve, reject });
+        if (write.finishes !== undefined) q.finishing.set(write.finishes, (q.finishing.get(write.finishes) ?? 0) + 1);
         start(q);
       });
     },
     get length() {
       return q.queue.length;
     },
+    finishing: (key) => q.finishing.has(key),
     drain: (timeoutMs) => drain(q, timeoutMs),
   };
+}
+
+/** Takes the first `count` writes off the queue (written, or failed for good). */
+function shift(q: QueueState, count: number): void {
+  for (const { finishes } of q.queue.splice(0, count)) {
+    if (finishes === undefined) continue;
+    const left = (q.finishing.get(finishes) ?? 1) - 1;
+    if (left > 0) q.finishing.set(finishes, left);
+    else q.finishing.delete(finishes);
+  }
 }
 
 function start(q: QueueState): void {
@@ -130,7 +152,7 @@ async function flush(q: QueueState): Promise<void> {
       await q.apply(batch.flatMap((entry) => entry.args));
     } catch (error) {
       if (isDefinite(error)) {
-        q.queue.splice(0, batch.length);
+        shift(q, batch.length);
         const failure = redisFailure(`record ${batch.length} vote ledger change(s)`, error);
         for (const entry of batch) entry.reject(failure);
         continue;
@@ -138,7 +160,7 @@ async function flush(q: QueueState): Promise<void> {
       failedBatch(q, error);
       return;
     }
-    q.queue.splice(0, batch.length);
+    shift(q, batch.length);
     if (q.failures > 0) q.logger.info({ afterFailures: q.failures }, 'vote ledger: queued hook results written to Redis');
     q.failures = 0;
     q.lastError = undefined;
@@ -183,6 +205,7 @@ async function drain(q: QueueState, timeoutMs: number): Promise<QueuedWrite[]> {
   connection.off('up', q.onUp);
   const left = q.queue;
   q.queue = [];
+  q.finishing.clear();
   if (left.length > 0) {
     const why =
       q.lastError === undefined

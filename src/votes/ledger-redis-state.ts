@@ -91,6 +91,9 @@ export async function run(
 /** The record of vote `key`. */
 export const recordKey = (r: RedisVoteLedgerState, key: string) => r.recordPrefix + key;
 
+/** Whether this agent's completion of vote `key` waits in its write queue (not yet in Redis, or not confirmed). */
+const queuedHere = (r: RedisVoteLedgerState, key: string) => r.queue?.finishing(key) === true;
+
 /** Entries one claim script looks at (each declares two keys). */
 const CLAIM_BATCH = 500;
 
@@ -121,7 +124,12 @@ export async function claim(
 ): Promise<LedgerEntry[]> {
   const wanted = new Set(also);
   const pending = await readHash(r, r.keys[0]!, 'read the pending votes');
-  const candidates = pending.filter(([key, owner]) => (owner === r.agentId ? own || wanted.has(key) : r.adoptOrphans));
+  // A vote whose completion is still queued here (Redis refusing writes: READONLY, NOREPLICAS, an
+  // unconfirmed WAIT) ran its hooks here: pending in Redis only until that write lands, it is no
+  // work left undone. Handed back, it would be rewarded again, after the first call, not during it.
+  const candidates = pending.filter(
+    ([key, owner]) => !queuedHere(r, key) && (owner === r.agentId ? own || wanted.has(key) : r.adoptOrphans),
+  );
   // Given `adopted`: the keys another agent held when read (those the script returns it took over).
   if (adopted !== undefined) for (const [key, owner] of candidates) if (owner !== r.agentId) adopted.add(key);
   const rows: unknown[] = [];
@@ -138,7 +146,8 @@ export async function claim(
     r.counts = parseCounts(reply[1]);
     rows.push(...reply[0]);
   }
-  const entries = parseEntries(rows);
+  // Again after the script: a job may have finished, and queued its completion, since the read.
+  const entries = parseEntries(rows).filter((entry) => !queuedHere(r, entry.vote.key));
   for (const entry of entries) r.known.hold(entry.vote.key, forgetAt(r, entry.vote));
   return entries;
 }

@@ -73,7 +73,9 @@ export interface RedisVoteLedger extends VoteLedger {
  * - Hook done, complete and dead letter writes go through an ordered in-memory queue: a write
  *   that fails for want of Redis is retried when the connection is back, and resolves only then.
  *   `close()` tries to write what is queued for `closeTimeoutMs` and rejects naming what it could
- *   not write (those hooks may then run again on the agent that takes the votes over).
+ *   not write (those hooks may then run again on the agent that takes the votes over). While a
+ *   vote's completion is queued, this agent's sweep and `open()` leave the vote out: Redis still
+ *   shows it pending here, but its hooks ran.
  * - Every agent keeps a heartbeat `agent:<id>` (TTL `leaseMs`, renewed every `leaseMs / 3`).
  *   `open()` returns the votes pending under this agent ID (a restart with the same ID) and claims
  *   those of agents whose heartbeat expired; every `leaseMs` a sweep claims more such orphans and
@@ -189,7 +191,8 @@ function write(r: RedisVoteLedgerState, action: string, what: string, args: stri
   } catch (error) {
     return Promise.reject(error);
   }
-  return (r.queue as WriteQueue).push({ args, what });
+  // `c` finishes the vote: until Redis has it, the sweep and open() leave the vote alone (see claim()).
+  return (r.queue as WriteQueue).push({ args, what, ...(args[0] === 'c' ? { finishes: args[1]! } : {}) });
 }
 
 async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): Promise<Vote[]> {

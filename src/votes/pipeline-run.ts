@@ -77,6 +77,12 @@ export interface PipelineRun extends PipelineState {
    * nothing needs the work itself, and a Set of it would be filled and emptied by every vote.
    */
   inFlight: number;
+  /**
+   * Votes whose hooks ran here and whose `complete` the ledger has not yet made durable (Redis
+   * refusing writes keeps it queued). Redis still shows such a vote pending under this agent, so
+   * a sweep may hand it back: it is not run again (its job is gone, but its reward was paid).
+   */
+  readonly completing: Set<string>;
   /** Woken when nothing is in flight any more (`stop()`'s wait). */
   settleWaiters: Array<() => void>;
   idleWaiters: Array<() => void>;
@@ -167,7 +173,9 @@ function finishJob(s: PipelineRun, job: Job): void {
   // A failed record stays queued in the ledger and goes with its next write, or at the stop; the
   // ledger's close names what is still unwritten then.
   const { key } = job.vote;
-  track(s, s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error)));
+  s.completing.add(key);
+  const recorded = s.ledger.recordComplete(key).catch((error: unknown) => s.recordFailures.failed('finished', key, undefined, error));
+  track(s, recorded.finally(() => s.completing.delete(key)));
 }
 
 function hookFinished(s: PipelineRun, task: Task): void {
@@ -329,6 +337,8 @@ export function recover(s: PipelineRun, entries: readonly LedgerEntry[]): void {
   for (const entry of entries) {
     s.unconfirmed.delete(entry.vote.key);
     const job = s.jobs.get(entry.vote.key);
+    // Rewarded here, its completion not yet durable: a second call would be a repeat outside any call in flight.
+    if (s.completing.has(entry.vote.key)) continue;
     if (job === undefined) resume(s, entry);
     else if (job.letGo.size > 0) takeBack(s, job, entry);
     else continue;

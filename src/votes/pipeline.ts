@@ -173,6 +173,7 @@ function pipelineRun(options: VotePipelineOptions): PipelineRun {
     retryTimers: new Set(),
     aborter: runAborter(),
     inFlight: 0,
+    completing: new Set(),
     settleWaiters: [],
     idleWaiters: [],
     drainWaiters: [],
@@ -241,10 +242,20 @@ async function ingest(s: PipelineRun, votes: readonly Vote[], road: Vote['road']
     s.emit?.('voteReceived', vote);
   }
   // After a stop the votes are pending in the ledger: the next start runs them.
-  if (s.phase === 'running') for (const vote of confirmed) startJob(s, vote, s.hookNames, false);
+  if (s.phase === 'running') for (const vote of confirmed) if (!recoveredMeanwhile(s, vote.key)) startJob(s, vote, s.hookNames, false);
   // The votes are durable already; holding the poller only bounds what waits in memory.
   if (holdsCaller(s, road)) await new Promise<void>((resolve) => s.drainWaiters.push(resolve));
   return { accepted, duplicates: votes.length - accepted.length };
+}
+
+/**
+ * A vote this ingest recorded that runs here already: the ledger's sweep claimed the record this
+ * very call made (the key was one whose earlier record was uncertain) and handed it over while the
+ * call waited for its confirmation. A second job would call each hook again, after the first.
+ */
+function recoveredMeanwhile(s: PipelineRun, key: string): boolean {
+  const job = s.jobs.get(key);
+  return s.completing.has(key) || (job !== undefined && job.letGo.size === 0);
 }
 
 /** Takes no new work, lets the calls in flight finish until `deadline`, then aborts the rest. */

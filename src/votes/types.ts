@@ -94,7 +94,9 @@ export interface VoteLedger {
   /**
    * Calls `listener` with votes this ledger took over while open: pending votes of another agent
    * that stopped (its heartbeat expired), now this agent's to run, exactly as the pending votes
-   * `open()` returned. Optional: only ledgers shared by several agents (Redis) take votes over.
+   * `open()` returned. Never a vote whose completion this agent recorded and the ledger has not
+   * made durable yet (Redis refusing writes): its hooks ran here. Optional: only ledgers shared by
+   * several agents (Redis) take votes over.
    */
   onRecovered?(listener: (entries: LedgerEntry[]) => void): void;
   /**

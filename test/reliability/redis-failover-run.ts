@@ -245,8 +245,14 @@ export async function failoverRun(
       `${untruthful.length} untruthful /readyz, stats posted ${postAfterMs ?? 'never'} ms after the failover (lease ${LEASE_MS} ms), ready at the end ${readyAtEnd.join('/')}, ` +
       `${emu.admin.metrics(fx.projectId).length} posts in all, ${signs.length} crash signs, ${hits.length} secrets, ${Math.round((Date.now() - started) / 1000)} s` +
       `${notReady.some((text) => text !== '') ? `; not ready at the end: ${notReady.join(' | ')}` : ''}` +
-      `${badRepeats.length > 0 ? `; repeats outside the failover (${failAt}..${failDone}): ${badRepeats.join('; ')}` : ''}`;
+      `${badRepeats.length > 0 ? `; repeats outside the failover (${failAt}..${failDone}): ${badRepeats.join('; ')}` : ''}` +
+      `${lost.length > 0 ? `; lost: ${lost.slice(0, 20).join(', ')}` : ''}`;
     console.log(line);
+    // RELIABILITY_DUMP=<dir>: the daemons' output of a run with a repeat outside the failover or a vote lost, to read why.
+    const dump = process.env.RELIABILITY_DUMP;
+    if (dump !== undefined && (badRepeats.length > 0 || lost.length > 0)) {
+      for (const [i, name] of names.entries()) await writeFile(join(dump, `${started}-${name}.log`), `${line}\n${outputs[i]!}`);
+    }
     return { cast: cast.length, acknowledged: acknowledgedKeys.size, lostAcknowledged, lost, twice: twice.length, badRepeats, twoLeaderSamples, untruthful, postAfterMs, readyAtEnd, signs, secrets: hits, line };
   } finally {
     running = false;

@@ -45,6 +45,7 @@ export const SYSTEM_PROGRAMS = [
       'test/integration/store/redis-store.test.ts',
       'test/integration/votes/ledger-redis-claims.test.ts',
       'test/integration/votes/ledger-redis-holds.test.ts',
+      'test/integration/votes/ledger-redis-queued.test.ts',
       'test/integration/votes/ledger-redis.test.ts',
       'test/integration/votes/reminders-fenced.test.ts',
       'test/integration/votes/reminders-redis.test.ts',
