@@ -39,13 +39,14 @@ import {
   pinGenerator,
   pinning,
   startTarget,
+  TARGET_PATH,
+  TARGET_V1_SECRET,
+  targetEnv,
   voteCreateDeliveries,
   type Delivery,
   type TargetStats,
 } from './helpers/webhook-load.js';
 
-const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
-const PATH = '/webhooks/topgg';
 /** The receiver's `user.id` of delivery n is this plus n (webhook-load.ts `voteCreateDeliveries`). */
 const USER_ID_BASE = 500_000_000_000_000_000n;
 
@@ -139,12 +140,12 @@ function percentiles(values: number[]): Percentiles {
   return { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: values[values.length - 1] ?? Number.NaN };
 }
 
-/** The raw bytes of `delivery` as a request to `host:port` + PATH. */
+/** The raw bytes of `delivery` as a request to `host:port` + TARGET_PATH. */
 function requestBytes(delivery: Delivery, authority: string): OpenLoopRequest {
   const headers = Object.entries({ ...delivery.headers, 'content-length': String(delivery.body.length) })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  return { bytes: Buffer.concat([Buffer.from(`POST ${PATH} HTTP/1.1\r\nhost: ${authority}\r\n${headers}\r\n`, 'latin1'), delivery.body]) };
+  return { bytes: Buffer.concat([Buffer.from(`POST ${TARGET_PATH} HTTP/1.1\r\nhost: ${authority}\r\n${headers}\r\n`, 'latin1'), delivery.body]) };
 }
 
 /**
@@ -211,14 +212,9 @@ async function measure(rate: Rate, server: Server, service: BenchService): Promi
   // Signed now, one pool per run: every delivery's time stays inside the receiver's tolerance.
   // The bench bot's own project: the receiver refuses a vote for another one (issue 34).
   const own = { projectId: service.projectId, botId: service.platformId };
-  const pool = voteCreateDeliveries({ count: warm + count, secret: V1_SECRET, ...own, nowMs: Date.now() });
+  const pool = voteCreateDeliveries({ count: warm + count, secret: TARGET_V1_SECRET, ...own, nowMs: Date.now() });
   const target = await startTarget(server.target, {
-    BENCH_V1_SECRET: V1_SECRET,
-    BENCH_V0_SECRET: 'unused-legacy-secret',
-    BENCH_PATH: PATH,
-    BENCH_SERVICE_V1: service.v1,
-    BENCH_SERVICE_V0: service.v0,
-    BENCH_TOKEN: service.token,
+    ...targetEnv(service),
     BENCH_RECORD_HOOK_TIMES: '1',
     ...(server.stateParent === undefined ? {} : { BENCH_STATE_PARENT: server.stateParent }),
   });

@@ -31,7 +31,7 @@ import { Agent, fetch } from 'undici';
 import { bench, describe } from 'vitest';
 import { startBenchService, type BenchService } from './helpers/service.js';
 import { median } from './helpers/stats.js';
-import { loadAverage, machineNote, voteCreateDeliveries, type Delivery } from './helpers/webhook-load.js';
+import { loadAverage, machineNote, TARGET_V1_SECRET, targetEnv, voteCreateDeliveries, type Delivery } from './helpers/webhook-load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const COUNT = Number(process.env.BENCH_INSTRUCTIONS_COUNT ?? 2000);
@@ -39,9 +39,6 @@ const WARMUP = 500;
 const CONCURRENCY = 8;
 const BASE_DIST = process.env.BENCH_BASE_DIST;
 const KEEP = process.env.BENCH_INSTRUCTIONS_OUT;
-const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
-const V0_SECRET = 'bench-legacy-webhook-authorization-secret';
-const PATH = '/webhooks/topgg';
 const TARGET_SCRIPT = fileURLToPath(new URL('./helpers/webhook-target.mjs', import.meta.url));
 
 /** Instructions per delivery: every thread's, and the event loop's thread alone. */
@@ -93,13 +90,7 @@ async function measure(build: Build, pool: readonly Delivery[], service: BenchSe
     env: {
       ...process.env,
       NODE_ENV: 'production',
-      BENCH_V1_SECRET: V1_SECRET,
-      BENCH_V0_SECRET: V0_SECRET,
-      BENCH_PATH: PATH,
-      BENCH_SERVICE_V1: service.v1,
-      BENCH_SERVICE_V0: service.v0,
-      BENCH_TOKEN: service.token,
-      ...(build.dist ? { BENCH_DIST: build.dist } : {}),
+      ...targetEnv(service, build.dist),
     },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -150,7 +141,7 @@ async function run(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const pool = voteCreateDeliveries({
         count: WARMUP + COUNT,
-        secret: V1_SECRET,
+        secret: TARGET_V1_SECRET,
         projectId: service.projectId,
         botId: service.platformId,
         nowMs: Date.now(),

@@ -54,6 +54,9 @@ import {
   pinning,
   sendOnce,
   startTarget,
+  TARGET_V0_SECRET,
+  TARGET_V1_SECRET,
+  targetEnv,
   voteCreateDeliveries,
   type Delivery,
   type LoadResult,
@@ -72,9 +75,6 @@ const POOL = { v1: 150_000, v0: 50_000 };
 const CPU_RATIO_TARGET = 1 / 0.6;
 const THROUGHPUT_RATIO_TARGET = 1;
 
-const V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
-const V0_SECRET = 'bench-legacy-webhook-authorization-secret';
-const PATH = '/webhooks/topgg';
 
 /** The bench bot's project as `voteCreateDeliveries` takes it. */
 const ownProject = (service: BenchService) => ({ projectId: service.projectId, botId: service.platformId });
@@ -143,7 +143,7 @@ function assertFreshBuild(): void {
 /** A copy of `delivery` that must be refused: the signature (v1) or the secret (v0) is wrong. */
 function forged(delivery: Delivery, scheme: Target['scheme']): Delivery {
   const headers = { ...delivery.headers };
-  if (scheme === 'v0') headers.authorization = `${V0_SECRET}x`;
+  if (scheme === 'v0') headers.authorization = `${TARGET_V0_SECRET}x`;
   else {
     const flip = (_m: string, c: string) => `v1=${c === '0' ? '1' : '0'}`;
     headers['x-topgg-signature'] = (headers['x-topgg-signature'] as string).replace(/v1=([0-9a-f])/, flip);
@@ -152,15 +152,7 @@ function forged(delivery: Delivery, scheme: Target['scheme']): Delivery {
 }
 
 async function measure(target: Target, pool: readonly Delivery[], service: BenchService): Promise<Run> {
-  const env: Record<string, string> = {
-    BENCH_V1_SECRET: V1_SECRET,
-    BENCH_V0_SECRET: V0_SECRET,
-    BENCH_PATH: PATH,
-    BENCH_SERVICE_V1: service.v1,
-    BENCH_SERVICE_V0: service.v0,
-    BENCH_TOKEN: service.token,
-    ...(target.base && BASE_DIST ? { BENCH_DIST: BASE_DIST } : {}),
-  };
+  const env = targetEnv(service, target.base ? BASE_DIST : undefined);
   const server = await startTarget(target.name, env);
   try {
     const cursor = { next: 0 };
@@ -301,8 +293,8 @@ async function run(): Promise<void> {
       const nowMs = Date.now();
       const pools = {
         // The bench bot's own project: the receiver refuses a vote for another one (issue 34).
-        v1: voteCreateDeliveries({ count: POOL.v1, secret: V1_SECRET, ...ownProject(service), nowMs }),
-        v0: legacyUpvoteDeliveries({ count: POOL.v0, secret: V0_SECRET, botId: service.platformId }),
+        v1: voteCreateDeliveries({ count: POOL.v1, secret: TARGET_V1_SECRET, ...ownProject(service), nowMs }),
+        v0: legacyUpvoteDeliveries({ count: POOL.v0, secret: TARGET_V0_SECRET, botId: service.platformId }),
       };
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
         results.get(target)!.push(await measure(target, pools[target.scheme], service));

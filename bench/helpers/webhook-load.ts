@@ -10,6 +10,24 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { signDelivery } from '../../src/public/webhooks.js';
 
+/** The webhook secrets and path every bench's target (webhook-target.mjs) is started with. */
+export const TARGET_V1_SECRET = 'whs_bench_0123456789abcdefghijklmnopqrstuv';
+export const TARGET_V0_SECRET = 'bench-legacy-webhook-authorization-secret';
+export const TARGET_PATH = '/webhooks/topgg';
+
+/** The environment of a webhook-target.mjs process against the bench service; `dist`: another build's dist/. */
+export function targetEnv(service: { v1: string; v0: string; token: string }, dist?: string): Record<string, string> {
+  return {
+    BENCH_V1_SECRET: TARGET_V1_SECRET,
+    BENCH_V0_SECRET: TARGET_V0_SECRET,
+    BENCH_PATH: TARGET_PATH,
+    BENCH_SERVICE_V1: service.v1,
+    BENCH_SERVICE_V0: service.v0,
+    BENCH_TOKEN: service.token,
+    ...(dist === undefined ? {} : { BENCH_DIST: dist }),
+  };
+}
+
 /** Every body is padded to exactly this many bytes. */
 export const BODY_BYTES = 1024;
 const HOUR_MS = 3_600_000;

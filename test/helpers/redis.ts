@@ -139,3 +139,22 @@ export async function connectTestRedis(redis: TestRedis, prefix: string): Promis
   await connection.whenUp({ timeoutMs: 5_000 });
   return connection;
 }
+
+/**
+ * Stops a test server's process (SIGSTOP: a frozen machine, or a partition its TCP connections
+ * survive) and lets it go on (SIGCONT); `thaw()` does nothing unless it is frozen, so an `afterEach`
+ * may call it. `server` is read at each call: the server may be started after this is made.
+ */
+export function freezer(server: () => TestRedis): { freeze(): void; thaw(): void } {
+  let frozen = false;
+  return {
+    freeze() {
+      process.kill(server().pid, 'SIGSTOP');
+      frozen = true;
+    },
+    thaw() {
+      if (frozen) process.kill(server().pid, 'SIGCONT');
+      frozen = false;
+    },
+  };
+}

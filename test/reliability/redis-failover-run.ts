@@ -248,9 +248,9 @@ export async function failoverRun(
       `${badRepeats.length > 0 ? `; repeats outside the failover (${failAt}..${failDone}): ${badRepeats.join('; ')}` : ''}` +
       `${lost.length > 0 ? `; lost: ${lost.slice(0, 20).join(', ')}` : ''}`;
     console.log(line);
-    // RELIABILITY_DUMP=<dir>: the daemons' output of a run with a repeat outside the failover or a vote lost, to read why.
+    // RELIABILITY_DUMP=<dir>: the daemons' output of every run, to read why one failed.
     const dump = process.env.RELIABILITY_DUMP;
-    if (dump !== undefined && (badRepeats.length > 0 || lost.length > 0)) {
+    if (dump !== undefined) {
       for (const [i, name] of names.entries()) await writeFile(join(dump, `${started}-${name}.log`), `${line}\n${outputs[i]!}`);
     }
     return { cast: cast.length, acknowledged: acknowledgedKeys.size, lostAcknowledged, lost, twice: twice.length, badRepeats, twoLeaderSamples, untruthful, postAfterMs, readyAtEnd, signs, secrets: hits, line };

@@ -5,7 +5,7 @@ import { createRedisConnection, RedisUnavailableError, type RedisConnection } fr
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
 import { call } from '../../helpers/http.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { freezer, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { voteAt } from '../../helpers/votes.js';
 import { programPath } from '../../setup/provided.js';
 import { tempDir, waitFor } from '../agent/redis-fixture.js';
@@ -24,15 +24,7 @@ let prefixes = 0;
 
 describe.skipIf(!programPath('redis-server'))('a Redis server that stops answering', () => {
   let redis: TestRedis;
-  let frozen = false;
-  const freeze = () => {
-    process.kill(redis.pid, 'SIGSTOP');
-    frozen = true;
-  };
-  const thaw = () => {
-    if (frozen) process.kill(redis.pid, 'SIGCONT');
-    frozen = false;
-  };
+  const { freeze, thaw } = freezer(() => redis);
   beforeAll(async () => {
     redis = await startTestRedis();
   });

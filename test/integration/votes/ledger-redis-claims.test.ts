@@ -4,7 +4,7 @@ import { createRedisConnection, type RedisConnection } from '../../../src/redis/
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { createVotePipeline } from '../../../src/votes/pipeline.js';
 import type { VoteHook } from '../../../src/votes/types.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { freezer, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { programPath } from '../../setup/provided.js';
 import { HOUR, makeVote, T0 } from '../../unit/votes/votes-fixtures.js';
 
@@ -18,7 +18,7 @@ import { HOUR, makeVote, T0 } from '../../unit/votes/votes-fixtures.js';
 const opened: RedisConnection[] = [];
 let primary: TestRedis;
 let replica: TestRedis;
-let frozen = false;
+const { freeze, thaw } = freezer(() => replica);
 
 async function connect(prefix: string): Promise<RedisConnection> {
   const connection = createRedisConnection({ url: primary.url, prefix, confirmTimeoutMs: 1_000, reconnectDelaysMs: [50] });
@@ -37,7 +37,7 @@ describe.skipIf(!programPath('redis-server'))('the Redis vote ledger: a claim th
     }
   });
   afterAll(async () => {
-    if (frozen) process.kill(replica.pid, 'SIGCONT');
+    thaw();
     await Promise.all(opened.map((connection) => connection.close()));
     await replica?.close();
     await primary?.close();
@@ -54,14 +54,12 @@ describe.skipIf(!programPath('redis-server'))('the Redis vote ledger: a claim th
     const b = createRedisVoteLedger({ connection: await connect('claims1:'), agentId: 'agent-b', leaseMs: 300, keepKeysForMs: HOUR, now: Date.now });
     const pipeline = createVotePipeline({ ledger: b, hooks: [hook], logger: silentLogger, now: Date.now });
     await pipeline.start(); // A is alive: nothing of it is taken
-    process.kill(replica.pid, 'SIGSTOP');
-    frozen = true;
+    freeze();
     await dying.close(); // A dies with the vote pending: its heartbeat (300 ms) is not renewed
     // Several sweeps claim the vote on the primary; none is confirmed, so none runs it.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(calls).toEqual([]);
-    process.kill(replica.pid, 'SIGCONT');
-    frozen = false;
+    thaw();
     await expect.poll(() => calls, { timeout: 10_000, interval: 50 }).toEqual([vote.key]);
     await pipeline.idle();
     await new Promise((resolve) => setTimeout(resolve, 700)); // more sweeps: nothing runs twice
@@ -84,8 +82,7 @@ describe.skipIf(!programPath('redis-server'))('the Redis vote ledger: a claim th
     await before[Symbol.asyncDispose](); // B restarts: its own vote is pending under it
     await new Promise((resolve) => setTimeout(resolve, 400)); // A's heartbeat (300 ms) is gone
 
-    process.kill(replica.pid, 'SIGSTOP');
-    frozen = true;
+    freeze();
     const b = createRedisVoteLedger({ connection, agentId: 'agent-b', leaseMs: 300, keepKeysForMs: HOUR, now: () => T0 });
     const recovered: string[] = [];
     b.onRecovered((entries) => recovered.push(...entries.map((entry) => entry.vote.key)));
@@ -93,8 +90,7 @@ describe.skipIf(!programPath('redis-server'))('the Redis vote ledger: a claim th
     expect(b.warnings?.()).toEqual([expect.stringMatching(/^1 vote\(s\) left by stopped agents are run once the replicas confirm this agent's claim \(/)]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(recovered).toEqual([]);
-    process.kill(replica.pid, 'SIGCONT');
-    frozen = false;
+    thaw();
     await expect.poll(() => recovered, { timeout: 10_000, interval: 50 }).toEqual([orphan.key]);
     await b.close();
   });
