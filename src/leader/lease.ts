@@ -53,8 +53,8 @@ export interface StandbyState {
   nextTryAt: number;
   /**
    * The lease value this agent held last (`<agent id>|<token>`), so that after stepping down on a
-   * slow Redis or a failover it can take back a lease that is still its own (or expired, no other
-   * token handed out since) under the same token. Undefined when it never led or the lease is known to be gone.
+   * slow Redis it can take back a lease that is still its own, under a new token, without waiting
+   * for it to expire. Undefined when it never led or the lease is known to be gone.
    */
   previousValue: string | undefined;
 }
@@ -129,7 +129,8 @@ function nextTryAfterHeld(at: number, ttlMs: number, timing: LeaseTiming): numbe
 /**
  * The state after an acquire sent at `sentAt` and answered at `at` (both by this agent's clock).
  * A lease acquired is believed only until `sentAt + leaseMs - marginMs`; an answer that comes
- * after that (a very slow Redis) makes no leader, and the next try takes the lease back.
+ * after that (a very slow Redis) makes no leader, and the next try takes the lease back under a
+ * new token.
  */
 export function afterAcquire(state: LeaseState, outcome: AcquireOutcome, sentAt: number, at: number, timing: LeaseTiming): LeaseState {
   // A leader does not acquire; an answer for an old attempt changes nothing.
@@ -176,8 +177,7 @@ export function afterRenew(
         role: 'standby',
         leaderId: outcome.holder === '' ? undefined : outcome.holder,
         nextTryAt: outcome.holder === '' ? at : nextTryAfterHeld(at, outcome.ttlMs, timing),
-        // Gone (expired, or a failover's new primary never had it): taken back under its own token if no other was handed out since.
-        previousValue: outcome.holder === '' ? state.value : undefined,
+        previousValue: undefined,
       };
     case 'failed':
       return { ...state, nextRenewAt: Math.min(at + timing.renewRetryMs, state.validUntil) };
@@ -186,7 +186,7 @@ export function afterRenew(
 
 /**
  * A leader that could not renew in time steps down: it tries again at once, since the lease may
- * still be its own (then it takes it back).
+ * still be its own (then it takes it back under a new token).
  */
 export function stepDown(state: LeaseState, now: number): StandbyState {
   if (state.role === 'standby') return state;

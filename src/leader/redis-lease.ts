@@ -8,8 +8,41 @@ import type { AcquireOutcome, LeaseState, LeaseTiming, RenewOutcome } from './le
 import type { Leadership, LeadershipEvents } from '../runtime/leadership.js';
 import { errorMessage } from '../errors.js';
 import { timerDelay } from '../contract/timer-delay.js';
-import { ACQUIRE, RELEASE, RENEW } from './lease-scripts.js';
 
+/**
+ * Takes the lease when it is free: a new fencing token (INCR) and the key set with the lease as
+ * its TTL, in one script so no token is handed out without a lease, nor a lease without a token.
+ * ARGV[3] is the value this agent held last: a lease still its own is taken back under a new token.
+ * Answers `{1, value, token}`, or `{0, holder value, PTTL}` when another agent holds it.
+ */
+const ACQUIRE = `
+local current = redis.call('GET', KEYS[1])
+if current and current ~= ARGV[3] then
+  return {0, current, redis.call('PTTL', KEYS[1])}
+end
+local token = redis.call('INCR', KEYS[2])
+local value = ARGV[1] .. '|' .. token
+redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+return {1, value, token}
+`;
+
+/** Renews only our own lease: `{1}`, or `{0, holder value or '', PTTL}` when it is not ours any more. */
+const RENEW = `
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1}
+end
+return {0, current or '', redis.call('PTTL', KEYS[1])}
+`;
+
+/** Deletes the lease only if it is still ours (a graceful stop hands over at once). */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`;
 
 /** Options of {@link createRedisLeadership}. */
 export interface RedisLeadershipOptions {
@@ -139,15 +172,7 @@ function failed(run: LeaseRun, doing: string, error: unknown): void {
 
 async function acquire(run: LeaseRun): Promise<AcquireOutcome> {
   const previous = run.lease.role === 'standby' ? (run.lease.previousValue ?? '') : '';
-  // Unconfirmable now: no new token (one INCRed and given up would bar a lapsed leader's own).
-  const unconfirmed = await run.connection.confirm('a new fencing token').then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  const args = [run.agentId, run.timing.leaseMs, previous, unconfirmed === undefined ? '1' : '0'];
-  const reply = (await run.scripts.acquire.run([run.leaderKey, run.fenceKey], args)) as unknown[];
-  if (integer(reply[0]) === 2) throw unconfirmed;
-  if (integer(reply[0]) === 1 && integer(reply[3]) === 1) return { kind: 'acquired', value: String(reply[1]), token: integer(reply[2]) };
+  const reply = (await run.scripts.acquire.run([run.leaderKey, run.fenceKey], [run.agentId, run.timing.leaseMs, previous])) as unknown[];
   if (integer(reply[0]) === 1) {
     const value = String(reply[1]);
     try {

@@ -159,16 +159,9 @@ describe.skipIf(!programPath('redis-server'))('the leader lease in Redis', () =>
       await redis.start();
     }
     await expect.poll(() => a.leadership.isLeader, { timeout: 10_000, interval: 20 }).toBe(true);
-    // Its own lease taken back under its own token: the counter (kept across the restart by the
-    // append-only file) says no other was handed out meanwhile, so nothing new needs confirming.
-    expect(a.leadership.fencingToken).toBe(before);
+    // A new lease: a new token (the counter survived the restart in the append-only file).
+    expect(a.leadership.fencingToken).toBeGreaterThan(before);
     expect(a.changes).toEqual([true, false, true]);
-    // Once another agent has led, a token is never handed out again: the next lease is a larger one.
-    await a.leadership.stop();
-    const b = await agent('b');
-    b.leadership.start();
-    await expect.poll(() => b.leadership.isLeader, { timeout: 10_000, interval: 20 }).toBe(true);
-    expect(b.leadership.fencingToken).toBeGreaterThan(before);
   });
 
   it('starts again after a stop (and after a stop still under way), releasing and taking the lease anew', async () => {

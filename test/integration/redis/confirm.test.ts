@@ -6,7 +6,7 @@ import { createRedisStore } from '../../../src/store/redis.js';
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { freezer, startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startTcpEndpoint } from '../../helpers/tcp-endpoint.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 import { voteAt } from '../../helpers/votes.js';
@@ -38,7 +38,15 @@ function connect(redis: TestRedis, options: { replicas?: number } = {}): Promise
 describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the replicas before a write counts', () => {
   let primary: TestRedis;
   let replica: TestRedis;
-  const { freeze, thaw } = freezer(() => replica);
+  let frozen = false;
+  const freeze = () => {
+    process.kill(replica.pid, 'SIGSTOP');
+    frozen = true;
+  };
+  const thaw = () => {
+    if (frozen) process.kill(replica.pid, 'SIGCONT');
+    frozen = false;
+  };
   beforeAll(async () => {
     primary = await startTestRedis();
     replica = await startTestRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
@@ -174,45 +182,10 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
       endpoint.move(replica.port, { dropOpen: true });
       await waitFor('a step down, and the lease taken again', () => changes.length >= 3 && leadership.isLeader, 10_000);
       expect(changes.slice(0, 3)).toEqual([true, false, true]);
-      // The counter was confirmed on the replica and no other token was handed out since: the lease
-      // is taken back under the same one (a token another agent had would have moved the counter).
-      expect(leadership.fencingToken).toBe(first);
+      // The counter was confirmed on the replica: the new token is larger, never the same one again.
+      expect(leadership.fencingToken).toBeGreaterThan(first);
     } finally {
       await leadership.stop();
-      await endpoint.close();
-      await primary.command('REPLICAOF', 'NO', 'ONE');
-      await replica.command('REPLICAOF', '127.0.0.1', String(primary.port));
-      await waitFor('the replica in sync again', async () => (await replica.command('INFO', 'replication')).includes('master_link_status:up'), 10_000);
-    }
-  });
-
-  it('a promoted primary whose replica has not joined yet refuses votes until it has, when the old primary had a replica', { timeout: 30_000 }, async () => {
-    const endpoint = await startTcpEndpoint(primary.port);
-    const connection = createRedisConnection({ url: endpoint.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: CONFIRM_MS, reconnectDelaysMs: [50] });
-    opened.push(connection);
-    connection.start();
-    await connection.whenUp({ timeoutMs: 5_000 });
-    const ledger = createRedisVoteLedger({ connection, agentId: 'a', leaseMs: 2_000, keepKeysForMs: 60_000 });
-    await ledger.open();
-    try {
-      expect(await ledger.recordPending([voteAt('11', Date.now() - 1_000)])).toHaveLength(1);
-      const before = connection.server;
-      // A failover half done: the replica promoted and the endpoint moved, the old primary not yet its replica.
-      await replica.command('REPLICAOF', 'NO', 'ONE');
-      endpoint.move(replica.port, { dropOpen: true });
-      await waitFor('the connection on the promoted replica', () => connection.isUp && connection.serverChangedSince(before), 10_000);
-      const refused = await ledger.recordPending([voteAt('12', Date.now() - 1_000)]).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(RedisUnavailableError);
-      expect((refused as Error).message).toContain('the primary has no replica now, but had one before (set state.redis.replicas to 0');
-      // The old primary joins as its replica: the vote sent again is taken.
-      await primary.command('REPLICAOF', '127.0.0.1', String(replica.port));
-      await waitFor('the old primary in sync', async () => (await primary.command('INFO', 'replication')).includes('master_link_status:up'), 10_000);
-      await waitFor('the vote taken once the replica confirms', async () => {
-        const taken = await ledger.recordPending([voteAt('12', Date.now() - 1_000)]).catch(() => undefined);
-        return taken !== undefined;
-      }, 10_000);
-    } finally {
-      await ledger.close();
       await endpoint.close();
       await primary.command('REPLICAOF', 'NO', 'ONE');
       await replica.command('REPLICAOF', '127.0.0.1', String(primary.port));
