@@ -13,20 +13,14 @@ import { infoField } from './server.js';
  * (at 1 000 votes a second, a few `WAIT`s a millisecond apart, not one each).
  */
 
-/**
- * How often the number of replicas is read again (`INFO replication`) when it is not set. The count
- * read only ever raises what is asked: once a primary of this connection had a replica, a primary
- * with none (its replica gone, or one just promoted whose replicas have not joined yet, or an old
- * primary about to be demoted) is asked for one all the same, and its writes are refused until a
- * replica has them. Asking for none there would acknowledge writes a failover still takes back.
- */
+/** How often the number of replicas is read again (`INFO replication`) when it is not set. */
 const REPLICAS_READ_EVERY_MS = 5_000;
 
 /** Options of {@link createConfirmer}. */
 export interface ConfirmerOptions {
   /** The connection's client: `WAIT` goes where its writes went (on a cluster, the slot's primary). */
   client: () => RedisClient;
-  /** Replicas to wait for; undefined: 1 once a primary of this connection had a replica (`connected_slaves`), else 0. */
+  /** Replicas to wait for; undefined: 1 when the primary has a replica (`connected_slaves`), else 0. */
   replicas: number | undefined;
   /** The deadline of one `WAIT`. */
   timeoutMs: number;
@@ -37,12 +31,10 @@ export interface ConfirmerOptions {
 /** Confirms this connection's writes so far on the replicas asked for; rejects when they cannot. */
 export type Confirm = (what: string) => Promise<void>;
 
-/** The confirmer of one connection (and `forget()`, for a new server: its replicas are read again). */
+/** The confirmer of one connection (and `forget()`, for a new server: the replicas are read again). */
 export function createConfirmer(options: ConfirmerOptions): { confirm: Confirm; forget(): void } {
   const now = options.now ?? (() => performance.now());
   let known: { replicas: number; at: number } | undefined;
-  /** 1 once a primary of this connection was seen with a replica: never lowered again. */
-  let hadReplica = false;
   let inFlight: Promise<number> | undefined;
   let next: Promise<number> | undefined;
 
@@ -50,11 +42,9 @@ export function createConfirmer(options: ConfirmerOptions): { confirm: Confirm; 
     if (options.replicas !== undefined) return options.replicas;
     if (known === undefined || now() - known.at > REPLICAS_READ_EVERY_MS) {
       const info = String(await options.client().sendCommand(['INFO', 'replication']));
-      const replicas = Math.min(1, Number(infoField(info, 'connected_slaves') ?? 0));
-      hadReplica ||= replicas > 0;
-      known = { replicas, at: now() };
+      known = { replicas: Math.min(1, Number(infoField(info, 'connected_slaves') ?? 0)), at: now() };
     }
-    return hadReplica ? 1 : known.replicas;
+    return known.replicas;
   };
 
   const send = (needed: number): Promise<number> => {
@@ -93,13 +83,9 @@ export function createConfirmer(options: ConfirmerOptions): { confirm: Confirm; 
       }
       if (got >= needed) return;
       const on = `${needed} replica${needed === 1 ? '' : 's'}`;
-      // Asked for a replica this primary does not have: say why, and how to stop asking.
-      const gone = options.replicas === undefined && known?.replicas === 0
-        ? '; the primary has no replica now, but had one before (set state.redis.replicas to 0 if you removed them)'
-        : '';
       throw new RedisUnavailableError(
         `Redis: ${what} is not confirmed on ${on} within ${options.timeoutMs} ms (${got} confirmed): ` +
-          `a failover could take it back, so it is refused (state.redis.replicas)${gone}`,
+          'a failover could take it back, so it is refused (state.redis.replicas)',
       );
     },
     forget() {
