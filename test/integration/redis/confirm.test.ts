@@ -6,7 +6,7 @@ import { createRedisStore } from '../../../src/store/redis.js';
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { freezer, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startTcpEndpoint } from '../../helpers/tcp-endpoint.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
 import { voteAt } from '../../helpers/votes.js';
@@ -38,15 +38,7 @@ function connect(redis: TestRedis, options: { replicas?: number } = {}): Promise
 describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the replicas before a write counts', () => {
   let primary: TestRedis;
   let replica: TestRedis;
-  let frozen = false;
-  const freeze = () => {
-    process.kill(replica.pid, 'SIGSTOP');
-    frozen = true;
-  };
-  const thaw = () => {
-    if (frozen) process.kill(replica.pid, 'SIGCONT');
-    frozen = false;
-  };
+  const { freeze, thaw } = freezer(() => replica);
   beforeAll(async () => {
     primary = await startTestRedis();
     replica = await startTestRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
