@@ -124,6 +124,8 @@ describe.skipIf(!programPath('redis-server'))('pushed counts shared through Redi
       expect(await late.share([held(0, 7, clock.t)])).toBe(false);
       await redis.start();
       await vi.waitFor(() => expect(own.isUp).toBe(true), { timeout: 5_000 });
+      // stored() reads through the shared connection, which reconnects on its own schedule.
+      await vi.waitFor(() => expect(connection.isUp).toBe(true), { timeout: 5_000 });
       clock.t += STALE;
       await late.shareAll();
       expect(await stored(0)).toBeNull();
