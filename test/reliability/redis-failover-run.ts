@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { voteKey } from '../../src/votes/types.js';
@@ -251,6 +251,7 @@ export async function failoverRun(
     // RELIABILITY_DUMP=<dir>: the daemons' output of every run, to read why one failed.
     const dump = process.env.RELIABILITY_DUMP;
     if (dump !== undefined) {
+      await mkdir(dump, { recursive: true });
       for (const [i, name] of names.entries()) await writeFile(join(dump, `${started}-${name}.log`), `${line}\n${outputs[i]!}`);
     }
     return { cast: cast.length, acknowledged: acknowledgedKeys.size, lostAcknowledged, lost, twice: twice.length, badRepeats, twoLeaderSamples, untruthful, postAfterMs, readyAtEnd, signs, secrets: hits, line };
