@@ -7,6 +7,9 @@ import { RedisServerError, type RedisConnection } from '../redis/connection.js';
 /** How long the agent's start waits for Redis before going on without it (it keeps reconnecting). */
 const REDIS_START_WAIT_MS = 2_000;
 
+/** While writes are refused (not confirmed on a replica), how often a bare `WAIT` asks whether they are again. */
+const REFUSING_CHECK_EVERY_MS = 2_000;
+
 /** What {@link connectCluster} reports to. */
 export interface ClusterWiring {
   readiness: Readiness;
@@ -68,12 +71,34 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
     }));
   readiness.set('redis', false, `connecting to ${where}`);
   markLeader();
+  /** Why the connection's writes are refused now (not confirmed on a replica), or undefined. */
+  let refusing: string | undefined;
+  const markUp = () => {
+    const detail = upDetail(connection);
+    if (refusing === undefined) return readiness.set('redis', true, detail);
+    return readiness.set('redis', false, `${detail}: writes ${refusing}; webhook votes are answered 503 until a replica has them`);
+  };
   connection.on('up', () => {
-    readiness.set('redis', true, upDetail(connection));
+    markUp();
     if (!read) void look();
     wiring.onRedisUp();
   });
   connection.on('down', (reason) => readiness.set('redis', false, notUsable(connection, reason)));
+  // Without a write to confirm, nothing would say a replica has them again: a bare WAIT asks.
+  let checking: NodeJS.Timeout | undefined;
+  const check = () => void connection.confirm('the writes so far').catch(() => undefined);
+  wiring.signal.addEventListener('abort', () => clearInterval(checking), { once: true });
+  connection.on('refusing', (reason) => {
+    const was = refusing;
+    refusing = reason;
+    clearInterval(checking);
+    checking = undefined;
+    if (reason !== undefined) {
+      logger.warn({ redis: where, reason }, 'Redis: writes are not confirmed on a replica; they are refused (503) until one has them');
+      if (!wiring.signal.aborted) (checking = setInterval(check, REFUSING_CHECK_EVERY_MS)).unref();
+    } else if (was !== undefined) logger.info({ redis: where }, 'Redis: writes are confirmed on a replica again');
+    if (connection.isUp) markUp();
+  });
   const heard = () => {
     read = true;
     markLeader();

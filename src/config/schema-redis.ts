@@ -128,7 +128,8 @@ export function redisSchema() {
         .optional()
         .describe(
           'Replicas that must have a write (WAIT) before the agent takes it as done: a webhook vote answered 2xx, ' +
-            "the votes cursor's checkpoint, a hook's completion, a fencing token; default 1 when the primary has a replica, else 0.",
+            "the votes cursor's checkpoint, a hook's completion, a fencing token; " +
+            'default 1 when the primary has a replica, or had one since the agent reached it (set 0 if you removed it), else 0.',
         ),
       confirmTimeout: duration('10ms', '10s')
         .prefault('1s')

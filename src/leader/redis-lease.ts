@@ -172,12 +172,13 @@ function failed(run: LeaseRun, doing: string, error: unknown): void {
 
 async function acquire(run: LeaseRun): Promise<AcquireOutcome> {
   const previous = run.lease.role === 'standby' ? (run.lease.previousValue ?? '') : '';
+  const on = run.connection.server;
   const reply = (await run.scripts.acquire.run([run.leaderKey, run.fenceKey], [run.agentId, run.timing.leaseMs, previous])) as unknown[];
   if (integer(reply[0]) === 1) {
     const value = String(reply[1]);
     try {
       // A token a failover could take back could be handed out twice: not led on until confirmed.
-      await run.connection.confirm(`the leader lease (fencing token ${integer(reply[2])})`);
+      await run.connection.confirm(`the leader lease (fencing token ${integer(reply[2])})`, { on });
     } catch (error) {
       await run.scripts.release.run([run.leaderKey], [value]).catch(() => undefined);
       throw error;

@@ -13,17 +13,26 @@ import { infoField } from './server.js';
  * (at 1 000 votes a second, a few `WAIT`s a millisecond apart, not one each).
  */
 
-/** How often the number of replicas is read again (`INFO replication`) when it is not set. */
+/**
+ * How often the number of replicas is read again (`INFO replication`) when it is not set. On one
+ * server, what is read only ever raises what is asked: a primary seen with a replica that now has
+ * none (its replica promoted away from it, so it is about to be demoted, or its replica died) is
+ * asked for one all the same, and its writes are refused until a replica has them again. Another
+ * server (`forget()`) starts from what it has: a primary just promoted, whose old primary is gone or
+ * has not joined it yet, takes writes alone, as any primary without replicas does.
+ */
 const REPLICAS_READ_EVERY_MS = 5_000;
 
 /** Options of {@link createConfirmer}. */
 export interface ConfirmerOptions {
   /** The connection's client: `WAIT` goes where its writes went (on a cluster, the slot's primary). */
   client: () => RedisClient;
-  /** Replicas to wait for; undefined: 1 when the primary has a replica (`connected_slaves`), else 0. */
+  /** Replicas to wait for; undefined: 1 when the primary has (or, on the same server, had) a replica (`connected_slaves`), else 0. */
   replicas: number | undefined;
   /** The deadline of one `WAIT`. */
   timeoutMs: number;
+  /** Called when writes start being refused (the reason) and when one is confirmed again (undefined); not for each write. */
+  onRefused?: (reason: string | undefined) => void;
   /** The clock (ms) the count of replicas ages by. Default `performance.now`. */
   now?: () => number;
 }
@@ -35,6 +44,15 @@ export type Confirm = (what: string) => Promise<void>;
 export function createConfirmer(options: ConfirmerOptions): { confirm: Confirm; forget(): void } {
   const now = options.now ?? (() => performance.now());
   let known: { replicas: number; at: number } | undefined;
+  /** This server was seen with a replica: it is asked for one until another server is reached. */
+  let hadReplica = false;
+  /** Why writes are refused now, as last told to `onRefused`. */
+  let refused: string | undefined;
+  const tell = (reason: string | undefined) => {
+    if (reason === refused) return;
+    refused = reason;
+    options.onRefused?.(reason);
+  };
   let inFlight: Promise<number> | undefined;
   let next: Promise<number> | undefined;
 
@@ -42,9 +60,11 @@ export function createConfirmer(options: ConfirmerOptions): { confirm: Confirm; 
     if (options.replicas !== undefined) return options.replicas;
     if (known === undefined || now() - known.at > REPLICAS_READ_EVERY_MS) {
       const info = String(await options.client().sendCommand(['INFO', 'replication']));
-      known = { replicas: Math.min(1, Number(infoField(info, 'connected_slaves') ?? 0)), at: now() };
+      const replicas = Math.min(1, Number(infoField(info, 'connected_slaves') ?? 0));
+      hadReplica ||= replicas > 0;
+      known = { replicas, at: now() };
     }
-    return known.replicas;
+    return hadReplica ? 1 : known.replicas;
   };
 
   const send = (needed: number): Promise<number> => {
@@ -75,21 +95,29 @@ export function createConfirmer(options: ConfirmerOptions): { confirm: Confirm; 
       let got: number;
       try {
         needed = await wanted();
-        if (needed === 0) return;
+        if (needed === 0) return tell(undefined);
         got = await shared(needed);
       } catch (error) {
         const detail = error instanceof Error ? error.message : String(error);
         throw new RedisUnavailableError(`Redis: could not confirm ${what} on a replica: ${detail}`, { cause: error });
       }
-      if (got >= needed) return;
+      if (got >= needed) return tell(undefined);
       const on = `${needed} replica${needed === 1 ? '' : 's'}`;
+      // Asked for a replica this primary no longer has: say why, and how to stop asking.
+      const gone = options.replicas === undefined && known?.replicas === 0
+        ? '; this primary had a replica and has none now (promoted away from it, or gone: ' +
+          'set state.redis.replicas to 0 if you removed it)'
+        : '';
+      const shortfall = `not confirmed on ${on} within ${options.timeoutMs} ms (${got} confirmed)`;
+      tell(`${shortfall}${gone}`);
       throw new RedisUnavailableError(
-        `Redis: ${what} is not confirmed on ${on} within ${options.timeoutMs} ms (${got} confirmed): ` +
-          'a failover could take it back, so it is refused (state.redis.replicas)',
+        `Redis: ${what} is ${shortfall}: a failover could take it back, so it is refused (state.redis.replicas)${gone}`,
       );
     },
     forget() {
       known = undefined;
+      hadReplica = false;
+      tell(undefined);
     },
   };
 }

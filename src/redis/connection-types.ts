@@ -98,13 +98,16 @@ export type RedisClient = RedisClientType;
 /**
  * Events of a {@link RedisConnection}: `up` when it can be used (connected to a primary), `down`
  * with the reason when it stops being usable, or finds itself on a server it cannot use (a
- * replica, a Sentinel), and `server` when it finds itself on another server than before (a
- * restart, a failover: another `run_id` or role).
+ * replica, a Sentinel), `server` when it finds itself on another server than before (a
+ * restart, a failover: another `run_id` or role), and `refusing` when its writes start being
+ * refused because the replicas asked for do not confirm them (the reason; undefined once one is
+ * confirmed again, or on another server): up, but no write is taken as done.
  */
 export interface RedisConnectionEvents {
   up: [];
   down: [reason: string];
   server: [server: RedisServer];
+  refusing: [reason: string | undefined];
 }
 
 /** A Lua script run by SHA, loaded again when Redis forgot it (a restart, `SCRIPT FLUSH`). */
@@ -143,8 +146,11 @@ export interface RedisConnection extends EventEmitter<RedisConnectionEvents> {
    * Resolves once the replicas asked for (`replicas`) have every write this connection made so
    * far (`WAIT`, within `confirmTimeoutMs`); at once when none is asked for. Rejects with a
    * {@link RedisUnavailableError} naming `what` otherwise: a failover could take the write back.
+   * `written.on`: the `server` read just before the write was sent. When the connection is on
+   * another server since (a failover between the write and its `WAIT`), it rejects too: the
+   * `WAIT` would count the new primary's replicas for a write the old primary took.
    */
-  confirm(what: string): Promise<void>;
+  confirm(what: string, written?: { on: RedisServer | undefined }): Promise<void>;
   /** A Lua script bound to this connection. */
   script(source: string): RedisScript;
   /** `redis redis://host:port/db` with any password removed, for logs and `/readyz`. */

@@ -13,7 +13,9 @@ import {
   type RedisConnectionEvents,
   type RedisConnectionOptions,
   type RedisScript,
+  RedisUnavailableError,
 } from './connection-types.js';
+import type { RedisServer } from './server.js';
 import { describeRedisUrl, scriptSha } from './keys.js';
 import { clusterLink, clusterPrefix } from './cluster.js';
 import { createConfirmer } from './confirm.js';
@@ -186,6 +188,7 @@ export function openRedisConnection(options: RedisConnectionOptions, words: Redi
     client: () => made.client,
     replicas: options.replicas,
     timeoutMs: options.confirmTimeoutMs ?? REDIS_CONNECTION_DEFAULTS.confirmTimeoutMs,
+    onRefused: (reason) => emitter.emit('refusing', reason),
   });
   // Another server (a failover, a restart): its replicas are read again.
   emitter.on('server', () => confirmer.forget());
@@ -228,7 +231,16 @@ function connectionOf(state: ConnectionState, prefix: string): RedisConnection {
     },
     whenUp: (waitOptions: { timeoutMs?: number; signal?: AbortSignal } = {}) => whenUp(state, waitOptions),
     script: (source: string): RedisScript => scriptOn(client, source),
-    confirm: (what: string) => state.confirm(what),
+    async confirm(what: string, written?: { on: RedisServer | undefined }) {
+      const moved = () => written !== undefined && connection.serverChangedSince(written.on);
+      if (!moved()) await state.confirm(what);
+      if (moved()) {
+        throw new RedisUnavailableError(
+          `Redis: ${what} is not confirmed: the connection is on another server since the write (a failover?), ` +
+            'where it may not be, so it is refused',
+        );
+      }
+    },
     describe: () => state.description,
     close() {
       if (state.closing) return state.closing;

@@ -55,11 +55,12 @@ function requireOpen(state: RedisStoreState, action: string): void {
  * write resolves once the replicas asked for have it (`RedisConnection.confirm`).
  */
 async function write(state: RedisStoreState, key: string, json: string | undefined, durable = true): Promise<void> {
+  const on = state.connection.server;
   await writeOnce(state, key, json);
   if (!durable) return;
   const doing = json === undefined ? `the deletion of state key "${key}"` : `the write of state key "${key}"`;
   try {
-    await state.connection.confirm(doing);
+    await state.connection.confirm(doing, { on });
   } catch (error) {
     throw redisFailure(`confirm ${doing}`, error);
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { redisFailure } from '../redis/connection.js';
+import type { RedisServer } from '../redis/server.js';
 import { StoreError } from '../store/errors.js';
 import { createWriteQueue } from './ledger-redis-queue.js';
 import { parseCounts } from './ledger-redis-scripts.js';
@@ -46,10 +47,11 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
   r.sweeping = true;
   try {
     const also = [...r.uncertain];
+    const on = r.connection.server;
     const entries = await claim(r, false, also);
     for (const key of also) r.uncertain.delete(key);
     if (entries.length === 0 || r.phase !== 'open') return;
-    await confirmClaim(r, entries);
+    await confirmClaim(r, entries, on);
     const copy = (entry: LedgerEntry): LedgerEntry => ({
       ...entry,
       vote: copyVote(entry.vote),
@@ -71,9 +73,9 @@ async function sweep(r: RedisVoteLedgerState): Promise<void> {
  * when it comes back (an agent frozen past its lease, thawed after the failover). Unconfirmed,
  * they are looked up again by the next sweep (pending here, or taken back by the failover).
  */
-async function confirmClaim(r: RedisVoteLedgerState, entries: readonly LedgerEntry[]): Promise<void> {
+async function confirmClaim(r: RedisVoteLedgerState, entries: readonly LedgerEntry[], on: RedisServer | undefined): Promise<void> {
   try {
-    await r.connection.confirm(`the claim of ${entries.length} vote(s) left by stopped agents`);
+    await r.connection.confirm(`the claim of ${entries.length} vote(s) left by stopped agents`, { on });
   } catch (error) {
     for (const entry of entries) if (r.uncertain.size < MAX_UNCERTAIN) r.uncertain.add(entry.vote.key);
     throw error;
@@ -87,11 +89,12 @@ async function confirmClaim(r: RedisVoteLedgerState, entries: readonly LedgerEnt
  */
 async function claimAtOpen(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
   const adopted = new Set<string>();
+  const on = r.connection.server;
   const entries = await claim(r, true, [], adopted);
   const taken = entries.filter((entry) => adopted.has(entry.vote.key));
   if (taken.length === 0) return entries;
   try {
-    await confirmClaim(r, taken);
+    await confirmClaim(r, taken, on);
     return entries;
   } catch (error) {
     const err = errorMessage(error);
@@ -151,9 +154,10 @@ export async function open(r: RedisVoteLedgerState): Promise<LedgerEntry[]> {
     const apply = async (args: readonly (string | number)[]) => {
       // Each write is `op, key, hook, payload`: its record is declared after the ledger's keys.
       const records = args.filter((_, i) => i % 4 === 1).map((key) => recordKey(r, String(key)));
+      const on = r.connection.server;
       r.counts = parseCounts(await r.scripts.apply.run([...r.keys, ...records], [r.now(), r.keepKeysForMs, ...args]));
       // A hook's completion is final only once the replicas have it; unconfirmed, it stays queued.
-      await r.connection.confirm(`${args.length / 4} vote ledger change(s)`);
+      await r.connection.confirm(`${args.length / 4} vote ledger change(s)`, { on });
     };
     r.queue = createWriteQueue({ connection, logger: r.logger, apply });
     r.heartbeatTimer = setInterval(() => void beat(r), timerDelay(Math.max(10, Math.floor(leaseMs / 3))));

@@ -205,10 +205,11 @@ async function recordPending(r: RedisVoteLedgerState, votes: readonly Vote[]): P
   const keys = [...r.keys, ...votes.map((vote) => recordKey(r, vote.key))];
   let reply: [unknown[], unknown];
   try {
+    const on = r.connection.server;
     reply = (await r.scripts.recordPending.run(keys, args)) as [unknown[], unknown];
     // Not taken (a webhook answered 2xx, the cursor moved past it) until the replicas have it:
     // a failover could take it back. A duplicate is confirmed too (the other agent's record).
-    await r.connection.confirm(`the record of ${votes.length} vote(s)`);
+    await r.connection.confirm(`the record of ${votes.length} vote(s)`, { on });
   } catch (error) {
     // The script may have run and its reply been lost, or its write not be confirmed: if so these
     // votes are pending under this agent, and nothing would run them until it restarts. The next

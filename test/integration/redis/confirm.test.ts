@@ -6,6 +6,7 @@ import { createRedisStore } from '../../../src/store/redis.js';
 import { createRedisVoteLedger } from '../../../src/votes/ledger-redis.js';
 import { voteKey } from '../../../src/votes/types.js';
 import { setupBot, startTestEmulator } from '../../helpers/emulator.js';
+import { call } from '../../helpers/http.js';
 import { freezer, startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startTcpEndpoint } from '../../helpers/tcp-endpoint.js';
 import { startVoteHookServer } from '../../helpers/vote-hook-server.js';
@@ -139,9 +140,15 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
     const answeredSinceFrozen = () =>
       emu.admin.deliveries(fx.projectId).some((d) => d.attempts.some((a) => Date.parse(a.at) > frozenAt && a.status !== null));
     await waitFor('a delivery answered while the replica is frozen', answeredSinceFrozen, 15_000);
+    // /readyz says so while the writes are refused, and is ready again once the replica has them.
+    const readyz = () => call(`${agent.healthServerUrl}/readyz`);
+    await waitFor('not ready while writes are refused', async () => (await readyz()).status === 503, 10_000);
+    const refusing = { ready: false, detail: expect.stringContaining('writes not confirmed on 1 replica') };
+    expect((await readyz()).body.components.redis).toMatchObject(refusing);
     const thawedAt = Date.now();
     thaw();
     await waitFor('every vote rewarded', () => new Set(hook.calls.map((c) => c.key)).size === cast.length, 20_000);
+    await waitFor('ready again', async () => (await readyz()).status === 200, 10_000);
     await emu.admin.idle();
     const attempts = emu.admin.deliveries(fx.projectId).flatMap((d) => d.attempts);
     // The attempts answered before the thaw (one still waiting then may be confirmed after it).
@@ -182,6 +189,33 @@ describe.skipIf(!programPath('redis-server'))('confirmed writes: WAIT for the re
       await primary.command('REPLICAOF', 'NO', 'ONE');
       await replica.command('REPLICAOF', '127.0.0.1', String(primary.port));
       await waitFor('the replica in sync again', async () => (await replica.command('INFO', 'replication')).includes('master_link_status:up'), 10_000);
+    }
+  });
+
+  it('refuses a write whose connection moved to another server before its WAIT: the new one\'s replicas say nothing of it', async () => {
+    const other = await startTestRedis();
+    const endpoint = await startTcpEndpoint(primary.port);
+    const connection = createRedisConnection({ url: endpoint.url, prefix: `confirm-${(prefixes += 1)}:`, confirmTimeoutMs: CONFIRM_MS, reconnectDelaysMs: [50] });
+    opened.push(connection);
+    try {
+      connection.start();
+      await connection.whenUp({ timeoutMs: 5_000 });
+      const on = connection.server;
+      await connection.client.set(connection.key('written'), '1');
+      // Between the write and its WAIT, the endpoint leads somewhere else (a failover, seen late).
+      endpoint.move(other.port, { dropOpen: true });
+      await waitFor('the connection on the other server', () => connection.isUp && connection.serverChangedSince(on), 10_000);
+      await expect(connection.confirm('the record of 1 vote(s)', { on })).rejects.toThrow(
+        new RedisUnavailableError(
+          'Redis: the record of 1 vote(s) is not confirmed: the connection is on another server since the write (a failover?), ' +
+            'where it may not be, so it is refused',
+        ),
+      );
+      // A write made there is confirmed as any: that server has no replica to wait for.
+      await connection.confirm('a write on the other server', { on: connection.server });
+    } finally {
+      await endpoint.close();
+      await other.close();
     }
   });
 });
