@@ -41,6 +41,33 @@ function notUsable(connection: RedisConnection, reason: string): string {
 }
 
 /**
+ * Follows the connection's `refusing` (writes not confirmed on a replica): the reason now, `changed`
+ * called at each change, one warning when it starts and one line when it ends. Without a write to
+ * confirm, nothing would say a replica has them again: meanwhile a bare `WAIT` asks every
+ * {@link REFUSING_CHECK_EVERY_MS}.
+ */
+function followRefusals(connection: RedisConnection, wiring: ClusterWiring, changed: () => void): { reason(): string | undefined } {
+  const where = connection.describe();
+  let refusing: string | undefined;
+  let checking: NodeJS.Timeout | undefined;
+  const check = () => void connection.confirm('the writes so far').catch(() => undefined);
+  wiring.signal.addEventListener('abort', () => clearInterval(checking), { once: true });
+  connection.on('refusing', (reason) => {
+    const was = refusing;
+    refusing = reason;
+    clearInterval(checking);
+    checking = undefined;
+    if (reason !== undefined) {
+      const said = 'Redis: writes are not confirmed on a replica; they are refused (503) until one has them';
+      wiring.logger.warn({ redis: where, reason }, said);
+      if (!wiring.signal.aborted) (checking = setInterval(check, REFUSING_CHECK_EVERY_MS)).unref();
+    } else if (was !== undefined) wiring.logger.info({ redis: where }, 'Redis: writes are confirmed on a replica again');
+    changed();
+  });
+  return { reason: () => refusing };
+}
+
+/**
  * Wires a cluster's readiness (`redis`, `leader`), metrics and logs, starts its Redis connection,
  * and waits up to {@link REDIS_START_WAIT_MS} for it. Never fails on Redis: when it is not there
  * yet, `redis` says so, a warning is logged, and the connection keeps trying in the background.
@@ -71,33 +98,27 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
     }));
   readiness.set('redis', false, `connecting to ${where}`);
   markLeader();
-  /** Why the connection's writes are refused now (not confirmed on a replica), or undefined. */
-  let refusing: string | undefined;
+  /** What `down` said of a server reached but not usable (a replica), until `up`: kept while it reconnects to look again. */
+  let unusable: string | undefined;
+  const refusals = followRefusals(connection, wiring, () => {
+    if (connection.isUp) markUp();
+  });
   const markUp = () => {
     const detail = upDetail(connection);
+    const refusing = refusals.reason();
     if (refusing === undefined) return readiness.set('redis', true, detail);
     return readiness.set('redis', false, `${detail}: writes ${refusing}; webhook votes are answered 503 until a replica has them`);
   };
   connection.on('up', () => {
+    unusable = undefined;
     markUp();
     if (!read) void look();
     wiring.onRedisUp();
   });
-  connection.on('down', (reason) => readiness.set('redis', false, notUsable(connection, reason)));
-  // Without a write to confirm, nothing would say a replica has them again: a bare WAIT asks.
-  let checking: NodeJS.Timeout | undefined;
-  const check = () => void connection.confirm('the writes so far').catch(() => undefined);
-  wiring.signal.addEventListener('abort', () => clearInterval(checking), { once: true });
-  connection.on('refusing', (reason) => {
-    const was = refusing;
-    refusing = reason;
-    clearInterval(checking);
-    checking = undefined;
-    if (reason !== undefined) {
-      logger.warn({ redis: where, reason }, 'Redis: writes are not confirmed on a replica; they are refused (503) until one has them');
-      if (!wiring.signal.aborted) (checking = setInterval(check, REFUSING_CHECK_EVERY_MS)).unref();
-    } else if (was !== undefined) logger.info({ redis: where }, 'Redis: writes are confirmed on a replica again');
-    if (connection.isUp) markUp();
+  connection.on('down', (reason) => {
+    const detail = notUsable(connection, reason);
+    unusable = onUnusableServer(connection) ? detail : undefined;
+    readiness.set('redis', false, detail);
   });
   const heard = () => {
     read = true;
@@ -114,8 +135,10 @@ export async function connectCluster(cluster: AgentCluster, wiring: ClusterWirin
   } catch (error) {
     // A Sentinel at state.redis.url: a setting to change, which no waiting repairs.
     if (error instanceof RedisServerError) throw error;
-    if (onUnusableServer(connection)) {
-      readiness.set('redis', false, notUsable(connection, connection.downReason ?? 'not the primary'));
+    // Between two looks at a replica (a reconnect), the server is not known: what was seen stands.
+    const reached = onUnusableServer(connection) ? notUsable(connection, connection.downReason ?? 'not the primary') : unusable;
+    if (reached !== undefined) {
+      readiness.set('redis', false, reached);
       logger.warn({ redis: where, reason: connection.downReason ?? null }, 'Redis is reached but not usable yet; starting without it');
       return;
     }

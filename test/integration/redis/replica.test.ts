@@ -63,6 +63,8 @@ describe.skipIf(!programPath('redis-server'))('an agent whose Redis is a replica
     endpoint = await startTcpEndpoint(replica.port);
     const agent = await startAgent(emu, fx, endpoint.url);
 
+    // Also when the start's wait for Redis ends while the connection is between two looks at the
+    // replica (a loaded machine): the replica seen stays what /readyz says.
     await waitFor('the replica seen', async () => (await call(`${agent.healthServerUrl}/readyz`)).body.components.redis.detail.includes('replica'));
     const ready = await call(`${agent.healthServerUrl}/readyz`);
     expect(ready.status).toBe(503);
