@@ -92,7 +92,8 @@ describe.skipIf(!programPath('redis-server'))('vote reminders shared through Red
       { agent: 'a', key: `reminder:1:${T0 + MINUTE}`, road: 'webhook' },
       { agent: 'a', key: `reminder:2:${T0 + 2 * MINUTE}`, road: 'webhook' },
     ]);
-    expect((await b.running.reminders.lastSent()).map((r) => r.userId).sort()).toEqual(['1', '2']);
+    // The hooks are called before the fired reminders are removed and noted as sent: wait for that write.
+    await expect.poll(async () => (await b.running.reminders.lastSent()).map((r) => r.userId).sort()).toEqual(['1', '2']);
 
     // The leader stops (releasing its lease): b leads, and fires the rest when due.
     await a.running.stop(time + 1_000);
@@ -106,7 +107,7 @@ describe.skipIf(!programPath('redis-server'))('vote reminders shared through Red
       { agent: 'b', key: `reminder:3:${T0 + HOUR}`, road: 'webhook' },
       { agent: 'b', key: `reminder:4:${T0 + HOUR + 5 * MINUTE}`, road: 'webhook' },
     ]);
-    expect(await b.running.reminders.size()).toBe(0);
+    await expect.poll(() => b.running.reminders.size()).toBe(0);
     const metricsA = await a.registry.metrics();
     const metricsB = await b.registry.metrics();
     expect(metricsA).toContain('listing_agent_reminders_total{result="sent"} 2');
