@@ -46,6 +46,8 @@ export interface FileLedgerState {
   readonly compactRatio: number;
   phase: 'new' | 'opening' | 'open' | 'closing' | 'closed';
   state: LedgerState;
+  /** The journal opened for appending, kept while group commits follow each other (see `appendChunk`). */
+  handle: FileStoreHandle | undefined;
   directoryHandle: FileStoreHandle | undefined;
   /** Lines applied in memory, not yet handed to a write. */
   queued: string[];
@@ -99,18 +101,31 @@ async function syncDirectory(f: FileLedgerState): Promise<void> {
 }
 
 /**
- * One append: the journal opened, the chunk written and synced, the journal closed. No file is
- * held open for writing between writes, so the directory can be remounted read-only under traffic.
+ * One append: the chunk written and synced through the journal's handle, opened if none is kept.
+ * The handle is kept only when the next write is due already (lines were queued meanwhile), so
+ * back-to-back group commits under a burst share one; with nothing left to write it is closed, so
+ * no file is held open for writing between writes and the directory can be remounted read-only
+ * under traffic. The open and the close are two more trips to libuv's thread pool per commit:
+ * under a burst they were a visible share of the receiver's CPU per delivery (BENCHMARKS.md).
  */
 async function appendChunk(f: FileLedgerState, chunk: string): Promise<void> {
-  const handle = await f.fs.open(f.path, 'a', 0o600);
   try {
-    await handle.writeFile(chunk);
-    await handle.datasync();
-  } finally {
-    await handle.close().catch(() => undefined);
+    f.handle ??= await f.fs.open(f.path, 'a', 0o600);
+    await f.handle.writeFile(chunk);
+    await f.handle.datasync();
+  } catch (error) {
+    await closeJournal(f);
+    throw error;
   }
   f.bytes += Buffer.byteLength(chunk);
+  if (f.queued.length === 0) await closeJournal(f);
+}
+
+/** Closes the journal's kept handle, if any (what it wrote is synced already, or failed). */
+async function closeJournal(f: FileLedgerState): Promise<void> {
+  const handle = f.handle;
+  f.handle = undefined;
+  await handle?.close().catch(() => undefined);
 }
 
 export async function append(f: FileLedgerState): Promise<void> {
@@ -151,6 +166,7 @@ export async function rewrite(f: FileLedgerState): Promise<void> {
   const tmp = `${path}${TMP_MARK}${randomBytes(6).toString('hex')}`;
   let renamed = false;
   try {
+    await closeJournal(f); // the rename replaces the file it points at
     await writeNewFile(fs, tmp, text);
     if (f.corruptAside !== undefined) {
       // Linked, so the evidence of the damage survives the rewrite that drops it.
@@ -257,6 +273,7 @@ export function damageWarning(f: FileLedgerState, replay: ReplayResult, rewritte
 }
 
 export async function release(f: FileLedgerState): Promise<void> {
+  await closeJournal(f);
   await f.directoryHandle?.close().catch(() => undefined);
   f.directoryHandle = undefined;
   openHere.delete(resolve(f.path));

@@ -161,6 +161,7 @@ function fileLedgerState(options: FileVoteLedgerOptions): FileLedgerState {
     compactRatio: options.compactRatio ?? 4,
     phase: 'new',
     state: createLedgerState(keepKeysForMs),
+    handle: undefined,
     directoryHandle: undefined,
     queued: [],
     bytes: 0,
